@@ -1,0 +1,59 @@
+"""The finding record every stage produces and every reporter consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+#: One step of a path inside a YAML document: a mapping key or a sequence index.
+PathPart = str | int
+DocPath = tuple[PathPart, ...]
+
+
+class Severity(StrEnum):
+    """How serious a finding is; ordered error > warning > info."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """A number that orders severities: higher is more serious."""
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem, tied to a place in a spec file.
+
+    ``file`` and ``path`` say where the problem is (the file as the user named
+    it, and the key/index path inside its YAML document).  ``line``,
+    ``column`` and ``spec_path`` are filled in by :func:`gpuspec.loader.positions.locate_findings`
+    just before reporting, so stages that produce findings never read files.
+    ``at_key`` points the position at the mapping key instead of its value.
+    """
+
+    rule_id: str
+    severity: Severity
+    message: str
+    file: str | None = None
+    path: DocPath = ()
+    hint: str | None = None
+    at_key: bool = False
+    line: int | None = None
+    column: int | None = None
+    spec_path: str | None = None
+    tags: tuple[str, ...] = field(default=())
+
+    def located(self, line: int, column: int, spec_path: str) -> Finding:
+        """Return a copy carrying a resolved line, column and spec path."""
+        return replace(self, line=line, column=column, spec_path=spec_path)
+
+    def with_severity(self, severity: Severity) -> Finding:
+        """Return a copy with another severity (policy overrides)."""
+        return replace(self, severity=severity)
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        """Key that orders findings by file, position, rule and message."""
+        return (self.file or "", self.line or 0, self.column or 0, self.rule_id, self.message)
