@@ -1,0 +1,1 @@
+"""The gpuspec command line."""

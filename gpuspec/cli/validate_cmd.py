@@ -1,0 +1,36 @@
+"""`gpuspec validate`: schema, references and support matrix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gpuspec import exitcodes
+from gpuspec.cli.common import (
+    emit_report,
+    exit_code,
+    fleet_argument,
+    format_option,
+    output_option,
+    policies_option,
+)
+from gpuspec.validate.run import validate_fleet
+
+
+@click.command("validate")
+@fleet_argument
+@policies_option
+@format_option(["text", "json"])
+@output_option
+def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, output_file: Path | None) -> None:
+    """Check the fleet spec against its schema, its references and NVIDIA's support matrix.
+
+    Exit 0 when valid, 1 when there are errors, 2 when the input is unusable
+    (YAML or schema problems).
+    """
+    result = validate_fleet(fleet_dir, policies_dir)
+    emit_report(result.findings, output_format, "validate", output_file)
+    if not result.load.usable:
+        raise SystemExit(exitcodes.INPUT_ERROR)
+    raise SystemExit(exit_code(result.findings))

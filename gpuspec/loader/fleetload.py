@@ -1,0 +1,127 @@
+"""Build the typed Fleet from a fleet directory, collecting every problem of every file."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpuspec.errors import GpuspecError
+from gpuspec.findings import Finding, Severity
+from gpuspec.loader.yamlread import YamlProblem, read_yaml
+from gpuspec.spec.models import Cluster, Fleet, FleetSettings
+from gpuspec.validate.schema_errors import schema_findings
+
+FLEET_FILE = "fleet.yaml"
+CLUSTERS_DIR = "clusters"
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass
+class LoadResult:
+    """What loading produced: the typed fleet (None when unusable) and the problems found on the way."""
+
+    fleet: Fleet | None
+    findings: list[Finding] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def usable(self) -> bool:
+        """True when every file was readable and matched the schema."""
+        return self.fleet is not None
+
+
+def display_path(path: Path) -> str:
+    """The path as a user should see it: relative to the working directory when below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def _problem(problem: YamlProblem) -> Finding:
+    return Finding(
+        problem.rule_id, Severity.ERROR, problem.message, problem.file, (), line=problem.line, column=problem.column
+    )
+
+
+def cluster_files(fleet_dir: Path) -> list[Path]:
+    """The cluster spec files of a fleet directory, sorted by name."""
+    clusters_dir = fleet_dir / CLUSTERS_DIR
+    if not clusters_dir.is_dir():
+        return []
+    return sorted(
+        p for p in clusters_dir.iterdir() if p.name.endswith(YAML_SUFFIXES) and not p.name.startswith(".")
+    )
+
+
+def _read(path: Path, findings: list[Finding]) -> tuple[str, Any] | None:
+    display = display_path(path)
+    try:
+        data = read_yaml(path, display)
+    except YamlProblem as problem:
+        findings.append(_problem(problem))
+        return None
+    if not isinstance(data, dict):
+        findings.append(
+            Finding("GS104", Severity.ERROR, "the document must be a mapping of keys to values", display, (),
+                    line=1, column=1)
+        )
+        return None
+    return display, data
+
+
+def load_fleet(fleet_dir: Path) -> LoadResult:
+    """Read fleet.yaml and every cluster file below ``fleet_dir`` into a typed Fleet, or report why not."""
+    if not fleet_dir.exists():
+        raise GpuspecError(f"fleet directory {display_path(fleet_dir)} does not exist",
+                           hint="run gpuspec in a fleet repository or pass the fleet directory")
+    if not fleet_dir.is_dir():
+        raise GpuspecError(f"{display_path(fleet_dir)} is not a directory; expected a fleet directory")
+    findings: list[Finding] = []
+    raw: dict[str, Any] = {}
+
+    settings: FleetSettings | None = None
+    settings_path = fleet_dir / FLEET_FILE
+    settings_display = display_path(settings_path)
+    if not settings_path.exists():
+        raise GpuspecError(f"{settings_display} not found", hint="a fleet directory holds fleet.yaml and clusters/")
+    read = _read(settings_path, findings)
+    if read:
+        raw[read[0]] = read[1]
+        try:
+            settings = FleetSettings.model_validate(read[1])
+        except ValidationError as exc:
+            findings.extend(schema_findings(exc, read[1], FleetSettings, read[0]))
+
+    clusters: list[Cluster] = []
+    paths = cluster_files(fleet_dir)
+    if not paths:
+        findings.append(Finding("GS101", Severity.ERROR,
+                                f"no cluster files in {display_path(fleet_dir / CLUSTERS_DIR)}",
+                                settings_display, (), line=1, column=1))
+    ok = True
+    for path in paths:
+        read = _read(path, findings)
+        if not read:
+            ok = False
+            continue
+        display, data = read
+        raw[display] = data
+        try:
+            cluster = Cluster.model_validate(data)
+        except ValidationError as exc:
+            ok = False
+            findings.extend(schema_findings(exc, data, Cluster, display))
+            continue
+        cluster._source_file = display
+        clusters.append(cluster)
+
+    if settings is None or not ok or findings:
+        return LoadResult(None, findings, raw)
+    fleet = Fleet(settings=settings, clusters=clusters, settings_file=settings_display, root=str(fleet_dir))
+    return LoadResult(fleet, findings, raw)

@@ -1,0 +1,186 @@
+"""Read one YAML file into plain Python data, safely and fast.
+
+libyaml (through PyYAML's C binding) composes the node graph; this module turns
+nodes into dicts, lists and scalars with YAML 1.2-like rules, so that
+``version: 1.30`` stays the string ``"1.30"`` and ``on``/``no`` stay strings.
+Everything a fleet file must not contain is refused with a position: custom or
+language tags, duplicate keys, several documents, alias expansion bombs,
+oversized, empty or non-UTF-8 files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Largest fleet file gpuspec reads; a real cluster file is a few kilobytes.
+MAX_FILE_BYTES = 1024 * 1024
+#: Most nodes one document may expand to (aliases included).
+MAX_NODES = 200_000
+
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_TRUE = frozenset({"true", "True", "TRUE"})
+_FALSE = frozenset({"false", "False", "FALSE"})
+_INT = re.compile(r"[-+]?[0-9]+\Z")
+_OCT = re.compile(r"0o[0-7]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+
+_STD = "tag:yaml.org,2002:"
+_ALLOWED_TAGS = frozenset(
+    _STD + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class YamlProblem(Exception):
+    """A file that cannot be used as YAML input, with the position of the problem."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+    rule_id: str = "GS100"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.rule_id} {self.message}"
+
+
+def read_text(path: Path, display: str) -> str:
+    """Read a fleet file as UTF-8 text, refusing directories, oversized and undecodable files."""
+    if path.is_symlink() and not path.exists():
+        raise YamlProblem(display, 1, 1, "is a broken symbolic link", "GS101")
+    if path.is_dir():
+        raise YamlProblem(display, 1, 1, "is a directory, expected a YAML file", "GS101")
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise YamlProblem(
+                display, 1, 1, f"is {size} bytes, larger than the {MAX_FILE_BYTES}-byte limit for a fleet file",
+                "GS101",
+            )
+        data = path.read_bytes()
+    except OSError as exc:
+        raise YamlProblem(display, 1, 1, f"cannot be read: {exc.strerror or exc}", "GS101") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise YamlProblem(
+            display, line, column, f"is not valid UTF-8 (byte 0x{data[exc.start]:02x})", "GS101"
+        ) from None
+
+
+def compose(text: str, display: str) -> yaml.Node:
+    """Compose the single YAML document of ``text`` into a node graph with positions."""
+    try:
+        nodes = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        what = exc.problem or exc.context or "invalid YAML"
+        raise YamlProblem(display, line, column, f"YAML syntax error: {what}", "GS100") from None
+    except yaml.YAMLError as exc:
+        raise YamlProblem(display, 1, 1, f"YAML error: {exc}", "GS100") from None
+    nodes = [n for n in nodes if n is not None]
+    if not nodes:
+        raise YamlProblem(display, 1, 1, "is empty: expected a YAML mapping", "GS101")
+    if len(nodes) > 1:
+        mark = nodes[1].start_mark
+        raise YamlProblem(
+            display, mark.line + 1, mark.column + 1,
+            "holds more than one YAML document; put one object in each file", "GS100",
+        )
+    return nodes[0]
+
+
+class _Converter:
+    """Turns a composed node graph into plain data, counting nodes against a budget."""
+
+    def __init__(self, display: str) -> None:
+        self.display = display
+        self.count = 0
+
+    def fail(self, node: yaml.Node, message: str, rule_id: str = "GS100") -> YamlProblem:
+        mark = node.start_mark
+        return YamlProblem(self.display, mark.line + 1, mark.column + 1, message, rule_id)
+
+    def convert(self, node: yaml.Node) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise self.fail(
+                node, f"expands to more than {MAX_NODES} nodes (anchor/alias expansion?); refusing to read it"
+            )
+        if node.tag not in _ALLOWED_TAGS:
+            raise self.fail(node, f"tag {node.tag!r} is not allowed in fleet files (plain YAML data only)")
+        if isinstance(node, yaml.ScalarNode):
+            return self.scalar(node)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.convert(item) for item in node.value]
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node)
+        raise self.fail(node, "unsupported YAML node")  # pragma: no cover
+
+    def scalar(self, node: yaml.ScalarNode) -> Any:
+        value: str = node.value
+        tag = node.tag
+        if (node.style is not None and node.style != "") or tag == _STD + "str":
+            return value
+        if tag == _STD + "null" or value in _NULLS:
+            return None
+        if value in _TRUE:
+            return True
+        if value in _FALSE:
+            return False
+        if _INT.match(value) and (value.lstrip("+-") == "0" or not value.lstrip("+-").startswith("0")):
+            return int(value)
+        if _OCT.match(value):
+            return int(value[2:], 8)
+        if _HEX.match(value):
+            return int(value[2:], 16)
+        return value
+
+    def mapping(self, node: yaml.MappingNode) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        merged: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _STD + "merge":
+                for source in self._merge_sources(value_node):
+                    for k, v in source.items():
+                        merged.setdefault(k, v)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.fail(key_node, "mapping keys must be plain scalars")
+            key = self.convert(key_node)
+            if not isinstance(key, str | int | bool) and key is not None:
+                raise self.fail(key_node, "mapping keys must be plain scalars")
+            if key in result:
+                raise self.fail(key_node, f"duplicate key {key!r} in this mapping", "GS102")
+            result[key] = self.convert(value_node)
+        for k, v in merged.items():
+            result.setdefault(k, v)
+        return result
+
+    def _merge_sources(self, node: yaml.Node) -> list[dict[Any, Any]]:
+        nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        sources = []
+        for item in nodes:
+            if not isinstance(item, yaml.MappingNode):
+                raise self.fail(item, "a merge key '<<' must refer to a mapping")
+            sources.append(self.mapping(item))
+        return sources
+
+
+def node_to_data(node: yaml.Node, display: str) -> Any:
+    """Convert a composed node to plain data (dict/list/str/int/bool/None)."""
+    return _Converter(display).convert(node)
+
+
+def read_yaml(path: Path, display: str) -> Any:
+    """Read and convert the single YAML document of a fleet file; raise YamlProblem when unusable."""
+    text = read_text(path, display)
+    return node_to_data(compose(text, display), display)

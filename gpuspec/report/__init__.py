@@ -1,0 +1,1 @@
+"""Reporters turn findings into text for people and machines; they never know about rules."""

@@ -1,0 +1,73 @@
+"""Human-readable report: one line per finding, a code frame with a caret, and a hint."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from gpuspec.findings import Finding
+from gpuspec.report.base import ReportContext
+
+_COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
+_DIM = "\033[2m"
+_BOLD = "\033[1m"
+_RESET = "\033[0m"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+@lru_cache(maxsize=256)
+def _lines(file: str) -> tuple[str, ...]:
+    try:
+        return tuple(Path(file).read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return ()
+
+
+def code_frame(file: str | None, line: int | None, column: int | None) -> list[str]:
+    """The source line of a finding with a caret under its column, or nothing if the file cannot be read."""
+    if not file or not line:
+        return []
+    lines = _lines(file)
+    if not 1 <= line <= len(lines):
+        return []
+    text = lines[line - 1]
+    gutter = f"{line:>5} | "
+    caret = " " * (len(gutter) - 2) + "| " + " " * max((column or 1) - 1, 0) + "^"
+    return [gutter + text, caret]
+
+
+class TextReporter:
+    """Report for terminals and CI logs."""
+
+    def __init__(self, frames: bool = True) -> None:
+        self.frames = frames
+
+    def render(self, findings: Sequence[Finding], context: ReportContext) -> str:
+        """Return the findings as readable text with a summary line."""
+        def paint(code: str, text: str) -> str:
+            return f"{code}{text}{_RESET}" if context.color else text
+
+        out: list[str] = []
+        for f in findings:
+            where = f"{f.file or '<fleet>'}:{f.line or 1}:{f.column or 1}"
+            sev = paint(_COLORS.get(f.severity.value, ""), f.severity.value)
+            spec = f" ({f.spec_path})" if f.spec_path else ""
+            out.append(f"{paint(_BOLD, where)}: {sev} {f.rule_id} {f.message}{paint(_DIM, spec)}")
+            if self.frames:
+                out.extend(paint(_DIM, row) for row in code_frame(f.file, f.line, f.column))
+            if f.hint:
+                out.append(f"  hint: {f.hint}")
+        counts = Counter(f.severity.value for f in findings)
+        if findings:
+            parts = [_plural(counts[s], s) for s in ("error", "warning", "info") if counts[s]]
+            out.append(f"{context.command}: {', '.join(parts)}")
+        else:
+            out.append(f"{context.command}: no problems found")
+        if context.summary:
+            out.append(context.summary)
+        return "\n".join(out) + "\n"

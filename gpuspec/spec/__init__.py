@@ -1,0 +1,1 @@
+"""The fleet spec: typed models and effective-value resolution."""

@@ -1,0 +1,524 @@
+"""Pydantic models of the fleet spec (``apiVersion: gpuspec.io/v1alpha1``).
+
+Every model forbids unknown keys, so a typo is a finding, not a silently
+ignored setting.  Names that become file or Kubernetes object names are
+DNS-1123 labels, so no ``..`` or ``/`` can ever reach a path.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints
+
+API_VERSION = "gpuspec.io/v1alpha1"
+
+#: A DNS-1123 label: what Kubernetes accepts as a namespace or object name, and safe as a file name.
+DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+Name = Annotated[str, StringConstraints(pattern=DNS_LABEL_PATTERN)]
+#: A Kubernetes minor version such as "1.31".
+KubeMinor = Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{1,2}$")]
+#: A GPU Operator release such as "v25.10.1".
+OperatorVersion = Annotated[str, StringConstraints(pattern=r"^v[0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2}$")]
+#: A driver branch such as "580".
+DriverBranch = Annotated[str, StringConstraints(pattern=r"^[0-9]{3}$")]
+#: A full driver version such as "580.95.05".
+DriverVersion = Annotated[str, StringConstraints(pattern=r"^[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?$")]
+#: A Kubernetes quantity or percentage for maxUnavailable, e.g. "25%" or 1.
+IntOrPercent = int | Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}%$")]
+LabelKey = Annotated[
+    str,
+    StringConstraints(pattern=r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"),
+]
+LabelValue = Annotated[str, StringConstraints(pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")]
+
+
+class SpecModel(BaseModel):
+    """Base of every spec model: unknown keys are errors, numbers may be written where text is expected."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, frozen=False)
+
+
+# --------------------------------------------------------------------------- fleet.yaml
+
+
+class ObjectMeta(SpecModel):
+    """Identity of a spec object."""
+
+    name: Name = Field(description="Name of the object; for a cluster it equals the file name without .yaml.")
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, description="Free-form labels (environment, region, team) for selection and reports."
+    )
+    description: str | None = Field(default=None, description="One line saying what this object is for.")
+
+
+class Proxy(SpecModel):
+    """HTTP proxy settings the driver container uses to reach package repositories."""
+
+    http: str | None = Field(default=None, description="HTTP_PROXY value.")
+    https: str | None = Field(default=None, description="HTTPS_PROXY value.")
+    no_proxy: str | None = Field(default=None, alias="noProxy", description="NO_PROXY value.")
+
+
+class ChartSource(SpecModel):
+    """Where the GPU Operator Helm chart is pulled from."""
+
+    repository: str = Field(
+        description="Helm repository URL (https://…) or OCI repository (oci://registry/path) holding gpu-operator."
+    )
+
+
+class Mirror(SpecModel):
+    """An air-gap mirror: registries, chart source, pull secrets and repository configuration."""
+
+    name: Name = Field(description="Name clusters use in `mirror:`.")
+    registries: dict[str, str] = Field(
+        min_length=1,
+        description=(
+            "Upstream registry host → mirror prefix, e.g. `nvcr.io: harbor.example.internal/nvcr`. "
+            "An image `nvcr.io/nvidia/k8s/container-toolkit` becomes "
+            "`harbor.example.internal/nvcr/nvidia/k8s/container-toolkit`."
+        ),
+    )
+    chart: ChartSource = Field(description="Mirror of the GPU Operator chart.")
+    pull_secrets: list[Name] = Field(
+        default_factory=list, alias="pullSecrets",
+        description="Names of image pull secrets that exist in the operator namespace. Names only, never credentials.",
+    )
+    package_repo_config_map: Name | None = Field(
+        default=None, alias="packageRepoConfigMap",
+        description="ConfigMap with OS package repository files for the driver container (driver.repoConfig).",
+    )
+    ca_config_map: Name | None = Field(
+        default=None, alias="caConfigMap", description="ConfigMap with the CA bundle of the mirror (driver.certConfig)."
+    )
+    proxy: Proxy | None = Field(default=None, description="Proxy for clusters that reach the internet through one.")
+
+
+class DriverPin(SpecModel):
+    """A driver branch and, optionally, an exact version."""
+
+    branch: DriverBranch = Field(description='Driver branch, e.g. "580".')
+    version: DriverVersion | None = Field(
+        default=None, description="Exact driver version in that branch; absent = the release's default in that branch."
+    )
+
+
+class Channel(SpecModel):
+    """A named release train clusters follow with `operator.channel`."""
+
+    name: Name = Field(description="Channel name, e.g. stable or canary.")
+    operator: OperatorVersion = Field(description="GPU Operator release the channel pins.")
+    driver: DriverPin | None = Field(default=None, description="Driver the channel pins for pools that do not pin one.")
+
+
+class PolicySelection(SpecModel):
+    """Which policy packs from policies/ apply to this fleet."""
+
+    packs: list[Name] = Field(
+        default_factory=lambda: ["default"], description="Policy pack names (files in policies/)."
+    )
+
+
+class GitSource(SpecModel):
+    """The git repository that holds this fleet and its rendered/ output."""
+
+    repo_url: str = Field(alias="repoURL", description="Clone URL of the fleet repository.")
+    revision: str = Field(default="main", description="Branch, tag or commit Argo CD / Flux sync from.")
+    path: str = Field(default="rendered", description="Folder of the rendered output inside the repository.")
+
+
+class FleetSettings(SpecModel):
+    """Contents of fleet/fleet.yaml: settings shared by every cluster."""
+
+    api_version: Literal["gpuspec.io/v1alpha1"] = Field(alias="apiVersion", description="Spec format version.")
+    kind: Literal["Fleet"] = Field(description="Always Fleet.")
+    metadata: ObjectMeta = Field(description="Fleet name and labels.")
+    git: GitSource = Field(description="Where the fleet repository lives (for Argo CD / Flux sources).")
+    mirrors: list[Mirror] = Field(default_factory=list, description="Air-gap mirrors clusters can use.")
+    channels: list[Channel] = Field(default_factory=list, description="Named release trains.")
+    policy: PolicySelection = Field(default_factory=PolicySelection, description="Policy packs that apply.")
+
+
+# --------------------------------------------------------------------------- clusters
+
+
+class Distribution(StrEnum):
+    """Kubernetes distributions gpuspec knows."""
+
+    UPSTREAM = "upstream"
+    EKS = "eks"
+    GKE = "gke"
+    AKS = "aks"
+    OPENSHIFT = "openshift"
+    RKE2 = "rke2"
+    K3S = "k3s"
+    K0S = "k0s"
+    MICROK8S = "microk8s"
+    VKS = "vks"
+    NKP = "nkp"
+
+
+class Runtime(StrEnum):
+    """Container runtimes the GPU Operator supports."""
+
+    CONTAINERD = "containerd"
+    CRIO = "cri-o"
+
+
+class KubernetesSpec(SpecModel):
+    """The cluster's Kubernetes."""
+
+    version: KubeMinor = Field(description='Kubernetes minor version, e.g. "1.31" (quote it).')
+    distribution: Distribution = Field(default=Distribution.UPSTREAM, description="Kubernetes distribution.")
+    runtime: Runtime = Field(default=Runtime.CONTAINERD, description="Container runtime on the GPU nodes.")
+    openshift_version: str | None = Field(
+        default=None, alias="openshiftVersion", description='OpenShift version such as "4.19" (distribution openshift).'
+    )
+
+
+class DcgmExporter(SpecModel):
+    """DCGM exporter telemetry."""
+
+    enabled: bool = Field(default=True, description="Deploy the DCGM exporter.")
+    service_monitor: bool = Field(default=True, alias="serviceMonitor", description="Create a ServiceMonitor for it.")
+
+
+class Operands(SpecModel):
+    """Which GPU Operator operands run (defaults follow the chart)."""
+
+    dcgm_exporter: DcgmExporter = Field(default_factory=DcgmExporter, alias="dcgmExporter", description="Telemetry.")
+    nfd: bool = Field(default=True, description="Deploy Node Feature Discovery with the operator.")
+    cdi: bool = Field(default=True, description="Use the Container Device Interface.")
+    gds: bool = Field(default=False, description="GPUDirect Storage (nvidia-fs) on pools that declare it.")
+    gdrcopy: bool = Field(default=False, description="GDRCopy driver on pools that declare it.")
+    rdma: bool = Field(default=False, description="GPUDirect RDMA on pools that declare it.")
+    sandbox_workloads: bool = Field(
+        default=False, alias="sandboxWorkloads", description="KubeVirt/Kata sandbox workloads (vGPU, passthrough)."
+    )
+    alerts: bool = Field(default=True, description="Render a PrometheusRule with GPU and operator alerts.")
+
+
+class OperatorSpec(SpecModel):
+    """The GPU Operator installation of a cluster."""
+
+    version: OperatorVersion | None = Field(
+        default=None, description='Pinned GPU Operator release, e.g. "v25.10.1". Exactly one of version/channel.'
+    )
+    channel: Name | None = Field(default=None, description="Follow a channel from fleet.yaml instead of a pin.")
+    namespace: Name = Field(default="gpu-operator", description="Namespace the operator and its operands run in.")
+    operands: Operands = Field(default_factory=Operands, description="Which operands run.")
+    rollback: bool = Field(
+        default=False,
+        description="Acknowledges an intended operator or driver downgrade in this change (required by GS803).",
+    )
+
+
+class ArgoCDDestination(SpecModel):
+    """Where Argo CD applies this cluster's resources."""
+
+    server: str | None = Field(default=None, description="API server URL registered in Argo CD.")
+    name: str | None = Field(default=None, description="Cluster name registered in Argo CD.")
+
+
+class ArgoCDSpec(SpecModel):
+    """Argo CD settings."""
+
+    project: Name = Field(default="default", description="AppProject of the Applications.")
+    namespace: Name = Field(default="argocd", description="Namespace Argo CD runs in.")
+    destination: ArgoCDDestination = Field(
+        default_factory=lambda: ArgoCDDestination(server="https://kubernetes.default.svc"),
+        description="Target cluster.",
+    )
+
+
+class FluxSpec(SpecModel):
+    """Flux settings."""
+
+    namespace: Name = Field(default="flux-system", description="Namespace of the Flux objects.")
+    source: Name = Field(default="fleet", description="Name of the GitRepository holding this fleet repository.")
+    kube_config_secret: Name | None = Field(
+        default=None, alias="kubeConfigSecret", description="Secret with a kubeconfig for a remote cluster."
+    )
+
+
+class GitOpsSpec(SpecModel):
+    """How the rendered output reaches the cluster."""
+
+    tool: Literal["argocd", "flux"] = Field(description="argocd or flux.")
+    argocd: ArgoCDSpec = Field(default_factory=ArgoCDSpec, description="Argo CD settings (tool argocd).")
+    flux: FluxSpec = Field(default_factory=FluxSpec, description="Flux settings (tool flux).")
+
+
+class DrainSpec(SpecModel):
+    """How nodes are drained before a driver upgrade."""
+
+    enable: bool = Field(default=False, description="Drain the node before upgrading its driver.")
+    force: bool = Field(default=False, description="Delete pods not managed by a controller.")
+    timeout_seconds: int = Field(default=300, ge=0, alias="timeoutSeconds", description="Give up after this long.")
+    delete_empty_dir: bool = Field(default=False, alias="deleteEmptyDir", description="Delete pods with emptyDir.")
+    pod_selector: str = Field(default="", alias="podSelector", description="Only drain pods matching this selector.")
+
+
+class PodDeletionSpec(SpecModel):
+    """How GPU pods are deleted before a driver upgrade."""
+
+    force: bool = Field(default=False, description="Delete GPU pods not managed by a controller.")
+    timeout_seconds: int = Field(default=300, ge=0, alias="timeoutSeconds", description="Give up after this long.")
+    delete_empty_dir: bool = Field(default=False, alias="deleteEmptyDir", description="Delete pods with emptyDir.")
+
+
+class RolloutSpec(SpecModel):
+    """How changes roll out across the cluster's pools."""
+
+    wave: int = Field(default=1, ge=0, le=99, description="Fleet-wide wave of this cluster (lower goes first).")
+    canary_pool: Name | None = Field(default=None, alias="canaryPool", description="Pool that takes changes first.")
+    auto_upgrade: bool = Field(
+        default=True, alias="autoUpgrade", description="Let the operator's upgrade controller roll driver upgrades."
+    )
+    max_parallel_upgrades: int = Field(
+        default=1, ge=0, alias="maxParallelUpgrades", description="Nodes upgraded at once (0 = unlimited)."
+    )
+    max_unavailable: IntOrPercent = Field(
+        default="25%", alias="maxUnavailable", description="Nodes that may be unavailable during the upgrade."
+    )
+    drain: DrainSpec | None = Field(default=None, description="Drain settings; absent = the chart default.")
+    pod_deletion: PodDeletionSpec | None = Field(
+        default=None, alias="podDeletion", description="GPU pod deletion settings; absent = the chart default."
+    )
+    wait_for_completion_seconds: int = Field(
+        default=0, ge=0, alias="waitForCompletionSeconds", description="Wait this long for jobs (0 = forever)."
+    )
+
+
+class GpuSpec(SpecModel):
+    """The GPUs of each node in a pool."""
+
+    product: str = Field(description="GPU product id as gpuspec's support matrix names it, e.g. H100-SXM5-80GB.")
+    count: int = Field(ge=1, le=16, description="GPUs per node.")
+
+
+class OsSpec(SpecModel):
+    """Operating system of a pool's nodes."""
+
+    distribution: Literal["ubuntu", "rhel", "rhcos", "rocky", "sles", "cos", "amazonlinux", "azurelinux"] = Field(
+        description="OS distribution."
+    )
+    version: str = Field(description='OS version, e.g. "22.04" or "9.4" (quote it).')
+    kernel: str | None = Field(
+        default=None, description="Kernel release, e.g. 5.15.0-105-generic (needed for precompiled drivers)."
+    )
+
+
+class DriverSource(StrEnum):
+    """Who provides the driver on a pool's nodes."""
+
+    OPERATOR = "operator"
+    PRECOMPILED = "precompiled"
+    HOST = "host"
+
+
+class DriverSpec(SpecModel):
+    """The NVIDIA driver of a pool."""
+
+    source: DriverSource = Field(
+        default=DriverSource.OPERATOR,
+        description="operator (driver container compiled on the node), precompiled (prebuilt kernel modules) "
+        "or host (preinstalled on the node image; the operator does not manage it).",
+    )
+    branch: DriverBranch | None = Field(default=None, description="Driver branch; absent = channel or release default.")
+    version: DriverVersion | None = Field(default=None, description="Exact driver version (operator source).")
+    kernel_module_type: Literal["auto", "open", "proprietary"] = Field(
+        default="auto", alias="kernelModuleType", description="Kernel module flavour."
+    )
+
+
+class MigStrategy(StrEnum):
+    """How MIG devices are advertised to Kubernetes."""
+
+    NONE = "none"
+    SINGLE = "single"
+    MIXED = "mixed"
+
+
+class MigDeviceGroup(SpecModel):
+    """A custom MIG layout entry: which GPUs of the node get which profiles."""
+
+    devices: list[Annotated[int, Field(ge=0, le=15)]] | Literal["all"] = Field(
+        default="all", description='GPU indexes on the node, or "all".'
+    )
+    profiles: dict[str, Annotated[int, Field(ge=1, le=7)]] = Field(
+        description='MIG profile → instances per GPU, e.g. {"3g.40gb": 2}.'
+    )
+
+
+class MigSpec(SpecModel):
+    """MIG partitioning of a pool's GPUs."""
+
+    strategy: MigStrategy = Field(default=MigStrategy.NONE, description="none, single or mixed.")
+    layout: str | None = Field(
+        default=None, description="Named layout from the operator's MIG config (e.g. all-1g.10gb, all-balanced)."
+    )
+    custom: list[MigDeviceGroup] | None = Field(
+        default=None, description="A custom layout; exactly one of layout/custom when strategy is not none."
+    )
+
+
+class SharingMode(StrEnum):
+    """How one GPU is shared by several pods."""
+
+    NONE = "none"
+    TIME_SLICING = "time-slicing"
+    MPS = "mps"
+
+
+class SharingSpec(SpecModel):
+    """GPU sharing on a pool."""
+
+    mode: SharingMode = Field(default=SharingMode.NONE, description="none, time-slicing or mps.")
+    replicas: int = Field(default=1, ge=1, le=64, description="Pods that may share one GPU.")
+    rename_by_default: bool = Field(
+        default=False, alias="renameByDefault", description="Advertise nvidia.com/gpu.shared instead of nvidia.com/gpu."
+    )
+    fail_requests_greater_than_one: bool = Field(
+        default=True, alias="failRequestsGreaterThanOne", description="Reject pods asking for more than one replica."
+    )
+    justification: str | None = Field(
+        default=None, description="Why sharing is acceptable here (no memory or fault isolation between pods)."
+    )
+
+
+class DeviceNeeds(SpecModel):
+    """Special device exposure a pool needs (least privilege: off unless declared)."""
+
+    rdma: bool = Field(default=False, description="GPUDirect RDMA.")
+    gds: bool = Field(default=False, description="GPUDirect Storage.")
+    gdrcopy: bool = Field(default=False, description="GDRCopy.")
+    sandbox: bool = Field(default=False, description="VM passthrough / vGPU sandbox workloads.")
+
+
+class Taint(SpecModel):
+    """A node taint."""
+
+    key: LabelKey = Field(description="Taint key.")
+    value: LabelValue = Field(default="", description="Taint value.")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(description="Taint effect.")
+
+
+class Pool(SpecModel):
+    """A group of identical GPU nodes."""
+
+    name: Name = Field(description="Pool name, unique in the cluster.")
+    node_selector: dict[LabelKey, LabelValue] = Field(
+        alias="nodeSelector", min_length=1, description="Labels that select exactly this pool's nodes."
+    )
+    nodes: int = Field(ge=0, le=10000, description="Number of nodes in the pool.")
+    gpu: GpuSpec = Field(description="GPUs of each node.")
+    os: OsSpec = Field(description="Operating system of the nodes.")
+    driver: DriverSpec = Field(default_factory=DriverSpec, description="NVIDIA driver.")
+    mig: MigSpec = Field(default_factory=MigSpec, description="MIG partitioning.")
+    sharing: SharingSpec = Field(default_factory=SharingSpec, description="GPU sharing.")
+    devices: DeviceNeeds = Field(default_factory=DeviceNeeds, description="Special device exposure this pool needs.")
+    taints: list[Taint] = Field(default_factory=list, description="Taints of the pool's nodes.")
+    wave: int = Field(default=1, ge=0, le=99, description="Rollout wave inside the cluster (lower goes first).")
+
+
+class Tenant(SpecModel):
+    """A team with namespaces and a GPU quota."""
+
+    name: Name = Field(description="Tenant name.")
+    namespaces: list[Name] = Field(min_length=1, description="Namespaces the tenant's workloads run in.")
+    gpu_quota: int | None = Field(
+        default=None, ge=0, alias="gpuQuota", description="requests.nvidia.com/gpu limit per namespace."
+    )
+    mig_quota: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict, alias="migQuota", description="MIG resource → limit, e.g. {mig-1g.10gb: 14}."
+    )
+    pools: list[Name] = Field(min_length=1, description="Pools the tenant may use.")
+    priority_class: Name | None = Field(default=None, alias="priorityClass", description="PriorityClass of its pods.")
+
+
+class PriorityClassSpec(SpecModel):
+    """A PriorityClass gpuspec renders."""
+
+    name: Name = Field(description="PriorityClass name.")
+    value: int = Field(ge=-2147483648, le=1000000000, description="Priority value.")
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] = Field(
+        default="PreemptLowerPriority", alias="preemptionPolicy", description="Whether it preempts."
+    )
+    description: str | None = Field(default=None, description="What the class is for.")
+
+
+class Cluster(SpecModel):
+    """Contents of fleet/clusters/<name>.yaml: one Kubernetes cluster with GPU pools."""
+
+    api_version: Literal["gpuspec.io/v1alpha1"] = Field(alias="apiVersion", description="Spec format version.")
+    kind: Literal["Cluster"] = Field(description="Always Cluster.")
+    metadata: ObjectMeta = Field(description="Cluster name (= file name) and labels.")
+    kubernetes: KubernetesSpec = Field(description="Kubernetes version, distribution and runtime.")
+    operator: OperatorSpec = Field(description="GPU Operator version pin and operands.")
+    mirror: Name | None = Field(default=None, description="Air-gap mirror from fleet.yaml; absent = online.")
+    gitops: GitOpsSpec = Field(description="Argo CD or Flux.")
+    rollout: RolloutSpec = Field(default_factory=RolloutSpec, description="Waves, canary and upgrade policy.")
+    pools: list[Pool] = Field(min_length=1, description="GPU node pools.")
+    tenants: list[Tenant] = Field(default_factory=list, description="Teams with quotas.")
+    priority_classes: list[PriorityClassSpec] = Field(
+        default_factory=list, alias="priorityClasses", description="PriorityClasses to create."
+    )
+
+    _source_file: str = PrivateAttr(default="")
+
+    @property
+    def name(self) -> str:
+        """The cluster's name."""
+        return self.metadata.name
+
+    @property
+    def source_file(self) -> str:
+        """The file this cluster was read from, as the user named it."""
+        return self._source_file
+
+    def pool(self, name: str) -> Pool | None:
+        """The pool called ``name``, if any."""
+        return next((p for p in self.pools if p.name == name), None)
+
+
+class Fleet(BaseModel):
+    """The whole fleet: settings plus clusters, in file-name order."""
+
+    model_config = ConfigDict(frozen=False)
+
+    settings: FleetSettings
+    clusters: list[Cluster]
+    settings_file: str
+    root: str
+
+    def cluster(self, name: str) -> Cluster | None:
+        """The cluster called ``name``, if any."""
+        return next((c for c in self.clusters if c.name == name), None)
+
+    def mirror(self, name: str | None) -> Mirror | None:
+        """The mirror called ``name``, if any."""
+        return next((m for m in self.settings.mirrors if m.name == name), None) if name else None
+
+    def channel(self, name: str | None) -> Channel | None:
+        """The channel called ``name``, if any."""
+        return next((c for c in self.settings.channels if c.name == name), None) if name else None
+
+
+__all__ = [
+    "API_VERSION",
+    "Channel",
+    "Cluster",
+    "DriverSource",
+    "Fleet",
+    "FleetSettings",
+    "MigStrategy",
+    "Mirror",
+    "Pool",
+    "SharingMode",
+    "Tenant",
+    "date",
+]

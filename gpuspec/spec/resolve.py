@@ -1,0 +1,49 @@
+"""Effective values of a cluster or pool once channels and defaults are applied (pure functions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuspec.findings import DocPath
+from gpuspec.spec.models import Cluster, DriverSource, Fleet, Pool
+
+
+@dataclass(frozen=True, slots=True)
+class EffectiveDriver:
+    """The driver a pool gets: explicit pool settings, else the channel's, else the release default (None)."""
+
+    source: DriverSource
+    branch: str | None
+    version: str | None
+    kernel_module_type: str
+    from_channel: bool
+
+
+def operator_version(fleet: Fleet, cluster: Cluster) -> str | None:
+    """The GPU Operator release a cluster runs: its pin, else its channel's; None when neither resolves."""
+    if cluster.operator.version:
+        return cluster.operator.version
+    channel = fleet.channel(cluster.operator.channel)
+    return channel.operator if channel else None
+
+
+def effective_driver(fleet: Fleet, cluster: Cluster, pool: Pool) -> EffectiveDriver:
+    """The driver settings that apply to ``pool`` (branch/version None = the operator release's default)."""
+    spec = pool.driver
+    channel = fleet.channel(cluster.operator.channel)
+    branch, version, from_channel = spec.branch, spec.version, False
+    if branch is None and version is None and channel is not None and channel.driver is not None:
+        branch, version, from_channel = channel.driver.branch, channel.driver.version, True
+    if branch is None and version is not None:
+        branch = version.split(".", 1)[0]
+    return EffectiveDriver(spec.source, branch, version, spec.kernel_module_type, from_channel)
+
+
+def pool_path(cluster: Cluster, pool: Pool, *rest: str | int) -> DocPath:
+    """The document path of ``pool`` (plus ``rest``) inside its cluster file."""
+    return ("pools", cluster.pools.index(pool), *rest)
+
+
+def is_air_gapped(cluster: Cluster) -> bool:
+    """True when the cluster pulls everything from a mirror."""
+    return cluster.mirror is not None

@@ -1,0 +1,1 @@
+"""Validation of the fleet spec: schema errors and reference checks (GS1xx)."""

@@ -1,0 +1,57 @@
+"""The validate stage: load the fleet, then run schema, reference and support-matrix checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuspec.findings import Finding
+from gpuspec.loader.fleetload import LoadResult, load_fleet
+from gpuspec.spec.models import Fleet
+from gpuspec.validate.references import reference_findings
+
+#: Further checks run on a usable fleet (the support-matrix checks register here).
+FleetCheck = Callable[[Fleet], list[Finding]]
+
+
+@dataclass
+class ValidationResult:
+    """The loaded fleet (None when unusable) and every finding of the validate stage."""
+
+    load: LoadResult
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def fleet(self) -> Fleet | None:
+        """The typed fleet, or None when the input was unusable."""
+        return self.load.fleet
+
+
+def policy_pack_names(policies_dir: Path | None) -> set[str] | None:
+    """Names of the policy packs in ``policies_dir``, or None when there is no such folder."""
+    if policies_dir is None or not policies_dir.is_dir():
+        return None
+    return {p.stem for p in policies_dir.iterdir() if p.suffix in (".yaml", ".yml")}
+
+
+def fleet_checks() -> list[FleetCheck]:
+    """The checks that run on every usable fleet after the reference checks."""
+    checks: list[FleetCheck] = []
+    try:
+        from gpuspec.matrix.checks import matrix_findings
+    except ImportError:  # pragma: no cover - the matrix package is part of gpuspec
+        return checks
+    checks.append(matrix_findings)
+    return checks
+
+
+def validate_fleet(fleet_dir: Path, policies_dir: Path | None = None) -> ValidationResult:
+    """Load ``fleet_dir`` and return every schema, reference and support-matrix finding."""
+    load = load_fleet(fleet_dir)
+    if load.fleet is None:
+        return ValidationResult(load, list(load.findings))
+    findings = reference_findings(load.fleet, policy_pack_names(policies_dir))
+    for check in fleet_checks():
+        findings.extend(check(load.fleet))
+    return ValidationResult(load, findings)
