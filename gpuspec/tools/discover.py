@@ -1,0 +1,190 @@
+"""Find the external tools gpuspec drives: helm, kubectl (for ``kubectl kustomize``), kustomize and git.
+
+Search order for helm: the ``--helm`` option, env ``GPUSPEC_HELM``, ``.tools/bin/helm`` (in the
+current directory, its parents up to the git repository root, then the gpuspec checkout), then PATH.
+kubectl follows the same order with ``--kubectl`` / ``GPUSPEC_KUBECTL``.  Kustomize is
+``kubectl kustomize`` when kubectl is found, else a ``kustomize`` binary (``GPUSPEC_KUSTOMIZE``,
+``.tools/bin/kustomize``, PATH).  git comes from PATH.
+
+An explicitly named tool (option or environment variable) that does not exist is an error; gpuspec
+does not silently fall back to another binary the user did not ask for.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuspec.errors import ToolMissingError
+
+ENV_HELM = "GPUSPEC_HELM"
+ENV_KUBECTL = "GPUSPEC_KUBECTL"
+ENV_KUSTOMIZE = "GPUSPEC_KUSTOMIZE"
+
+#: Where ``scripts/install-tools`` puts the binaries, relative to a repository root.
+TOOLS_BIN = Path(".tools") / "bin"
+
+INSTALL_HINT = (
+    "run scripts/install-tools from the gpuspec checkout (installs pinned, hash-checked helm and kubectl "
+    "into .tools/bin), or put the tool on PATH, or name it with {option} / {env}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KustomizeCommand:
+    """The argv prefix that builds a kustomization: ``(kubectl, "kustomize")`` or ``(kustomize, "build")``."""
+
+    argv: tuple[str, ...]
+    via: str  # "kubectl" or "kustomize"
+
+    def build_argv(self, directory: str | os.PathLike[str]) -> list[str]:
+        """The full command line that builds the kustomization in ``directory``."""
+        return [*self.argv, os.fspath(directory)]
+
+
+def local_tool_dirs(cwd: Path | None = None) -> list[Path]:
+    """The ``.tools/bin`` directories searched before PATH, nearest first.
+
+    These are ``<dir>/.tools/bin`` for the current directory and each parent up to (and including)
+    the enclosing git repository root, followed by the gpuspec source checkout's ``.tools/bin``
+    when gpuspec runs from a checkout.  Only directories that exist are returned.
+    """
+    start = (cwd or Path.cwd()).resolve()
+    candidates: list[Path] = []
+    for directory in (start, *start.parents):
+        candidates.append(directory / TOOLS_BIN)
+        if (directory / ".git").exists():
+            break
+    checkout = _checkout_root()
+    if checkout is not None:
+        candidates.append(checkout / TOOLS_BIN)
+    seen: set[Path] = set()
+    found: list[Path] = []
+    for candidate in candidates:
+        if candidate not in seen and candidate.is_dir():
+            seen.add(candidate)
+            found.append(candidate)
+    return found
+
+
+def find_helm(
+    explicit: str | os.PathLike[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Path:
+    """Locate helm (``--helm`` value, ``GPUSPEC_HELM``, ``.tools/bin``, PATH) or raise ToolMissingError."""
+    return _find("helm", explicit, option="--helm", env_var=ENV_HELM, env=env, cwd=cwd)
+
+
+def find_kubectl(
+    explicit: str | os.PathLike[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Path:
+    """Locate kubectl (``--kubectl`` value, ``GPUSPEC_KUBECTL``, ``.tools/bin``, PATH).
+
+    Raises ToolMissingError when none is found.
+    """
+    return _find("kubectl", explicit, option="--kubectl", env_var=ENV_KUBECTL, env=env, cwd=cwd)
+
+
+def find_kustomize(
+    kubectl: str | os.PathLike[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> KustomizeCommand:
+    """Locate a way to build kustomizations: ``kubectl kustomize`` first, else a ``kustomize`` binary.
+
+    An explicit ``kubectl`` argument or ``GPUSPEC_KUBECTL`` that does not exist raises
+    :class:`ToolMissingError` rather than falling back to kustomize.
+    """
+    environ = os.environ if env is None else env
+    if kubectl is not None or environ.get(ENV_KUBECTL):
+        path = find_kubectl(kubectl, env=environ, cwd=cwd)
+        return KustomizeCommand(argv=(str(path), "kustomize"), via="kubectl")
+    kubectl_path = _lookup("kubectl", env=environ, cwd=cwd)
+    if kubectl_path is not None:
+        return KustomizeCommand(argv=(str(kubectl_path), "kustomize"), via="kubectl")
+    if environ.get(ENV_KUSTOMIZE):
+        path = _find("kustomize", None, option="--kubectl", env_var=ENV_KUSTOMIZE, env=environ, cwd=cwd)
+        return KustomizeCommand(argv=(str(path), "build"), via="kustomize")
+    kustomize_path = _lookup("kustomize", env=environ, cwd=cwd)
+    if kustomize_path is not None:
+        return KustomizeCommand(argv=(str(kustomize_path), "build"), via="kustomize")
+    raise ToolMissingError(
+        "kustomize not found: no kubectl (GPUSPEC_KUBECTL, .tools/bin/kubectl, PATH) "
+        "and no kustomize binary (GPUSPEC_KUSTOMIZE, .tools/bin/kustomize, PATH)",
+        hint=INSTALL_HINT.format(option="--kubectl", env=ENV_KUBECTL),
+    )
+
+
+def find_git(*, env: Mapping[str, str] | None = None) -> Path:
+    """Locate git on PATH or raise ToolMissingError."""
+    environ = os.environ if env is None else env
+    found = shutil.which("git", path=environ.get("PATH", os.defpath))
+    if found is None:
+        raise ToolMissingError("git not found on PATH", hint="install git with your system package manager")
+    return Path(found)
+
+
+def _find(
+    name: str,
+    explicit: str | os.PathLike[str] | None,
+    *,
+    option: str,
+    env_var: str,
+    env: Mapping[str, str] | None,
+    cwd: Path | None,
+) -> Path:
+    environ = os.environ if env is None else env
+    hint = INSTALL_HINT.format(option=option, env=env_var)
+    for value, origin in ((explicit, option), (environ.get(env_var) or None, env_var)):
+        if value is None:
+            continue
+        resolved = _resolve_named(os.fspath(value), environ, cwd)
+        if resolved is None:
+            raise ToolMissingError(
+                f"{name} not found at {os.fspath(value)!r} (from {origin}): no such executable", hint=hint
+            )
+        return resolved
+    found = _lookup(name, env=environ, cwd=cwd)
+    if found is None:
+        raise ToolMissingError(
+            f"{name} not found: looked at {option}, {env_var}, .tools/bin/{name} and PATH", hint=hint
+        )
+    return found
+
+
+def _lookup(name: str, *, env: Mapping[str, str], cwd: Path | None) -> Path | None:
+    for directory in local_tool_dirs(cwd):
+        candidate = directory / name
+        if _is_executable(candidate):
+            return candidate
+    found = shutil.which(name, path=env.get("PATH", os.defpath))
+    return Path(found) if found else None
+
+
+def _resolve_named(value: str, env: Mapping[str, str], cwd: Path | None) -> Path | None:
+    if os.sep in value or (os.altsep and os.altsep in value):
+        path = Path(value).expanduser()
+        if not path.is_absolute():
+            path = (cwd or Path.cwd()) / path
+        return path if _is_executable(path) else None
+    found = shutil.which(value, path=env.get("PATH", os.defpath))
+    return Path(found) if found else None
+
+
+def _is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _checkout_root() -> Path | None:
+    """The gpuspec source checkout this package runs from, if it is one (has scripts/install-tools)."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "scripts" / "install-tools").is_file() else None
