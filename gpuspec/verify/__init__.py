@@ -1,0 +1,1 @@
+"""Verify rendered output with real tools: helm template, kustomize build, CRD and Kubernetes schema validation."""

@@ -1,0 +1,249 @@
+"""Run ``helm template`` on a local chart (directory or .tgz) with an on-disk result cache.
+
+The cache key covers everything that changes helm's output: the chart digest (sha256 over the
+chart's files), the values files' contents, the Kubernetes version, the release name, namespace,
+whether CRDs are included, and helm's own version.  A re-run over unchanged input reads the stored
+output instead of starting helm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tarfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuspec.errors import GpuspecError
+from gpuspec.tools.discover import find_helm
+from gpuspec.tools.runner import DEFAULT_TIMEOUT, run_tool
+from gpuspec.tools.versions import helm_version
+from gpuspec.verify.manifests import Manifest, ManifestParseError, load_yaml, parse_manifests
+
+#: Default cache location, relative to the current directory.
+DEFAULT_CACHE_DIR = Path(".gpuspec-cache") / "helm"
+#: Bump when the cache entry format changes.
+_CACHE_FORMAT = 1
+_KUBE_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")
+_SKIP_DIRS = {".git", "__pycache__"}
+
+
+@dataclass(frozen=True, slots=True)
+class HelmTemplateResult:
+    """What ``helm template`` produced for one chart + values combination.
+
+    ``ok`` is false when helm failed, timed out, printed YAML that does not parse, or the chart's
+    version differs from the requested one; ``error`` then says why.  ``cached`` tells whether the
+    result came from the on-disk cache.
+    """
+
+    ok: bool
+    manifests: tuple[Manifest, ...]
+    stdout: str
+    stderr: str
+    error: str
+    cached: bool
+    duration: float
+    cache_key: str
+    argv: tuple[str, ...]
+
+
+def normalize_kube_version(kube_version: str) -> str:
+    """Return ``MAJOR.MINOR`` for inputs like ``1.31``, ``v1.31`` or ``1.31.4``; raise GpuspecError otherwise."""
+    match = _KUBE_VERSION.match(kube_version.strip())
+    if not match:
+        raise GpuspecError(f"invalid Kubernetes version {kube_version!r}: expected MAJOR.MINOR such as 1.31")
+    return f"{int(match.group(1))}.{int(match.group(2))}"
+
+
+def chart_digest(chart: Path) -> str:
+    """sha256 of a chart: of the .tgz bytes, or of every file (relative path and content) under a chart directory."""
+    digest = hashlib.sha256()
+    if chart.is_file():
+        digest.update(b"tgz\0")
+        _hash_file(digest, chart)
+        return digest.hexdigest()
+    if not chart.is_dir():
+        raise GpuspecError(f"chart not found: {chart}")
+    digest.update(b"dir\0")
+    for path in sorted(_chart_files(chart)):
+        rel = path.relative_to(chart).as_posix()
+        digest.update(rel.encode() + b"\0")
+        _hash_file(digest, path)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def read_chart_file(chart: Path, name: str) -> str | None:
+    """Text of a top-level chart file (``Chart.yaml``, ``values.yaml``) from a chart directory or .tgz.
+
+    Returns None when the chart has no such file.
+    """
+    if chart.is_dir():
+        path = chart / name
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+    try:
+        with tarfile.open(chart, mode="r:*") as tar:
+            for member in tar.getmembers():
+                parts = member.name.split("/")
+                if len(parts) == 2 and parts[1] == name and member.isfile():
+                    extracted = tar.extractfile(member)
+                    return extracted.read().decode("utf-8") if extracted else None
+    except (tarfile.TarError, OSError) as exc:
+        raise GpuspecError(f"cannot read chart archive {chart}: {exc}") from exc
+    return None
+
+
+def chart_metadata(chart: Path) -> dict[str, Any]:
+    """The parsed ``Chart.yaml`` of a chart directory or .tgz; raise GpuspecError when it is missing or invalid."""
+    text = read_chart_file(chart, "Chart.yaml")
+    if text is None:
+        raise GpuspecError(f"{chart} is not a Helm chart: no Chart.yaml")
+    data = load_yaml(text)
+    if not isinstance(data, dict):
+        raise GpuspecError(f"{chart}/Chart.yaml is not a mapping")
+    return data
+
+
+def values_digest(values_files: Sequence[Path]) -> str:
+    """sha256 over the contents of the values files, in order."""
+    digest = hashlib.sha256()
+    for path in values_files:
+        digest.update(b"values\0")
+        _hash_file(digest, path)
+    return digest.hexdigest()
+
+
+def helm_template(
+    chart: Path,
+    values_files: Sequence[Path],
+    *,
+    kube_version: str,
+    release: str = "gpu-operator",
+    namespace: str = "gpu-operator",
+    version: str | None = None,
+    include_crds: bool = True,
+    helm: Path | None = None,
+    cache_dir: Path | None = DEFAULT_CACHE_DIR,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> HelmTemplateResult:
+    """Render ``chart`` with ``helm template`` and return the objects it printed.
+
+    ``chart`` is a local chart directory or packaged ``.tgz``.  ``version``, when given, must equal
+    the chart's ``Chart.yaml`` version (a leading ``v`` is ignored): helm itself ignores
+    ``--version`` for local charts, so gpuspec checks it.  ``kube_version`` is passed as
+    ``--kube-version``.  ``helm`` defaults to :func:`gpuspec.tools.find_helm`.  Results (also
+    failures, but not timeouts) are stored under ``cache_dir``; pass ``cache_dir=None`` to disable
+    the cache.
+    """
+    started = time.monotonic()
+    kube = normalize_kube_version(kube_version)
+    chart = Path(chart)
+    values_files = [Path(p) for p in values_files]
+    for path in values_files:
+        if not path.is_file():
+            raise GpuspecError(f"values file not found: {path}")
+    helm_path = helm if helm is not None else find_helm()
+    argv = [
+        str(helm_path), "template", release, str(chart),
+        "--namespace", namespace, "--kube-version", kube,
+    ]
+    for path in values_files:
+        argv += ["--values", str(path)]
+    if include_crds:
+        argv.append("--include-crds")
+
+    metadata = chart_metadata(chart)
+    if version is not None and _strip_v(str(metadata.get("version", ""))) != _strip_v(version):
+        return HelmTemplateResult(
+            ok=False, manifests=(), stdout="", stderr="",
+            error=f"chart {chart} has version {metadata.get('version')!r}, expected {version!r}",
+            cached=False, duration=time.monotonic() - started, cache_key="", argv=tuple(argv),
+        )
+
+    key = _cache_key(
+        chart=chart_digest(chart), values=values_digest(values_files), kube=kube, release=release,
+        namespace=namespace, include_crds=include_crds, helm=helm_version(helm_path),
+    )
+    entry = _cache_read(cache_dir, key) if cache_dir is not None else None
+    cached = entry is not None
+    if entry is None:
+        result = run_tool(argv, timeout=timeout)
+        entry = {"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr}
+        if result.timed_out:
+            return HelmTemplateResult(
+                ok=False, manifests=(), stdout=result.stdout, stderr=result.stderr,
+                error=result.describe_failure(), cached=False,
+                duration=time.monotonic() - started, cache_key=key, argv=tuple(argv),
+            )
+        if cache_dir is not None:
+            _cache_write(cache_dir, key, entry)
+
+    stdout, stderr, returncode = str(entry["stdout"]), str(entry["stderr"]), entry["returncode"]
+    if returncode != 0:
+        message = stderr.strip() or stdout.strip() or f"exit code {returncode}"
+        return HelmTemplateResult(
+            ok=False, manifests=(), stdout=stdout, stderr=stderr, error=f"helm template failed: {message}",
+            cached=cached, duration=time.monotonic() - started, cache_key=key, argv=tuple(argv),
+        )
+    try:
+        manifests = tuple(parse_manifests(stdout))
+    except ManifestParseError as exc:
+        return HelmTemplateResult(
+            ok=False, manifests=(), stdout=stdout, stderr=stderr,
+            error=f"helm template printed invalid YAML: {exc}",
+            cached=cached, duration=time.monotonic() - started, cache_key=key, argv=tuple(argv),
+        )
+    return HelmTemplateResult(
+        ok=True, manifests=manifests, stdout=stdout, stderr=stderr, error="", cached=cached,
+        duration=time.monotonic() - started, cache_key=key, argv=tuple(argv),
+    )
+
+
+def _strip_v(version: str) -> str:
+    return version[1:] if version.startswith("v") else version
+
+
+def _chart_files(chart: Path) -> list[Path]:
+    files: list[Path] = []
+    for root, dirs, names in os.walk(chart):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        files.extend(Path(root) / name for name in names)
+    return files
+
+
+def _hash_file(digest: Any, path: Path) -> None:
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+
+
+def _cache_key(**parts: object) -> str:
+    payload = json.dumps({"format": _CACHE_FORMAT, **parts}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _cache_read(cache_dir: Path, key: str) -> dict[str, Any] | None:
+    path = cache_dir / f"{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or "stdout" not in data:
+        return None
+    return data
+
+
+def _cache_write(cache_dir: Path, key: str, entry: dict[str, Any]) -> None:
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = cache_dir / f".{key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps({"key": key, **entry}), encoding="utf-8")
+        os.replace(tmp, cache_dir / f"{key}.json")
+    except OSError:
+        pass  # a cache that cannot be written only costs speed
