@@ -1,0 +1,65 @@
+"""Build a Kustomize overlay with ``kubectl kustomize`` (or a ``kustomize`` binary) and return its objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuspec.errors import GpuspecError
+from gpuspec.tools.discover import KustomizeCommand, find_kustomize
+from gpuspec.tools.runner import run_tool
+from gpuspec.verify.manifests import Manifest, ManifestParseError, parse_manifests
+
+#: Default seconds a kustomize build may take.
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class KustomizeResult:
+    """The objects an overlay builds to, or why the build failed (``ok`` false, ``error`` set)."""
+
+    ok: bool
+    manifests: tuple[Manifest, ...]
+    stdout: str
+    stderr: str
+    error: str
+    duration: float
+    argv: tuple[str, ...]
+
+
+def kustomize_build(
+    overlay: Path,
+    *,
+    kustomize: KustomizeCommand | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> KustomizeResult:
+    """Build the kustomization in directory ``overlay`` and parse the objects it prints.
+
+    ``kustomize`` defaults to :func:`gpuspec.tools.find_kustomize`.  A failed or timed-out build,
+    or output that does not parse, gives ``ok=False`` with the tool's message in ``error``.
+    Raises GpuspecError when ``overlay`` is not a directory.
+    """
+    overlay = Path(overlay)
+    if not overlay.is_dir():
+        raise GpuspecError(f"kustomize overlay is not a directory: {overlay}")
+    command = kustomize if kustomize is not None else find_kustomize()
+    argv = command.build_argv(overlay)
+    result = run_tool(argv, timeout=timeout)
+    if not result.ok:
+        return KustomizeResult(
+            ok=False, manifests=(), stdout=result.stdout, stderr=result.stderr,
+            error=f"kustomize build of {overlay} failed: {result.describe_failure()}",
+            duration=result.duration, argv=result.argv,
+        )
+    try:
+        manifests = tuple(parse_manifests(result.stdout))
+    except ManifestParseError as exc:
+        return KustomizeResult(
+            ok=False, manifests=(), stdout=result.stdout, stderr=result.stderr,
+            error=f"kustomize build of {overlay} printed invalid YAML: {exc}",
+            duration=result.duration, argv=result.argv,
+        )
+    return KustomizeResult(
+        ok=True, manifests=manifests, stdout=result.stdout, stderr=result.stderr, error="",
+        duration=result.duration, argv=result.argv,
+    )
