@@ -1,0 +1,1 @@
+"""Support-matrix knowledge base: packaged data (``data/*.yaml``), its schema, loader and query API."""
