@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,17 @@ def _read(path: Path, findings: list[Finding]) -> tuple[str, Any] | None:
 
 def load_fleet(fleet_dir: Path) -> LoadResult:
     """Read fleet.yaml and every cluster file below ``fleet_dir`` into a typed Fleet, or report why not."""
+    # Loading builds hundreds of thousands of acyclic objects; the cyclic collector would only rescan them.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_fleet(fleet_dir)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load_fleet(fleet_dir: Path) -> LoadResult:
     if not fleet_dir.exists():
         raise GpuspecError(f"fleet directory {display_path(fleet_dir)} does not exist",
                            hint="run gpuspec in a fleet repository or pass the fleet directory")

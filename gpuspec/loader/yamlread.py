@@ -31,7 +31,8 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
 
 _STD = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = frozenset(
-    _STD + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")
+    [_STD + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")]
+    + ["!gpuspec/implicit"]
 )
 
 
@@ -75,10 +76,28 @@ def read_text(path: Path, display: str) -> str:
         ) from None
 
 
+_PLAIN = "!gpuspec/implicit"
+
+
+class _FastLoader(yaml.CSafeLoader):  # type: ignore[misc]
+    """libyaml composer whose implicit tags are left for the converter to resolve (YAML 1.2-like rules)."""
+
+    def resolve(self, kind: type, value: str | None, implicit: tuple[bool, bool] | None) -> str:
+        if kind is yaml.ScalarNode:
+            return _PLAIN
+        return _STD + ("seq" if kind is yaml.SequenceNode else "map")
+
+
 def compose(text: str, display: str) -> yaml.Node:
     """Compose the single YAML document of ``text`` into a node graph with positions."""
     try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
+        loader = _FastLoader(text)
+        try:
+            nodes = []
+            while loader.check_node():
+                nodes.append(loader.get_node())
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -98,6 +117,32 @@ def compose(text: str, display: str) -> yaml.Node:
     return nodes[0]
 
 
+def resolve_plain(value: str) -> Any:
+    """The value of a plain (unquoted) scalar under YAML 1.2 core-schema-like rules.
+
+    Floats, dates and everything else stay strings, so versions such as 1.30 keep their text.
+    """
+    if value in _NULLS:
+        return None
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    first = value[:1]
+    if first.isdigit() or first in "+-":
+        if _INT.match(value) and (value.lstrip("+-") == "0" or not value.lstrip("+-").startswith("0")):
+            return int(value)
+        if _OCT.match(value):
+            return int(value[2:], 8)
+        if _HEX.match(value):
+            return int(value[2:], 16)
+    return value
+
+
+class _TooLarge(Exception):
+    """Raised inside the converter when a document expands past MAX_NODES."""
+
+
 class _Converter:
     """Turns a composed node graph into plain data, counting nodes against a budget."""
 
@@ -112,43 +157,29 @@ class _Converter:
     def convert(self, node: yaml.Node) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
-            raise self.fail(
-                node, f"expands to more than {MAX_NODES} nodes (anchor/alias expansion?); refusing to read it"
-            )
-        if node.tag not in _ALLOWED_TAGS:
-            raise self.fail(node, f"tag {node.tag!r} is not allowed in fleet files (plain YAML data only)")
-        if isinstance(node, yaml.ScalarNode):
-            return self.scalar(node)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.convert(item) for item in node.value]
-        if isinstance(node, yaml.MappingNode):
-            return self.mapping(node)
-        raise self.fail(node, "unsupported YAML node")  # pragma: no cover
-
-    def scalar(self, node: yaml.ScalarNode) -> Any:
-        value: str = node.value
+            raise _TooLarge
         tag = node.tag
-        if (node.style is not None and node.style != "") or tag == _STD + "str":
-            return value
-        if tag == _STD + "null" or value in _NULLS:
-            return None
-        if value in _TRUE:
-            return True
-        if value in _FALSE:
-            return False
-        if _INT.match(value) and (value.lstrip("+-") == "0" or not value.lstrip("+-").startswith("0")):
-            return int(value)
-        if _OCT.match(value):
-            return int(value[2:], 8)
-        if _HEX.match(value):
-            return int(value[2:], 16)
-        return value
+        if tag not in _ALLOWED_TAGS:
+            raise self.fail(node, f"tag {tag!r} is not allowed in fleet files (plain YAML data only)")
+        kind = node.__class__
+        if kind is yaml.ScalarNode:
+            value: str = node.value
+            if node.style or tag == _STD + "str":
+                return value
+            return resolve_plain(value)
+        if kind is yaml.MappingNode:
+            return self.mapping(node)
+        if kind is yaml.SequenceNode:
+            return [self.convert(item) for item in node.value]
+        raise self.fail(node, "unsupported YAML node")  # pragma: no cover
 
     def mapping(self, node: yaml.MappingNode) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
         merged: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            if key_node.tag == _STD + "merge":
+            if key_node.tag == _STD + "merge" or (
+                key_node.tag == _PLAIN and key_node.value == "<<" and not key_node.style
+            ):
                 for source in self._merge_sources(value_node):
                     for k, v in source.items():
                         merged.setdefault(k, v)
@@ -177,7 +208,14 @@ class _Converter:
 
 def node_to_data(node: yaml.Node, display: str) -> Any:
     """Convert a composed node to plain data (dict/list/str/int/bool/None)."""
-    return _Converter(display).convert(node)
+    try:
+        return _Converter(display).convert(node)
+    except _TooLarge:
+        mark = node.start_mark
+        raise YamlProblem(
+            display, mark.line + 1, mark.column + 1,
+            f"document expands to more than {MAX_NODES} nodes (anchors and aliases?); refusing to read it",
+        ) from None
 
 
 def read_yaml(path: Path, display: str) -> Any:

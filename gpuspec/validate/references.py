@@ -51,8 +51,8 @@ def _cluster(fleet: Fleet, cluster: Cluster) -> Iterator[Finding]:
                      file, ("metadata", "name"), f"rename the file to {cluster.name}.yaml or the cluster to {stem}")
     op = cluster.operator
     if (op.version is None) == (op.channel is None):
-        yield _error(VERSION_XOR_CHANNEL, "set exactly one of operator.version and operator.channel", file,
-                     ("operator",))
+        yield Finding(VERSION_XOR_CHANNEL, Severity.ERROR, "set exactly one of operator.version and operator.channel",
+                      file, ("operator",), at_key=True)
     if op.channel is not None and fleet.channel(op.channel) is None:
         yield _error(UNRESOLVED_REFERENCE, f"channel {op.channel!r} is not defined in fleet.yaml", file,
                      ("operator", "channel"))

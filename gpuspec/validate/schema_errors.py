@@ -126,7 +126,8 @@ def schema_findings(
             finding = Finding(UNKNOWN_KEY, Severity.ERROR, f"unknown key {key!r}", file, path, hint, at_key=True)
         elif kind == "missing":
             path = _data_path(data, loc[:-1])
-            finding = Finding(MISSING_KEY, Severity.ERROR, f"missing required key {str(loc[-1])!r}", file, path)
+            finding = Finding(MISSING_KEY, Severity.ERROR, f"missing required key {str(loc[-1])!r}", file, path,
+                              at_key=True)
         else:
             path = _data_path(data, loc)
             rule = BAD_API_VERSION if path and path[-1] in ("apiVersion", "kind") and len(path) == 1 else BAD_VALUE

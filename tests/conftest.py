@@ -1,0 +1,35 @@
+"""Fixtures shared by every test area."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_FLEET = REPO_ROOT / "fleet"
+EXAMPLE_POLICIES = REPO_ROOT / "policies"
+
+
+def find_shared_dir() -> Path:
+    """The shared/ folder beside the checkout (or $GPUSPEC_SHARED)."""
+    env = os.environ.get("GPUSPEC_SHARED")
+    return Path(env) if env else REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The read-only shared/ folder with upstream data; the tests that need it fail without it."""
+    path = find_shared_dir()
+    assert (path / "upstream").is_dir(), f"shared data not found at {path} (set GPUSPEC_SHARED)"
+    return path
+
+
+@pytest.fixture
+def fleet_copy(tmp_path: Path) -> Path:
+    """A writable copy of the example fleet (and policies) in a temporary repository folder."""
+    shutil.copytree(EXAMPLE_FLEET, tmp_path / "fleet")
+    shutil.copytree(EXAMPLE_POLICIES, tmp_path / "policies")
+    return tmp_path / "fleet"
