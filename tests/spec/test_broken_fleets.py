@@ -46,7 +46,8 @@ def write(file: str, content: str | bytes) -> Callable[[Path], None]:
 
 def line_of(fleet: Path, file: str, needle: str, nth: int = 1) -> int:
     """1-based line number of the nth line containing ``needle``."""
-    hits = [i for i, text in enumerate((fleet / file).read_bytes().decode("utf-8", "replace").splitlines(), 1) if needle in text]
+    lines = (fleet / file).read_bytes().decode("utf-8", "replace").splitlines()
+    hits = [i for i, text in enumerate(lines, 1) if needle in text]
     return hits[nth - 1]
 
 
@@ -63,7 +64,8 @@ class Case:
 
 
 CASES = [
-    Case("yaml syntax", replace(TRAIN, "    nodes: 32\n", "    nodes: 32\n   wave: 3\n"), "GS100", TRAIN, "wave: 3", 4, 2),
+    Case("yaml syntax", replace(TRAIN, "    nodes: 32\n", "    nodes: 32\n   wave: 3\n"), "GS100", TRAIN,
+         "wave: 3", 4, 2),
     Case("duplicate key", replace(TRAIN, "    nodes: 32\n", "    nodes: 32\n    nodes: 33\n"), "GS102", TRAIN,
          "nodes: 33", 5, 2),
     Case("unknown key", replace(TRAIN, "      product: H100-SXM5-80GB\n", "      prodcut: H100-SXM5-80GB\n"),
