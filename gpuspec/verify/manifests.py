@@ -78,11 +78,13 @@ def parse_manifests(text: str) -> list[Manifest]:
     valid YAML or not a mapping.
     """
     manifests: list[Manifest] = []
+    source: str | None = None  # helm may print "# Source:" in a comment-only document before the object
     for index, chunk in enumerate(_SEPARATOR.split(text)):
         if not chunk.strip():
             continue
         source_match = _SOURCE.search(chunk)
-        source = source_match.group(1) if source_match else None
+        if source_match:
+            source = source_match.group(1)
         try:
             data = load_yaml(chunk)
         except yaml.YAMLError as exc:

@@ -9,7 +9,8 @@ their CRD, converted from OpenAPI v3 structural schema to JSON Schema (draft 4, 
 - ``x-kubernetes-preserve-unknown-fields: true`` keeps unknown fields; every other object node of
   the structural schema denies unknown fields (the API server would prune them silently);
 - ``x-kubernetes-embedded-resource: true`` allows ``apiVersion``, ``kind`` and ``metadata``;
-- other ``x-kubernetes-*`` keys (list/map types, CEL ``x-kubernetes-validations``) are not evaluated.
+- other ``x-kubernetes-*`` keys (list/map types, CEL ``x-kubernetes-validations``) are not evaluated;
+- ``default`` values are applied before validation, as the API server does.
 
 Built-in kinds are checked against the strict Kubernetes JSON schemas that the
 ``kubernetes-validate`` package ships per Kubernetes minor version; the nearest shipped version is
@@ -18,6 +19,7 @@ used and :func:`kube_schema_version` says which.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -277,7 +279,37 @@ class CrdSet:
         if validator is None:
             validator = jsonschema.Draft4Validator(openapi_to_jsonschema(entry.schema))
             self._validators[key] = validator
-        return _collect(validator, obj, label, api_version, kind, name)
+        return _collect(validator, apply_defaults(obj, entry.schema), label, api_version, kind, name)
+
+
+def apply_defaults(obj: Any, schema: Mapping[str, Any]) -> Any:
+    """A copy of ``obj`` with the schema's ``default`` values filled in for absent fields.
+
+    The API server defaults a custom resource before validating it, so a ``required`` field that
+    has a default may be left out.  ``obj`` itself is not changed.
+    """
+    if isinstance(obj, Mapping):
+        out = dict(obj)
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping):
+            for name, sub in properties.items():
+                if name not in out and isinstance(sub, Mapping) and "default" in sub:
+                    out[name] = copy.deepcopy(sub["default"])
+                if name in out and isinstance(sub, Mapping):
+                    out[name] = apply_defaults(out[name], sub)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            known = properties if isinstance(properties, Mapping) else {}
+            for name in out:
+                if name not in known:
+                    out[name] = apply_defaults(out[name], extra)
+        return out
+    if isinstance(obj, list):
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            return [apply_defaults(item, items) for item in obj]
+        return list(obj)
+    return obj
 
 
 def load_crd_documents(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
@@ -502,6 +534,7 @@ __all__ = [
     "CrdSet",
     "KubeSchemaVersion",
     "SchemaError",
+    "apply_defaults",
     "json_path",
     "kube_schema_version",
     "load_crd_documents",

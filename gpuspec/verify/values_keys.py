@@ -6,6 +6,9 @@ keys anything goes, so they are *open* and not descended into:
 
 - keys whose default is an empty map ``{}`` (``nodeSelector``, ``labels``, ``annotations``,
   ``resources``, ``data`` …), a list (``env``, ``tolerations``, ``imagePullSecrets`` …) or null;
+- keys named in :data:`DEFAULT_OPEN_KEYS` even when their default is a non-empty map
+  (``operator.annotations`` defaults to an OpenShift SCC annotation, ``operator.resources`` to
+  cpu/memory limits: both take any Kubernetes map);
 - ``global`` and the chart's dependencies (subchart values are the subchart's business);
 - dotted patterns passed as ``extra_known`` (``fnmatch`` syntax, e.g. ``*.env`` or ``driver.*``).
 """
@@ -26,6 +29,12 @@ from gpuspec.verify.helm import chart_metadata, read_chart_file
 from gpuspec.verify.manifests import load_yaml
 
 KeyPath = tuple[str, ...]
+
+#: Key names whose value is a free-form Kubernetes map/list wherever the chart has them.
+DEFAULT_OPEN_KEYS: frozenset[str] = frozenset({
+    "annotations", "labels", "nodeSelector", "tolerations", "affinity", "resources", "env",
+    "securityContext", "podSecurityContext", "additionalLabels", "data",
+})
 
 _LIST = "\0list"  # marks a list item on the indentation stack
 _KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*|\"[^\"]+\"|'[^']+')\s*:(?:\s|$)")
@@ -104,15 +113,17 @@ def unknown_values_keys(
     chart_values: ChartValues,
     *,
     extra_known: Iterable[str] = (),
+    open_keys: Iterable[str] = DEFAULT_OPEN_KEYS,
 ) -> list[UnknownKey]:
     """List the keys of ``values`` the chart does not know, in document order of ``values``.
 
-    Only the topmost unknown key of a subtree is listed.  A value whose type differs from the
-    default (a map where the chart has a string) is not reported here: only unknown keys are.
+    Only the topmost unknown key of a subtree is listed.  Below a known key named in ``open_keys``
+    nothing is checked.  A value whose type differs from the default (a map where the chart has a
+    string) is not reported here: only unknown keys are.
     """
-    patterns = tuple(extra_known)
     found: list[UnknownKey] = []
-    _walk(values, chart_values.defaults, (), chart_values, patterns, found)
+    _walk(values, chart_values.defaults, (), _Context(chart_values, tuple(extra_known), frozenset(open_keys)),
+          found)
     return found
 
 
@@ -153,32 +164,38 @@ def commented_keys(text: str) -> set[KeyPath]:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class _Context:
+    chart_values: ChartValues
+    patterns: tuple[str, ...]
+    open_keys: frozenset[str]
+
+
 def _walk(
     values: Mapping[str, Any],
     defaults: Mapping[str, Any],
     prefix: KeyPath,
-    chart_values: ChartValues,
-    patterns: tuple[str, ...],
+    context: _Context,
     found: list[UnknownKey],
 ) -> None:
     for raw_key, value in values.items():
         key = str(raw_key)
         path = (*prefix, key)
-        if not prefix and key in chart_values.open_roots:
+        if not prefix and key in context.chart_values.open_roots:
             continue
-        if any(fnmatchcase(".".join(path), pattern) for pattern in patterns):
+        if any(fnmatchcase(".".join(path), pattern) for pattern in context.patterns):
             continue
         if key not in defaults:
-            if path in chart_values.commented:
+            if path in context.chart_values.commented:
                 continue
             close = difflib.get_close_matches(key, [str(k) for k in defaults], n=1, cutoff=0.75)
             found.append(UnknownKey(path=path, suggestion=close[0] if close else None))
             continue
         default = defaults[key]
-        if _is_open(default):
+        if key in context.open_keys or _is_open(default):
             continue
         if isinstance(default, Mapping) and isinstance(value, Mapping):
-            _walk(value, default, path, chart_values, patterns, found)
+            _walk(value, default, path, context, found)
 
 
 def _is_open(default: Any) -> bool:
