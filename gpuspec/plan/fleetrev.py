@@ -1,0 +1,153 @@
+"""Build the typed Fleet of a git revision from blob bytes (no checkout).
+
+This mirrors :func:`gpuspec.loader.fleetload.load_fleet`: the same YAML reader
+(libyaml compose + :func:`gpuspec.loader.yamlread.node_to_data`), the same
+pydantic models and the same schema findings, only the bytes come from git.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpuspec.errors import GpuspecError
+from gpuspec.findings import Finding, Severity
+from gpuspec.loader.fleetload import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
+from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, node_to_data
+from gpuspec.plan.gitread import TreeEntry, list_tree, read_blobs, resolve_commit
+from gpuspec.spec.models import Cluster, Fleet, FleetSettings
+from gpuspec.validate.schema_errors import schema_findings
+
+
+@dataclass
+class RevisionFleet:
+    """The fleet of one revision: the typed Fleet (None when unusable) and the problems that made it so."""
+
+    rev: str
+    commit: str
+    fleet: Fleet | None
+    findings: list[Finding] = field(default_factory=list)
+
+    def require(self) -> Fleet:
+        """The fleet, or a GpuspecError that names the first problems when the fleet at this revision is unusable."""
+        if self.fleet is not None:
+            return self.fleet
+        lines = [describe_finding(f) for f in self.findings[:5]]
+        more = len(self.findings) - len(lines)
+        if more > 0:
+            lines.append(f"... and {more} more")
+        raise GpuspecError(
+            f"the fleet at base revision {self.rev} ({self.commit[:12]}) is unusable:\n  " + "\n  ".join(lines),
+            hint="gpuspec can only compare with a base whose fleet loads; choose another --base "
+            "(e.g. the last commit where `gpuspec validate` passed)",
+        )
+
+
+def describe_finding(finding: Finding) -> str:
+    """One line naming where a problem is and what it is (for error messages)."""
+    where = finding.file or "?"
+    if finding.line:
+        where += f":{finding.line}:{finding.column or 1}"
+    elif finding.path:
+        where += " at " + ".".join(str(p) for p in finding.path)
+    return f"{where}: {finding.rule_id} {finding.message}"
+
+
+def parse_document(data: bytes, display: str) -> Any:
+    """Decode and parse one YAML document exactly as the fleet loader does; raise YamlProblem when unusable."""
+    if len(data) > MAX_FILE_BYTES:
+        raise YamlProblem(
+            display, 1, 1, f"is {len(data)} bytes, larger than the {MAX_FILE_BYTES}-byte limit for a fleet file",
+            "GS101",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        message = f"is not valid UTF-8 (byte 0x{data[exc.start]:02x})"
+        raise YamlProblem(display, line, column, message, "GS101") from None
+    return node_to_data(compose(text, display), display)
+
+
+def _fail(findings: list[Finding], rule_id: str, message: str, file: str, line: int = 1, column: int = 1) -> None:
+    findings.append(Finding(rule_id, Severity.ERROR, message, file, (), line=line, column=column))
+
+
+def _document(
+    entry: TreeEntry, blobs: dict[str, bytes], display: str, findings: list[Finding]
+) -> dict[str, Any] | None:
+    if entry.is_symlink or entry.is_submodule:
+        _fail(findings, "GS101", "is a symbolic link or submodule in git; gpuspec reads only regular files", display)
+        return None
+    try:
+        data = parse_document(blobs[entry.object_id], display)
+    except YamlProblem as problem:
+        _fail(findings, problem.rule_id, problem.message, problem.file, problem.line, problem.column)
+        return None
+    if not isinstance(data, dict):
+        _fail(findings, "GS104", "the document must be a mapping of keys to values", display)
+        return None
+    return data
+
+
+def load_fleet_at(repo_root: Path, rev: str, fleet_rel: str) -> RevisionFleet:
+    """Read the fleet in ``fleet_rel`` (repository-relative) at git revision ``rev`` into a typed Fleet.
+
+    A revision that names no commit, or that has no fleet.yaml in ``fleet_rel``, is a GpuspecError (exit 2);
+    files that do not parse or match the schema make the result unusable and are listed in ``findings``.
+    """
+    commit = resolve_commit(repo_root, rev)
+    prefix = PurePosixPath(fleet_rel) if fleet_rel else PurePosixPath()
+    entries = {e.path: e for e in list_tree(repo_root, commit, fleet_rel)}
+    settings_key = (prefix / FLEET_FILE).as_posix()
+    clusters_key = (prefix / CLUSTERS_DIR).as_posix()
+
+    def display(path: str) -> str:
+        return f"{rev}:{path}"
+
+    if settings_key not in entries:
+        raise GpuspecError(
+            f"{settings_key} does not exist at revision {rev} ({commit[:12]})",
+            hint="the fleet directory must exist at the base revision too; pass the right FLEET_DIR or --base",
+        )
+    cluster_entries = [
+        e for path, e in entries.items()
+        if PurePosixPath(path).parent.as_posix() == clusters_key
+        and path.endswith(YAML_SUFFIXES) and not PurePosixPath(path).name.startswith(".")
+    ]
+    blobs = read_blobs(repo_root, [entries[settings_key].object_id, *(e.object_id for e in cluster_entries)])
+
+    findings: list[Finding] = []
+    settings: FleetSettings | None = None
+    settings_display = display(settings_key)
+    data = _document(entries[settings_key], blobs, settings_display, findings)
+    if data is not None:
+        try:
+            settings = FleetSettings.model_validate(data)
+        except ValidationError as exc:
+            findings.extend(schema_findings(exc, data, FleetSettings, settings_display))
+
+    if not cluster_entries:
+        _fail(findings, "GS101", f"no cluster files in {clusters_key} at {rev}", settings_display)
+    clusters: list[Cluster] = []
+    for entry in sorted(cluster_entries, key=lambda e: e.path):
+        shown = display(entry.path)
+        doc = _document(entry, blobs, shown, findings)
+        if doc is None:
+            continue
+        try:
+            cluster = Cluster.model_validate(doc)
+        except ValidationError as exc:
+            findings.extend(schema_findings(exc, doc, Cluster, shown))
+            continue
+        cluster._source_file = shown
+        clusters.append(cluster)
+
+    if settings is None or findings:
+        return RevisionFleet(rev, commit, None, findings)
+    fleet = Fleet(settings=settings, clusters=clusters, settings_file=settings_display, root=f"{rev}:{fleet_rel}")
+    return RevisionFleet(rev, commit, fleet, findings)

@@ -1,0 +1,98 @@
+"""Words for what a change does to a cluster and how to undo it (pure functions of the spec)."""
+
+from __future__ import annotations
+
+from gpuspec.spec.models import Cluster, DriverSource, Fleet, Pool
+from gpuspec.spec.resolve import is_air_gapped
+
+
+def _flags(force: bool, delete_empty_dir: bool, selector: str = "") -> str:
+    parts = [f for f, on in (("force", force), ("deleteEmptyDir", delete_empty_dir)) if on]
+    if selector:
+        parts.append(f"podSelector {selector}")
+    return (", " + ", ".join(parts)) if parts else ""
+
+
+def reload_procedure(cluster: Cluster, pool: Pool | None = None) -> str:
+    """How the operator's upgrade controller reloads drivers on this cluster: eviction, drain and parallelism."""
+    rollout = cluster.rollout
+    where = f"{pool.nodes} node(s) x {pool.gpu.count} GPU(s)" if pool is not None else "every GPU node"
+    if not rollout.auto_upgrade:
+        return (
+            f"{where}: autoUpgrade is off, so the upgrade controller does not roll the driver; "
+            "nodes keep the old driver until each node's driver pod is deleted by hand "
+            "(cordon, evict GPU pods, drain first)"
+        )
+    deletion = rollout.pod_deletion
+    text = (
+        f"{where}: GPU pods are evicted (timeout {deletion.timeout_seconds}s"
+        f"{_flags(deletion.force, deletion.delete_empty_dir)})"
+        if deletion is not None
+        else f"{where}: GPU pods are evicted (chart default: timeout 300s)"
+    )
+    drain = rollout.drain
+    if drain is not None and drain.enable:
+        text += (
+            f", then nodes are drained (timeout {drain.timeout_seconds}s"
+            f"{_flags(drain.force, drain.delete_empty_dir, drain.pod_selector)})"
+        )
+    else:
+        text += ", no drain (drain disabled)"
+    parallel = rollout.max_parallel_upgrades or "unlimited"
+    text += f"; {parallel} node(s) at a time, maxUnavailable {rollout.max_unavailable}"
+    return text
+
+
+def manages_driver(pool: Pool) -> bool:
+    """True when the operator installs the pool's driver (driver container or precompiled modules)."""
+    return pool.driver.source is not DriverSource.HOST
+
+
+def managed_pools(cluster: Cluster) -> list[Pool]:
+    """The pools whose driver the operator manages."""
+    return [p for p in cluster.pools if manages_driver(p)]
+
+
+def operator_rollback(before: str, after: str, cluster: Cluster) -> str:
+    """Rollback note for an operator version change from ``before`` to ``after``."""
+    where = f" from mirror {cluster.mirror}" if is_air_gapped(cluster) else ""
+    return (
+        f"Revert the chart to {before} (git revert of this change; Argo CD / Flux applies helm upgrade to {before}"
+        f"{where}) and set operator.rollback: true in that change. Helm does not downgrade CRDs: the {after} "
+        f"CRDs stay installed, so check them against {before} or kubectl apply the {before} CRDs before reverting."
+    )
+
+
+def driver_rollback(image: str | None, before: str, fleet: Fleet, cluster: Cluster, pool: Pool) -> str:
+    """Rollback note for a driver change: the previous image must be pullable and nodes are drained again."""
+    if pool.driver.source is DriverSource.HOST:
+        return (
+            f"The driver ({before}) is preinstalled on the node image: roll back the node image; "
+            "the operator does not manage it."
+        )
+    mirror = fleet.mirror(cluster.mirror)
+    if image:
+        pull = (
+            f"the previous driver image {image} must still be in mirror {mirror.name}"
+            if mirror is not None
+            else f"the previous driver image {image} must still be pullable"
+        )
+    else:
+        pull = (
+            f"the previous driver image ({before}) must still be in mirror {cluster.mirror} "
+            "(exact reference unknown to the support matrix)"
+            if cluster.mirror
+            else f"the previous driver image ({before}) must still be pullable"
+        )
+    return (
+        f"Revert the pool's driver to {before} with operator.rollback: true; {pull}; "
+        "every node reloads the driver again (GPU pods evicted, drain per rollout settings)."
+    )
+
+
+def mig_rollback(before: str) -> str:
+    """Rollback note for a MIG change: reverting repartitions again."""
+    return (
+        f"Revert to {before}: mig-manager repartitions the GPUs again, which needs idle GPUs "
+        "(GPU pods evicted) again."
+    )

@@ -1,0 +1,72 @@
+"""Plan reports for terminals and machines: text and JSON (Markdown lives in :mod:`gpuspec.plan.markdown`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpuspec.plan.model import Disruption, Plan
+from gpuspec.plan.waves import fleet_waves, rollout_steps
+
+
+def headline(plan: Plan) -> str:
+    """One line: how many changes in how many clusters, by disruption class."""
+    if not plan.changes:
+        return f"no fleet changes since {plan.base_rev}"
+    counts = ", ".join(f"{n} {d.label.split(' (')[0]}" for d, n in plan.counts().items() if n)
+    clusters = [c for c in plan.clusters() if c != "(fleet)"]
+    return (
+        f"{len(plan.changes)} change(s) in {len(clusters)} cluster(s): {counts}; "
+        f"most disruptive: {plan.worst.label}"
+    )
+
+
+def render_text(plan: Plan) -> str:
+    """The plan for a terminal: a headline, then every rollout step with its changes, impact and rollback."""
+    lines = [f"gpuspec plan: {plan.base_rev} ({plan.base_commit[:12]}) -> working tree", headline(plan)]
+    for wave, clusters in fleet_waves(rollout_steps(plan)).items():
+        for cluster, steps in clusters.items():
+            lines.append("")
+            lines.append(f"wave {wave} - cluster {cluster}")
+            for step in steps:
+                lines.append(f"  {step.label}  [{step.worst.label}]")
+                for change in step.changes:
+                    where = f"{change.pool}: " if change.pool else ""
+                    lines.append(f"    - {where}{change.summary}  [{change.disruption.label}]")
+                    lines.append(f"      impact: {change.impact}")
+                    lines.append(f"      rollback: {change.rollback}")
+    if plan.changes:
+        order = " -> ".join(
+            f"{s.cluster}/{s.label}" for s in rollout_steps(plan) if s.worst is not Disruption.NONE
+        )
+        if order:
+            lines.extend(["", f"rollout order (disruptive steps): {order}"])
+    return "\n".join(lines) + "\n"
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """The plan as JSON-ready data: base, summary, steps in rollout order and every change."""
+    steps = rollout_steps(plan)
+    return {
+        "base": {"rev": plan.base_rev, "commit": plan.base_commit},
+        "head": "working tree",
+        "summary": {
+            "changes": len(plan.changes),
+            "clusters": [c for c in plan.clusters() if c != "(fleet)"],
+            "worst": plan.worst.value,
+            "by_disruption": {d.value: n for d, n in plan.counts().items()},
+        },
+        "steps": [
+            {
+                "wave": s.cluster_wave, "cluster": s.cluster, "stage": s.stage, "label": s.label,
+                "pools": s.pools, "disruption": s.worst.value, "changes": len(s.changes),
+            }
+            for s in steps
+        ],
+        "changes": [c.to_json() for c in plan.changes],
+    }
+
+
+def render_json(plan: Plan) -> str:
+    """The plan as a JSON document (sorted keys, two-space indent)."""
+    return json.dumps(plan_json(plan), indent=2, sort_keys=True) + "\n"
