@@ -39,11 +39,16 @@ class Problem:
 
 @dataclass(frozen=True)
 class RuleContext:
-    """What a rule may look at: the fleet, its parameters and the date lifecycle checks judge at."""
+    """What a rule may look at: the fleet, its parameters and the date lifecycle checks judge at.
+
+    ``raw`` maps each spec file (display path) to its plain YAML data, for rules
+    that must see every written value (e.g. the credential scan).
+    """
 
     fleet: Fleet
     params: Mapping[str, Any] = field(default_factory=dict)
     as_of: date | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Rule:

@@ -1,0 +1,262 @@
+"""Air-gap and image rules (GS4xx): an air-gapped cluster pulls everything from its mirror; no credentials in git."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from gpuspec.findings import Severity
+from gpuspec.matrix.query import component_images
+from gpuspec.rules.base import Param, Problem, Rule, RuleContext
+from gpuspec.rules.common import PUBLIC_HOSTS, air_gapped, host_of, is_public_host, mirror_index, param
+from gpuspec.rules.secrets import scan
+from gpuspec.spec.models import DriverSource
+from gpuspec.spec.resolve import operator_version, pool_path
+
+
+def _covered(repository: str, prefixes: list[str]) -> bool:
+    """True when an image repository starts with one of the mirror's upstream registry keys."""
+    repo = repository.strip("/")
+    return any(repo == p.strip("/") or repo.startswith(p.strip("/") + "/") for p in prefixes)
+
+
+class MirrorCoversRegistries(Rule):
+    """Every registry the operator release pulls from is mapped by the cluster's mirror.
+
+    For an air-gapped cluster (``mirror:`` set) gpuspec looks up, in the support
+    matrix, every image the cluster's GPU Operator release pins (operator,
+    validator, driver, toolkit, device plugin, DCGM, MIG manager, … and the
+    Node Feature Discovery subchart image when ``operator.operands.nfd`` is on)
+    and checks that the image's registry is a key of the mirror's
+    ``registries`` map in ``fleet.yaml``.  It also reports a mirror whose
+    target prefix is itself a public registry, since such a "mirror" still
+    reaches the internet.  Releases the matrix does not know are left to the
+    support-matrix checks.
+
+    Failing (fleet.yaml)::
+
+        mirrors:
+          - name: dc-north
+            registries:
+              nvcr.io: harbor.dc-north.example/nvcr   # registry.k8s.io (NFD) missing
+
+    Passing::
+
+            registries:
+              nvcr.io: harbor.dc-north.example/nvcr
+              registry.k8s.io: harbor.dc-north.example/k8s
+    """
+
+    id = "GS401"
+    title = "Air-gap mirror covers every registry of the operator release"
+    rationale = "An air-gapped node cannot pull from a registry the mirror does not serve; the rollout stalls."
+    severity = Severity.ERROR
+    params = (Param("public_hosts", list, PUBLIC_HOSTS, "Hosts that are public registries, never mirrors."),)
+    tags = ("air-gap", "images")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per unmapped registry of each air-gapped cluster, and per public mirror target."""
+        public = list(param(self, ctx, "public_hosts"))
+        reported: set[str] = set()
+        for cluster, mirror in air_gapped(ctx.fleet):
+            version = operator_version(ctx.fleet, cluster)
+            images = component_images(version, include_nfd=cluster.operator.operands.nfd) if version else None
+            missing: dict[str, list[str]] = {}
+            for component, image in sorted((images or {}).items()):
+                if not image.repository:
+                    continue
+                if not _covered(image.repository, list(mirror.registries)):
+                    host = host_of(image.repository) or image.repository
+                    missing.setdefault(host, []).append(component)
+            for host, components in sorted(missing.items()):
+                yield Problem(
+                    f"operator {version} pulls {', '.join(components)} from {host}, "
+                    f"which mirror {mirror.name!r} does not map",
+                    cluster.source_file, ("mirror",),
+                    hint=f"add '{host}: <mirror prefix>' to mirrors[{mirror.name}].registries in fleet.yaml",
+                )
+            if mirror.name in reported:
+                continue
+            reported.add(mirror.name)
+            index = mirror_index(ctx.fleet, mirror)
+            for upstream, target in mirror.registries.items():
+                if is_public_host(host_of(target), public):
+                    yield Problem(
+                        f"mirror {mirror.name!r} maps {upstream} to the public registry {host_of(target)}",
+                        ctx.fleet.settings_file, ("mirrors", index, "registries", upstream),
+                        hint="point it at the internal registry that mirrors the images",
+                    )
+
+
+class ChartFromMirror(Rule):
+    """The GPU Operator chart of an air-gapped cluster comes from its mirror, not a public repository.
+
+    The chart source is ``mirrors[].chart.repository`` in ``fleet.yaml``; it must
+    not be a public host such as ``helm.ngc.nvidia.com`` or ``nvcr.io``.
+
+    Failing::
+
+        chart:
+          repository: https://helm.ngc.nvidia.com/nvidia
+
+    Passing::
+
+        chart:
+          repository: oci://harbor.dc-north.example/charts/nvidia
+    """
+
+    id = "GS402"
+    title = "Air-gapped cluster pulls the chart from its mirror"
+    rationale = "Argo CD / Flux in an air-gapped cluster cannot fetch a chart from the internet."
+    severity = Severity.ERROR
+    params = (Param("public_hosts", list, PUBLIC_HOSTS, "Hosts that are public chart repositories."),)
+    tags = ("air-gap", "chart")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per mirror used by an air-gapped cluster whose chart repository is public."""
+        public = list(param(self, ctx, "public_hosts"))
+        seen: set[str] = set()
+        for cluster, mirror in air_gapped(ctx.fleet):
+            if mirror.name in seen:
+                continue
+            seen.add(mirror.name)
+            host = host_of(mirror.chart.repository)
+            if is_public_host(host, public):
+                yield Problem(
+                    f"mirror {mirror.name!r} (used by air-gapped cluster {cluster.name!r}) takes the chart "
+                    f"from the public host {host}",
+                    ctx.fleet.settings_file, ("mirrors", mirror_index(ctx.fleet, mirror), "chart", "repository"),
+                    hint="mirror the gpu-operator chart into an internal Helm or OCI repository and point at it",
+                )
+
+
+_TOKEN_LIKE = re.compile(r"^[a-z0-9]{20,}$")
+
+
+def looks_like_credential(name: str) -> bool:
+    """True when a would-be Secret name looks like a token (long, no dashes, letters and digits mixed)."""
+    return bool(_TOKEN_LIKE.match(name)) and any(c.isdigit() for c in name) and any(c.isalpha() for c in name)
+
+
+class PullSecretsByName(Rule):
+    """Pull secrets (and Flux kubeconfig secrets) are referenced by Secret name, never by value.
+
+    The schema already only accepts DNS-1123 names; this rule catches a token
+    pasted where a name belongs (a long run of letters and digits without
+    dashes, such as a hex or base32 token), which the name syntax cannot
+    refuse.
+
+    Failing::
+
+        pullSecrets: [3f9a0c1e7b2d4a6f8e0c1b3d5f7a9c2e]
+
+    Passing::
+
+        pullSecrets: [harbor-dc-north-pull]
+    """
+
+    id = "GS403"
+    title = "Pull secrets are Secret names, not credentials"
+    rationale = "A credential in a git-tracked spec is leaked to everyone who can read the repository."
+    severity = Severity.ERROR
+    tags = ("air-gap", "secrets")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per secret reference that looks like a credential value."""
+        for m_index, mirror in enumerate(ctx.fleet.settings.mirrors):
+            for s_index, name in enumerate(mirror.pull_secrets):
+                if looks_like_credential(name):
+                    yield Problem(
+                        f"pull secret of mirror {mirror.name!r} looks like a token, not a Secret name",
+                        ctx.fleet.settings_file, ("mirrors", m_index, "pullSecrets", s_index),
+                        hint="create the Secret out of band and list its name here; rotate the exposed credential",
+                    )
+        for cluster in ctx.fleet.clusters:
+            secret = cluster.gitops.flux.kube_config_secret
+            if secret and looks_like_credential(secret):
+                yield Problem(
+                    "flux.kubeConfigSecret looks like a token, not a Secret name",
+                    cluster.source_file, ("gitops", "flux", "kubeConfigSecret"),
+                    hint="create the Secret out of band and name it here; rotate the exposed credential",
+                )
+
+
+class PackageRepoForCompiledDrivers(Rule):
+    """Pools whose driver the operator compiles on the node need a package-repository ConfigMap in air-gap.
+
+    With ``driver.source: operator`` the driver container installs kernel
+    headers from the OS package repositories.  An air-gapped node reaches
+    none, so the mirror must name ``packageRepoConfigMap`` (rendered as
+    ``driver.repoConfig``).  Precompiled and host drivers need no packages.
+
+    Failing: an air-gapped cluster with a ``source: operator`` pool and a
+    mirror without ``packageRepoConfigMap``.  Passing: the mirror sets
+    ``packageRepoConfigMap: ubuntu-jammy-mirror`` or the pool uses
+    ``source: precompiled``.
+    """
+
+    id = "GS404"
+    title = "Operator-compiled drivers in air-gap have a package-repo config"
+    rationale = "The driver container cannot build kernel modules without a reachable package repository."
+    severity = Severity.ERROR
+    tags = ("air-gap", "driver")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per operator-compiled pool of an air-gapped cluster whose mirror lacks a repo config."""
+        for cluster, mirror in air_gapped(ctx.fleet):
+            if mirror.package_repo_config_map is not None:
+                continue
+            for pool in cluster.pools:
+                if pool.driver.source is DriverSource.OPERATOR:
+                    yield Problem(
+                        f"pool {pool.name!r} compiles its driver on the node, but mirror {mirror.name!r} "
+                        "has no packageRepoConfigMap",
+                        cluster.source_file, pool_path(cluster, pool, "driver", "source"),
+                        hint=f"set mirrors[{mirror.name}].packageRepoConfigMap, or use driver.source: precompiled",
+                    )
+
+
+class NoCredentialsInSpec(Rule):
+    """No credential is written anywhere in the spec.
+
+    Every string of every spec file is scanned: PEM private keys, values of
+    password/secret/token/API-key-like keys, bearer tokens, AWS, GitHub,
+    GitLab, Slack and NGC tokens, JSON Web Tokens, Docker ``auths`` configs and
+    URLs carrying ``user:password@``.  The finding names the kind of secret,
+    never the secret.
+
+    Failing::
+
+        git:
+          repoURL: https://deploy:s3cr3t@git.example/fleet.git
+
+    Passing::
+
+        git:
+          repoURL: https://git.example/fleet.git
+    """
+
+    id = "GS405"
+    title = "No credentials, tokens or private keys in the spec"
+    rationale = "Anything in git is readable by every clone and every CI log; credentials belong in Secrets."
+    severity = Severity.ERROR
+    tags = ("secrets",)
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per credential found in the raw data of each spec file."""
+        for file, data in ctx.raw.items():
+            for hit in scan(data):
+                yield Problem(
+                    f"{hit.kind} is written in the spec",
+                    file, hit.path, at_key=hit.at_key,
+                    hint="remove it, rotate it, and reference a Kubernetes Secret by name instead",
+                )
+
+
+RULES: list[type[Rule]] = [
+    MirrorCoversRegistries,
+    ChartFromMirror,
+    PullSecretsByName,
+    PackageRepoForCompiledDrivers,
+    NoCredentialsInSpec,
+]

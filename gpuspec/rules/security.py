@@ -1,0 +1,227 @@
+"""Security and access rules (GS6xx): dedicated namespace, least-privilege devices, justified sharing, tenancy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuspec.findings import Severity
+from gpuspec.rules.base import Param, Problem, Rule, RuleContext
+from gpuspec.rules.common import param
+from gpuspec.spec.models import Cluster, SharingMode
+from gpuspec.spec.resolve import pool_path
+
+#: (operand key in operator.operands, attribute on Operands, attribute on DeviceNeeds, words)
+DEVICE_FEATURES: tuple[tuple[str, str, str, str], ...] = (
+    ("rdma", "rdma", "rdma", "GPUDirect RDMA"),
+    ("gds", "gds", "gds", "GPUDirect Storage"),
+    ("gdrcopy", "gdrcopy", "gdrcopy", "GDRCopy"),
+    ("sandboxWorkloads", "sandbox_workloads", "sandbox", "sandbox workloads (VM passthrough / vGPU)"),
+)
+
+
+class DedicatedOperatorNamespace(Rule):
+    """The GPU Operator runs in a namespace of its own, not ``default`` or a ``kube-*`` system namespace.
+
+    gpuspec renders the operator namespace with Pod Security Admission labels
+    (privileged, since the operands load kernel modules); sharing that
+    namespace would grant the same to every other workload in it.
+
+    Failing: ``operator: {namespace: kube-system}``.  Passing:
+    ``operator: {namespace: gpu-operator}``.
+    """
+
+    id = "GS601"
+    title = "Operator namespace is dedicated"
+    rationale = "The operator namespace is privileged; other workloads must not share it."
+    severity = Severity.ERROR
+    params = (
+        Param("forbidden_namespaces", list, ("default", "kube-system", "kube-public", "kube-node-lease"),
+              "Namespaces the operator must not use."),
+    )
+    tags = ("security",)
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per cluster whose operator namespace is a shared or system namespace."""
+        forbidden = set(param(self, ctx, "forbidden_namespaces"))
+        for cluster in ctx.fleet.clusters:
+            namespace = cluster.operator.namespace
+            if namespace in forbidden:
+                yield Problem(
+                    f"the operator runs in the shared namespace {namespace!r}",
+                    cluster.source_file, ("operator", "namespace"),
+                    hint="use a namespace of its own, e.g. gpu-operator",
+                )
+
+
+class DeviceOperandsOnlyWhenNeeded(Rule):
+    """RDMA, GDS, GDRCopy and sandbox workloads are enabled for a cluster only if some pool declares the need.
+
+    Each of these operands exposes extra host devices or kernel modules.  A
+    pool declares its need in ``devices`` (``rdma``, ``gds``, ``gdrcopy``,
+    ``sandbox``); enabling the operand in ``operator.operands`` without such a
+    pool is exposure nobody asked for.
+
+    Failing: ``operands: {gds: true}`` and no pool with ``devices: {gds: true}``.
+    Passing: a pool declares ``devices: {gds: true}``.
+    """
+
+    id = "GS602"
+    title = "Device operands enabled only where a pool needs them"
+    rationale = "Least privilege: host devices and kernel modules no pool uses are pure attack surface."
+    severity = Severity.WARNING
+    tags = ("security", "devices")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per operand enabled at cluster level that no pool of the cluster declares."""
+        for cluster in ctx.fleet.clusters:
+            operands = cluster.operator.operands
+            for key, operand_attr, need_attr, words in DEVICE_FEATURES:
+                if getattr(operands, operand_attr) and not any(getattr(p.devices, need_attr) for p in cluster.pools):
+                    yield Problem(
+                        f"{words} is enabled but no pool of {cluster.name!r} declares devices.{need_attr}",
+                        cluster.source_file, ("operator", "operands", key),
+                        hint=f"turn it off, or set devices.{need_attr}: true on the pools that use it",
+                    )
+
+
+class DeviceNeedsEnabled(Rule):
+    """A pool that declares a device need is in a cluster that enables the matching operand.
+
+    ``devices.rdma`` on a pool does nothing unless ``operator.operands.rdma``
+    is on; the workloads scheduled there would start without the device.
+
+    Failing: a pool with ``devices: {rdma: true}`` in a cluster without
+    ``operands: {rdma: true}``.  Passing: both set.
+    """
+
+    id = "GS603"
+    title = "Pools declare device needs only where the cluster enables them"
+    rationale = "A declared but unserved device need fails at run time, on the workload."
+    severity = Severity.ERROR
+    tags = ("security", "devices")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per pool device need whose operand the cluster does not enable."""
+        for cluster in ctx.fleet.clusters:
+            operands = cluster.operator.operands
+            for pool in cluster.pools:
+                for key, operand_attr, need_attr, words in DEVICE_FEATURES:
+                    if getattr(pool.devices, need_attr) and not getattr(operands, operand_attr):
+                        yield Problem(
+                            f"pool {pool.name!r} needs {words}, which cluster {cluster.name!r} does not enable",
+                            cluster.source_file, pool_path(cluster, pool, "devices", need_attr),
+                            hint=f"set operator.operands.{key}: true, or drop the need",
+                        )
+
+
+class SharingJustified(Rule):
+    """GPU sharing (time-slicing or MPS) carries a written justification of at least ``min_length`` characters.
+
+    Shared GPUs give no memory or fault isolation between pods; the spec must
+    say why that is acceptable for this pool.
+
+    Failing: ``sharing: {mode: time-slicing, replicas: 4}``.  Passing: the
+    same with ``justification: Stateless inference replicas of trusted models``.
+    """
+
+    id = "GS604"
+    title = "GPU sharing has a written justification"
+    rationale = "Time-slicing and MPS share memory and faults between pods; the choice must be deliberate."
+    severity = Severity.ERROR
+    params = (Param("min_length", int, 20, "Shortest acceptable justification, in characters."),)
+    tags = ("security", "sharing")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per sharing pool whose justification is missing or too short."""
+        minimum = int(param(self, ctx, "min_length"))
+        for cluster in ctx.fleet.clusters:
+            for pool in cluster.pools:
+                sharing = pool.sharing
+                if sharing.mode is SharingMode.NONE:
+                    continue
+                text = (sharing.justification or "").strip()
+                if len(text) >= minimum:
+                    continue
+                if not text:
+                    message, path = f"pool {pool.name!r} shares GPUs ({sharing.mode.value}) without a " \
+                        "justification", pool_path(cluster, pool, "sharing", "mode")
+                else:
+                    message = (f"the sharing justification of pool {pool.name!r} has {len(text)} characters, "
+                               f"fewer than {minimum}")
+                    path = pool_path(cluster, pool, "sharing", "justification")
+                yield Problem(message, cluster.source_file, path,
+                              hint="write in sharing.justification why pods may share these GPUs")
+
+
+def _tenant_quota_missing(cluster: Cluster) -> Iterator[int]:
+    for index, tenant in enumerate(cluster.tenants):
+        if tenant.gpu_quota is None and not tenant.mig_quota:
+            yield index
+
+
+class TenantsHaveGpuQuota(Rule):
+    """In a cluster with tenants, every tenant has a GPU quota (``gpuQuota`` or ``migQuota``).
+
+    Without a quota one team can take every GPU of the cluster.
+
+    Failing: a tenant without ``gpuQuota`` and ``migQuota``.  Passing:
+    ``gpuQuota: 32`` (``0`` with a ``migQuota`` is fine too).
+    """
+
+    id = "GS605"
+    title = "Every tenant has a GPU quota"
+    rationale = "Shared clusters need quotas so one tenant cannot starve the others."
+    severity = Severity.ERROR
+    tags = ("security", "tenancy")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per tenant with neither gpuQuota nor migQuota."""
+        for cluster in ctx.fleet.clusters:
+            for index in _tenant_quota_missing(cluster):
+                tenant = cluster.tenants[index]
+                yield Problem(
+                    f"tenant {tenant.name!r} has no GPU quota", cluster.source_file, ("tenants", index, "name"),
+                    hint="set gpuQuota (and migQuota for MIG pools)",
+                )
+
+
+class TenantPoolsTainted(Rule):
+    """In a cluster with tenants, every GPU pool carries a ``NoSchedule`` or ``NoExecute`` taint.
+
+    Without a taint any pod can land on a GPU node and hold its CPU and
+    memory; quotas only count GPU requests.
+
+    Failing: a pool without ``taints`` in a cluster with ``tenants``.
+    Passing: ``taints: [{key: acme.example/gpu, value: h100, effect: NoSchedule}]``.
+    """
+
+    id = "GS606"
+    title = "GPU pools of multi-tenant clusters are tainted"
+    rationale = "Taints keep non-GPU workloads of any tenant off scarce GPU nodes."
+    severity = Severity.ERROR
+    tags = ("security", "tenancy")
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per untainted pool of a cluster that has tenants."""
+        for cluster in ctx.fleet.clusters:
+            if not cluster.tenants:
+                continue
+            for pool in cluster.pools:
+                if not any(t.effect in ("NoSchedule", "NoExecute") for t in pool.taints):
+                    yield Problem(
+                        f"pool {pool.name!r} has no NoSchedule/NoExecute taint, but cluster {cluster.name!r} "
+                        "has tenants",
+                        cluster.source_file, pool_path(cluster, pool, "taints") if pool.taints
+                        else pool_path(cluster, pool, "name"),
+                        hint="add a taint such as {key: example.com/gpu, value: <pool>, effect: NoSchedule}",
+                    )
+
+
+RULES: list[type[Rule]] = [
+    DedicatedOperatorNamespace,
+    DeviceOperandsOnlyWhenNeeded,
+    DeviceNeedsEnabled,
+    SharingJustified,
+    TenantsHaveGpuQuota,
+    TenantPoolsTainted,
+]
