@@ -1,0 +1,1 @@
+"""Policy packs: rule settings, exceptions and custom declarative rules from policies/."""

@@ -1,0 +1,44 @@
+"""Run declarative custom rules: a JSON Schema asserted on every spec node a path pattern selects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpuspec.findings import Finding, Severity
+from gpuspec.policy.load import LocatedCustomRule
+from gpuspec.policy.selectors import item_name, parse_selector, select
+from gpuspec.report.base import RuleDoc
+from gpuspec.spec.models import Fleet
+
+
+def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -> Iterator[Finding]:
+    """One finding per selected node that does not satisfy the rule's schema (at the most relevant error)."""
+    import jsonschema
+
+    spec = rule.rule
+    validator = jsonschema.Draft202012Validator(spec.schema_)
+    for selected in select(fleet, parse_selector(spec.select)):
+        error = jsonschema.exceptions.best_match(validator.iter_errors(selected.node))
+        if error is None:
+            continue
+        name = item_name(selected.node) or ""
+        message = spec.message.replace("{name}", name)
+        detail = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+        yield Finding(
+            spec.id, severity, message, selected.file, (*selected.path, *_parts(error.absolute_path)),
+            spec.hint or detail, at_key=error.validator == "additionalProperties",
+            tags=("custom",),
+        )
+
+
+def _parts(path: Any) -> tuple[str | int, ...]:
+    return tuple(p if isinstance(p, int) else str(p) for p in path)
+
+
+def custom_rule_doc(rule: LocatedCustomRule) -> RuleDoc:
+    """Reporter metadata of a custom rule."""
+    spec = rule.rule
+    help_text = "\n\n".join(t for t in (spec.rationale, f"Custom rule from {rule.place.file}: "
+                                                      f"selects {spec.select} and asserts a JSON Schema.") if t)
+    return RuleDoc(spec.id, spec.title, spec.severity.value, help_text)

@@ -1,0 +1,133 @@
+"""The lint engine: validate the fleet, run every enabled rule through the policy, apply exceptions and suppressions."""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from gpuspec.findings import Finding, Severity
+from gpuspec.loader.fleetload import load_fleet
+from gpuspec.loader.positions import locate_findings
+from gpuspec.policy.custom import custom_findings, custom_rule_doc
+from gpuspec.policy.exceptions import apply_exceptions
+from gpuspec.policy.load import Place, Policy, load_policy
+from gpuspec.policy.suppress import apply_suppressions, read_suppressions
+from gpuspec.report.base import RuleDoc
+from gpuspec.rules.base import RuleContext, run_rule
+from gpuspec.rules.meta import EngineRule
+from gpuspec.rules.registry import RULES, rule_doc
+from gpuspec.spec.models import Fleet
+from gpuspec.validate.references import reference_findings
+
+RULE_CRASHED = "GS000"
+
+
+@dataclass
+class LintResult:
+    """Located findings of a lint run, whether the input was usable, and metadata of the rules that fired."""
+
+    findings: list[Finding]
+    usable: bool
+    rule_docs: dict[str, RuleDoc] = field(default_factory=dict)
+    packs: list[str] = field(default_factory=list)
+
+
+def default_as_of() -> date:
+    """The support-matrix data date: the reproducible default for life-cycle checks."""
+    from gpuspec.matrix.query import data_date
+
+    return data_date()
+
+
+def _run_rules(fleet: Fleet, raw: dict[str, object], policy: Policy) -> list[Finding]:
+    as_of = policy.as_of or default_as_of()
+    findings: list[Finding] = []
+    for rule_id, rule_class in RULES.items():
+        config = policy.rules[rule_id]
+        if not config.enabled or issubclass(rule_class, EngineRule):
+            continue
+        ctx = RuleContext(fleet=fleet, params=config.params, as_of=as_of, raw=raw)
+        try:
+            findings.extend(run_rule(rule_class(), ctx, config.severity))
+        except Exception as exc:  # a broken rule must not hide the others' findings
+            if os.environ.get("GPUSPEC_DEBUG"):
+                traceback.print_exc()
+            findings.append(Finding(
+                RULE_CRASHED, Severity.ERROR, f"rule {rule_id} failed: {type(exc).__name__}: {exc}",
+                fleet.settings_file, (),
+                "this is a bug in gpuspec; set GPUSPEC_DEBUG=1 for the traceback and report it",
+            ))
+    for located in policy.custom_rules:
+        config = policy.rules[located.rule.id]
+        if config.enabled:
+            findings.extend(custom_findings(fleet, located, config.severity))
+    return findings
+
+
+def _restamp(findings: Sequence[Finding], policy: Policy) -> list[Finding]:
+    """Give engine findings (GS003–GS007) the severity the policy sets, and drop disabled ones."""
+    out: list[Finding] = []
+    for finding in findings:
+        config = policy.rules.get(finding.rule_id)
+        if config is None:
+            out.append(finding)
+        elif config.enabled:
+            out.append(finding.with_severity(config.severity))
+    return out
+
+
+def _docs(findings: Sequence[Finding], policy: Policy) -> dict[str, RuleDoc]:
+    docs: dict[str, RuleDoc] = {}
+    custom = {c.rule.id: c for c in policy.custom_rules}
+    for finding in findings:
+        rule_id = finding.rule_id
+        if rule_id in docs:
+            continue
+        if rule_id in RULES:
+            docs[rule_id] = rule_doc(RULES[rule_id])
+        elif rule_id in custom:
+            docs[rule_id] = custom_rule_doc(custom[rule_id])
+    return docs
+
+
+def lint_fleet(
+    fleet_dir: Path, policies_dir: Path, packs: Sequence[str] | None = None, today: date | None = None
+) -> LintResult:
+    """Lint ``fleet_dir`` under the policy packs ``packs`` (default: those fleet.yaml selects) from ``policies_dir``.
+
+    ``today`` is the date exceptions expire against (default: the real date).
+    """
+    load = load_fleet(fleet_dir)
+    fleet = load.fleet
+    if fleet is None:
+        return LintResult(locate_findings(load.findings), usable=False, rule_docs={})
+    if packs:
+        policy = load_policy(policies_dir, list(packs))
+    else:
+        names = fleet.settings.policy.packs
+        places = [Place(fleet.settings_file, ("policy", "packs", i)) for i in range(len(names))]
+        policy = load_policy(policies_dir, names, places)
+    findings = reference_findings(fleet, None)
+    if not policy.usable:
+        located = locate_findings([*findings, *policy.findings])
+        return LintResult(located, usable=False, rule_docs=_docs(located, policy), packs=policy.packs)
+
+    findings.extend(_run_rules(fleet, load.raw, policy))
+    findings, exception_findings = apply_exceptions(fleet, findings, policy, today or date.today())
+    located = locate_findings(findings)
+    custom_ids = {c.rule.id for c in policy.custom_rules}
+
+    def known(rule_id: str) -> bool:
+        return rule_id in RULES or rule_id in custom_ids or (rule_id.startswith("GS1") and len(rule_id) == 5)
+
+    def enabled(rule_id: str) -> bool:
+        return policy.enabled(rule_id) or rule_id.startswith("GS1")
+
+    located, suppression_findings = apply_suppressions(located, read_suppressions(load.raw), known, enabled)
+    extra = locate_findings(_restamp([*exception_findings, *suppression_findings], policy))
+    result = sorted([*located, *extra], key=Finding.sort_key)
+    return LintResult(result, usable=True, rule_docs=_docs(result, policy), packs=policy.packs)
