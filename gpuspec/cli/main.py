@@ -9,7 +9,9 @@ import traceback
 import click
 
 from gpuspec import __version__, exitcodes
+from gpuspec.cli.lint_cmd import lint_command
 from gpuspec.cli.plan_cmd import plan_command
+from gpuspec.cli.rules_cmd import explain_command, rules_command
 from gpuspec.cli.schema_cmd import schema_command
 from gpuspec.cli.validate_cmd import validate_command
 from gpuspec.errors import GpuspecError
@@ -26,6 +28,7 @@ def cli() -> None:
 
 
 COMMANDS = [
+    lint_command, rules_command, explain_command,
     plan_command,
     validate_command,
     schema_command,

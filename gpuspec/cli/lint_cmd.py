@@ -1,0 +1,63 @@
+"""`gpuspec lint`: schema, references and every rule through the policy packs — the CI gate."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import click
+
+from gpuspec import exitcodes
+from gpuspec.cli.common import (
+    emit_report,
+    exit_code,
+    fleet_argument,
+    format_option,
+    output_option,
+    policies_option,
+)
+from gpuspec.errors import GpuspecError
+from gpuspec.findings import Severity
+from gpuspec.rules.engine import lint_fleet
+
+
+def _parse_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date such as 2026-09-30") from None
+
+
+@click.command("lint")
+@fleet_argument
+@policies_option
+@click.option("--pack", "packs", multiple=True, metavar="NAME",
+              help="Policy pack to apply (repeatable); default: the packs fleet.yaml selects.")
+@format_option()
+@output_option
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+              help="Exit 1 when a finding has this severity or a higher one.")
+@click.option("--today", callback=_parse_date, metavar="YYYY-MM-DD", default=None,
+              help="Date policy exceptions expire against (default: today).")
+def lint_command(
+    fleet_dir: Path, policies_dir: Path, packs: tuple[str, ...], output_format: str, output_file: Path | None,
+    fail_on: str, today: date | None,
+) -> None:
+    """Lint the fleet: schema, references, support matrix and policy rules.
+
+    Rules run with the severities, parameters, exceptions and custom rules of
+    the policy packs. Findings can be suppressed inline with
+    `# gpuspec: ignore GS604 -- reason`. Exit 0 when clean, 1 when a finding
+    is at or above --fail-on, 2 when the fleet or a policy pack is unusable.
+    """
+    result = lint_fleet(fleet_dir, policies_dir, packs or None, today)
+    summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
+    try:
+        emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary)
+    except OSError as exc:
+        raise GpuspecError(f"cannot write {output_file}: {exc.strerror or exc}") from None
+    if not result.usable:
+        raise SystemExit(exitcodes.INPUT_ERROR)
+    raise SystemExit(exit_code(result.findings, Severity(fail_on)))
