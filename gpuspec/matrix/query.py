@@ -145,6 +145,7 @@ def _minor(text: str) -> tuple[int, ...] | None:
 # ---------------------------------------------------------------- versions and lifecycle
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_version(version: str) -> tuple[int, ...] | None:
     """Return ``(YY, MM, PP)`` (or ``(YY, MM)`` for a line) of a GPU Operator version, or None if it is not one."""
     m = _VERSION_RE.match(version.strip())

@@ -1,0 +1,888 @@
+"""Support-matrix checks of a typed fleet: GS2xx (versions and platform) and GS3xx (MIG and sharing).
+
+Every fact comes from :mod:`gpuspec.matrix.query`.  When the matrix cannot
+answer (unknown release, a docs column that does not exist, a fact written as
+``unknown``) the check reports GS200 / GS300 "cannot verify" as a warning; it
+never passes silently and never guesses.
+
+The checks share one evaluation per fleet (and date); each rule class picks
+its own problems from it, so running all rules costs one pass over the fleet.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from gpuspec.findings import DocPath, Finding, Severity
+from gpuspec.matrix import query as q
+from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
+from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
+from gpuspec.spec.resolve import effective_driver, operator_version
+
+CANNOT_VERIFY_PLATFORM = "GS200"
+UNKNOWN_RELEASE = "GS201"
+END_OF_SUPPORT = "GS202"
+DEPRECATED = "GS203"
+KUBERNETES_RANGE = "GS204"
+OS_UNSUPPORTED = "GS205"
+RUNTIME_UNSUPPORTED = "GS206"
+DRIVER_BRANCH = "GS207"
+DRIVER_VERSION_BRANCH = "GS208"
+DRIVER_VERSION_UNLISTED = "GS209"
+GPU_UNKNOWN = "GS210"
+GPU_NOT_LISTED = "GS211"
+GPU_DRIVER_TOO_OLD = "GS212"
+PRECOMPILED_UNAVAILABLE = "GS213"
+PER_POOL_DRIVERS = "GS214"
+CANNOT_VERIFY_MIG = "GS300"
+MIG_NOT_CAPABLE = "GS301"
+MIG_LAYOUT = "GS302"
+MIG_PROFILE = "GS303"
+MIG_LIMITS = "GS304"
+MIG_SINGLE_MIXED = "GS305"
+SHARING_WITH_MIG = "GS306"
+
+#: spec `kubernetes.distribution` -> support-matrix distribution id.
+_DISTRIBUTION = {"upstream": "kubernetes"}
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+@dataclass
+class _Result:
+    problems: dict[str, list[Problem]] = field(default_factory=dict)
+    seen: set[tuple[str, str, DocPath, str]] = field(default_factory=set)
+
+    def add(self, rule: str, message: str, file: str, path: DocPath, hint: str | None = None) -> None:
+        key = (rule, file, path, message)
+        if key not in self.seen:
+            self.seen.add(key)
+            self.problems.setdefault(rule, []).append(Problem(message, file, path, hint))
+
+
+_CACHE: list[tuple[Fleet, dt.date, _Result]] = []
+
+
+def _evaluate(fleet: Fleet, as_of: dt.date | None) -> _Result:
+    when = as_of or q.data_date()
+    if _CACHE and _CACHE[0][0] is fleet and _CACHE[0][1] == when:
+        return _CACHE[0][2]
+    res = _Result()
+    _channels(fleet, res)
+    for cluster in fleet.clusters:
+        _cluster(fleet, cluster, when, res)
+    _CACHE[:] = [(fleet, when, res)]
+    return res
+
+
+def _pinned_at(fleet: Fleet, cluster: Cluster) -> tuple[str, DocPath]:
+    """File and path where a cluster's operator release is written (its pin or its channel reference)."""
+    if cluster.operator.version:
+        return cluster.source_file, ("operator", "version")
+    return cluster.source_file, ("operator", "channel")
+
+
+def _channel_index(fleet: Fleet, name: str | None) -> int | None:
+    for i, ch in enumerate(fleet.settings.channels):
+        if ch.name == name:
+            return i
+    return None
+
+
+def _unknown_release_hint(version: str) -> str:
+    near = q.nearest_release(version)
+    return f"nearest known release: {near.tag}" if near else "GPU Operator versions look like v25.10.1"
+
+
+def _channels(fleet: Fleet, res: _Result) -> None:
+    file = fleet.settings_file
+    for i, ch in enumerate(fleet.settings.channels):
+        if q.release(ch.operator) is None:
+            res.add(
+                UNKNOWN_RELEASE,
+                f"channel {ch.name!r} pins GPU Operator {ch.operator}, which the support matrix does not know",
+                file,
+                ("channels", i, "operator"),
+                _unknown_release_hint(ch.operator),
+            )
+            continue
+        if ch.driver is not None:
+            _driver_pin(ch.operator, ch.driver.branch, ch.driver.version, file, ("channels", i, "driver"), res)
+
+
+def _driver_pin(release: str, branch: str | None, version: str | None, file: str, path: DocPath, res: _Result) -> None:
+    """Branch / version checks of one driver pin (pool or channel)."""
+    rel = q.release(release)
+    assert rel is not None
+    if branch is not None and q.driver_branch_supported(release, branch) is False:
+        res.add(
+            DRIVER_BRANCH,
+            f"driver branch {branch} is not supported by GPU Operator {rel.tag}",
+            file,
+            (*path, "branch"),
+            f"branches listed for {rel.tag}: {', '.join(rel.drivers.branches)}",
+        )
+    if version is None:
+        return
+    if branch is not None and version.split(".")[0] != branch:
+        res.add(
+            DRIVER_VERSION_BRANCH,
+            f"driver version {version} is not in branch {branch}",
+            file,
+            (*path, "version"),
+            f"use a {branch}.x version or branch {version.split('.')[0]}",
+        )
+        return
+    if q.driver_version_known(release, version) is False:
+        listed = [d.version for d in rel.drivers.versions if d.branch == version.split(".")[0]]
+        res.add(
+            DRIVER_VERSION_UNLISTED,
+            f"driver {version} is not listed for GPU Operator {rel.tag}",
+            file,
+            (*path, "version"),
+            f"listed in that branch: {', '.join(listed)}" if listed else None,
+        )
+
+
+def _cluster(fleet: Fleet, cluster: Cluster, when: dt.date, res: _Result) -> None:
+    version = operator_version(fleet, cluster)
+    rel = q.release(version) if version else None
+    vfile, vpath = _pinned_at(fleet, cluster)
+    if version and rel is None and cluster.operator.version:
+        res.add(
+            UNKNOWN_RELEASE,
+            f"GPU Operator {version} is not in the support matrix",
+            vfile,
+            vpath,
+            _unknown_release_hint(version),
+        )
+    if rel is not None:
+        _lifecycle(rel.version, rel.tag, when, vfile, vpath, res)
+        _platform(cluster, rel.version, rel.tag, res)
+    for index, pool in enumerate(cluster.pools):
+        _pool(fleet, cluster, index, pool, rel.version if rel else None, res)
+    if rel is not None:
+        _per_pool_drivers(fleet, cluster, rel.version, rel.tag, res)
+
+
+def _lifecycle(version: str, tag: str, when: dt.date, file: str, path: DocPath, res: _Result) -> None:
+    status = q.line_status(version, when)
+    line = q.line_of(version)
+    day = when.isoformat()
+    if status == "end-of-support":
+        newest = q.latest_release()
+        res.add(
+            END_OF_SUPPORT,
+            f"GPU Operator {tag}: release line {line} is end of support as of {day}",
+            file,
+            path,
+            f"upgrade line by line (one line at a time) towards {newest.tag if newest else 'a supported line'}",
+        )
+    elif status == "deprecated":
+        res.add(
+            DEPRECATED,
+            f"GPU Operator {tag}: release line {line} is deprecated as of {day} (only critical and CVE fixes)",
+            file,
+            path,
+            "plan the upgrade to the next release line",
+        )
+    elif status == "unknown":
+        res.add(
+            CANNOT_VERIFY_PLATFORM,
+            f"cannot verify the life-cycle status of line {line} on {day} "
+            f"(support-matrix data is from {q.data_date().isoformat()})",
+            file,
+            path,
+        )
+
+
+def _platform(cluster: Cluster, version: str, tag: str, res: _Result) -> None:
+    file = cluster.source_file
+    k8s = cluster.kubernetes
+    dist_spec = k8s.distribution.value
+    dist = _DISTRIBUTION.get(dist_spec, dist_spec)
+    if dist == "openshift":
+        if k8s.openshift_version is None:
+            res.add(
+                CANNOT_VERIFY_PLATFORM,
+                "cannot verify OpenShift support: the matrix lists OpenShift versions; set kubernetes.openshiftVersion",
+                file,
+                ("kubernetes", "distribution"),
+            )
+        else:
+            verdict = q.kubernetes_supported(version, "openshift", k8s.openshift_version)
+            _k8s_verdict(
+                verdict,
+                f"OpenShift {k8s.openshift_version}",
+                version,
+                tag,
+                "openshift",
+                file,
+                ("kubernetes", "openshiftVersion"),
+                res,
+            )
+    elif dist == "nkp":
+        res.add(
+            CANNOT_VERIFY_PLATFORM,
+            f"cannot verify NKP support: the matrix lists NKP releases, the spec gives only Kubernetes {k8s.version}",
+            file,
+            ("kubernetes", "distribution"),
+        )
+    else:
+        verdict = q.kubernetes_supported(version, dist, k8s.version)
+        _k8s_verdict(
+            verdict,
+            f"Kubernetes {k8s.version} on {dist_spec}",
+            version,
+            tag,
+            dist,
+            file,
+            ("kubernetes", "version"),
+            res,
+        )
+    runtime = k8s.runtime.value
+    rt_verdict = q.runtime_supported(version, runtime)
+    if rt_verdict is False:
+        res.add(
+            RUNTIME_UNSUPPORTED,
+            f"container runtime {runtime} is not supported by GPU Operator {tag}",
+            file,
+            ("kubernetes", "runtime"),
+        )
+    elif rt_verdict is None:
+        res.add(
+            CANNOT_VERIFY_PLATFORM,
+            f"cannot verify container runtime {runtime} for GPU Operator {tag}",
+            file,
+            ("kubernetes", "runtime"),
+        )
+
+
+def _k8s_verdict(
+    verdict: bool | None, what: str, version: str, tag: str, dist: str, file: str, path: DocPath, res: _Result
+) -> None:
+    ranges = q.kubernetes_ranges(version) or {}
+    listed = "; ".join(ranges.get(dist, []))
+    if verdict is False:
+        res.add(
+            KUBERNETES_RANGE,
+            f"{what} is outside what GPU Operator {tag} supports",
+            file,
+            path,
+            f"supported: {listed}" if listed else None,
+        )
+    elif verdict is None:
+        upstream = "; ".join(ranges.get("kubernetes", []))
+        res.add(
+            CANNOT_VERIFY_PLATFORM,
+            f"cannot verify {what}: the support matrix of {tag} has no {dist} column",
+            file,
+            path,
+            f"upstream Kubernetes range: {upstream}" if upstream else None,
+        )
+
+
+def _pool(fleet: Fleet, cluster: Cluster, index: int, pool: Pool, version: str | None, res: _Result) -> None:
+    file = cluster.source_file
+    base: DocPath = ("pools", index)
+    rel = q.release(version) if version else None
+    product = q.gpu_product(pool.gpu.product)
+    if product is None:
+        close = difflib.get_close_matches(pool.gpu.product.upper(), [p.id for p in q.gpu_products()], n=3)
+        res.add(
+            GPU_UNKNOWN,
+            f"GPU product {pool.gpu.product!r} is not in the support matrix",
+            file,
+            (*base, "gpu", "product"),
+            f"did you mean {', '.join(close)}?" if close else "see `gpuspec matrix`",
+        )
+    drv = effective_driver(fleet, cluster, pool)
+    ch_index = _channel_index(fleet, cluster.operator.channel)
+    dpath: DocPath
+    if drv.from_channel and ch_index is not None:
+        dfile, dpath = fleet.settings_file, ("channels", ch_index, "driver")
+    else:
+        dfile, dpath = file, (*base, "driver")
+    if rel is not None:
+        tag = rel.tag
+        os_id, os_ver = pool.os.distribution, pool.os.version
+        ok = q.os_supported(rel.version, os_id, os_ver)
+        if ok is False:
+            oses = "; ".join(t for _, _, t in q.operating_systems(rel.version) or [])
+            res.add(
+                OS_UNSUPPORTED,
+                f"{os_id} {os_ver} is not a supported OS of GPU Operator {tag}",
+                file,
+                (*base, "os", "version"),
+                f"supported: {oses}",
+            )
+        elif ok is None:
+            res.add(
+                CANNOT_VERIFY_PLATFORM, f"cannot verify OS {os_id} {os_ver} for GPU Operator {tag}", file, (*base, "os")
+            )
+        rt = q.runtime_supported(rel.version, cluster.kubernetes.runtime.value, os_id=os_id, os_version=os_ver)
+        if rt is False and q.runtime_supported(rel.version, cluster.kubernetes.runtime.value) is not False:
+            res.add(
+                RUNTIME_UNSUPPORTED,
+                f"container runtime {cluster.kubernetes.runtime.value} is not supported on "
+                f"{os_id} {os_ver} by GPU Operator {tag}",
+                file,
+                (*base, "os"),
+            )
+        if not drv.from_channel:
+            _driver_pin(rel.version, drv.branch, drv.version, dfile, dpath, res)
+        if product is not None:
+            _gpu_support(product.id, rel.version, tag, drv.branch, drv.version, file, base, res)
+        if drv.source is DriverSource.PRECOMPILED:
+            _precompiled(pool, rel.version, tag, drv.branch, file, base, res)
+    if product is not None:
+        _mig(pool, product.id, version, file, base, res)
+
+
+def _gpu_support(
+    product: str,
+    version: str,
+    tag: str,
+    branch: str | None,
+    dversion: str | None,
+    file: str,
+    base: DocPath,
+    res: _Result,
+) -> None:
+    listed = [q.gpu_listed(version, product, arch) for arch in ("x86_64", "arm64")]
+    if True not in listed:
+        if None in listed:
+            res.add(
+                CANNOT_VERIFY_PLATFORM,
+                f"cannot verify that GPU Operator {tag} supports {product}",
+                file,
+                (*base, "gpu", "product"),
+            )
+        else:
+            res.add(
+                GPU_NOT_LISTED,
+                f"{product} is not in the supported-GPU list of GPU Operator {tag}",
+                file,
+                (*base, "gpu", "product"),
+            )
+    prod = q.gpu_product(product)
+    need = prod.min_driver_version if prod else None
+    if need is None:
+        return
+    effective = dversion or (q.default_driver(version) if branch is None else None)
+    if effective is not None:
+        verdict = q.gpu_driver_requirement(product, effective)
+        if verdict is not None and verdict[0] is False:
+            res.add(GPU_DRIVER_TOO_OLD, verdict[1], file, (*base, "driver"))
+    elif branch is not None and int(branch) < int(need.split(".")[0]):
+        res.add(
+            GPU_DRIVER_TOO_OLD,
+            f"{product} needs driver {need} or later (branch {branch} is older)",
+            file,
+            (*base, "driver", "branch"),
+        )
+
+
+def _precompiled(
+    pool: Pool, version: str, tag: str, branch: str | None, file: str, base: DocPath, res: _Result
+) -> None:
+    b = branch or (q.default_driver(version) or "").split(".")[0]
+    kernel = pool.os.kernel
+    if kernel is None:
+        res.add(
+            CANNOT_VERIFY_PLATFORM,
+            "cannot verify precompiled driver availability: os.kernel is not set",
+            file,
+            (*base, "os"),
+            "precompiled images exist per kernel; set os.kernel (e.g. 5.15.0-105-generic)",
+        )
+        return
+    verdict = q.precompiled_available(version, pool.os.distribution, pool.os.version, kernel, b)
+    what = f"{pool.os.distribution} {pool.os.version}, kernel {kernel}, branch {b}"
+    if verdict is False:
+        res.add(
+            PRECOMPILED_UNAVAILABLE,
+            f"no precompiled driver images for {what} with GPU Operator {tag}",
+            file,
+            (*base, "driver", "source"),
+            "use driver.source operator, or a supported OS / kernel flavour / branch",
+        )
+    elif verdict is None:
+        res.add(
+            CANNOT_VERIFY_PLATFORM,
+            f"cannot verify precompiled driver availability for {what} with GPU Operator {tag}",
+            file,
+            (*base, "driver", "source"),
+        )
+
+
+def _per_pool_drivers(fleet: Fleet, cluster: Cluster, version: str, tag: str, res: _Result) -> None:
+    managed = [(i, p) for i, p in enumerate(cluster.pools) if p.driver.source is not DriverSource.HOST]
+    configs: dict[tuple[str, str | None, str | None], int] = {}
+    for i, pool in managed:
+        drv = effective_driver(fleet, cluster, pool)
+        configs.setdefault((drv.source.value, drv.branch, drv.version), i)
+    if len(configs) < 2:
+        return
+    status = q.nvidiadriver_crd_status(version)
+    if status == "supported":
+        return
+    first, second = sorted(configs.values())[:2]
+    detail = "only a technology preview (not for production)" if status == "technology-preview" else "not available"
+    if status is None:
+        res.add(
+            CANNOT_VERIFY_PLATFORM,
+            f"cannot verify NVIDIADriver support in GPU Operator {tag}",
+            cluster.source_file,
+            ("pools", second, "driver"),
+        )
+        return
+    res.add(
+        PER_POOL_DRIVERS,
+        f"pools {cluster.pools[first].name!r} and {cluster.pools[second].name!r} use different "
+        f"drivers, which needs NVIDIADriver resources; in GPU Operator {tag} they are {detail}",
+        cluster.source_file,
+        ("pools", second, "driver"),
+        "use one driver for all operator-managed pools, or GPU Operator v26.3.0 or later",
+    )
+
+
+def _mig(pool: Pool, product: str, version: str | None, file: str, base: DocPath, res: _Result) -> None:
+    mig = pool.mig
+    if mig.strategy is MigStrategy.NONE:
+        return
+    prod = q.gpu_product(product)
+    assert prod is not None
+    if prod.mig_capable is False:
+        res.add(MIG_NOT_CAPABLE, f"{product} does not support MIG", file, (*base, "mig", "strategy"))
+        return
+    if prod.mig_capable == "unknown":
+        res.add(
+            CANNOT_VERIFY_MIG,
+            f"cannot verify MIG: the support matrix does not say whether {product} supports MIG",
+            file,
+            (*base, "mig", "strategy"),
+            "no MIG profiles are recorded for this product",
+        )
+        return
+    layouts: list[tuple[dict[str, int], DocPath]] = []
+    if mig.layout is not None:
+        check = q.check_named_layout(mig.layout, product, version)
+        if check.ok is False:
+            res.add(
+                MIG_LAYOUT,
+                "; ".join(check.problems),
+                file,
+                (*base, "mig", "layout"),
+                "named layouts for this product: " + ", ".join(_layouts_for(product, version)),
+            )
+        elif check.ok is None:
+            res.add(
+                CANNOT_VERIFY_MIG,
+                f"cannot verify MIG layout {mig.layout}: " + "; ".join(check.problems),
+                file,
+                (*base, "mig", "layout"),
+            )
+        if check.devices:
+            layouts.append((check.devices, (*base, "mig", "layout")))
+    for g_index, group in enumerate(mig.custom or []):
+        gpath: DocPath = (*base, "mig", "custom", g_index)
+        profiles = q.mig_profiles(product, version)
+        if profiles is None:
+            res.add(
+                CANNOT_VERIFY_MIG,
+                f"cannot verify the custom MIG layout: profiles of {product} are unknown",
+                file,
+                (*gpath, "profiles"),
+            )
+            continue
+        valid = {p.name for p in profiles}
+        bad = [name for name in group.profiles if name not in valid]
+        for name in bad:
+            res.add(
+                MIG_PROFILE,
+                f"MIG profile {name} is not valid on {product}",
+                file,
+                (*gpath, "profiles", name),
+                f"valid profiles: {', '.join(sorted(valid))}",
+            )
+        check = q.check_mig_layout(product, {k: v for k, v in group.profiles.items() if k not in bad}, version)
+        for problem in check.problems:
+            res.add(MIG_LIMITS, problem, file, (*gpath, "profiles"))
+        layouts.append((dict(group.profiles), (*gpath, "profiles")))
+    if mig.strategy is MigStrategy.SINGLE:
+        names = {name for devices, _ in layouts for name in devices}
+        if len(names) > 1:
+            res.add(
+                MIG_SINGLE_MIXED,
+                f"strategy single needs one MIG profile per node; this layout has {', '.join(sorted(names))}",
+                file,
+                (*base, "mig", "strategy"),
+                "use strategy mixed, or a layout with a single profile",
+            )
+    if pool.sharing.mode is not SharingMode.NONE:
+        ok = q.sharing_with_mig_supported(pool.sharing.mode.value)
+        if ok is False:
+            res.add(
+                SHARING_WITH_MIG,
+                f"{pool.sharing.mode.value} cannot be combined with MIG",
+                file,
+                (*base, "sharing", "mode"),
+            )
+        elif ok is None:
+            res.add(
+                CANNOT_VERIFY_MIG,
+                f"cannot verify {pool.sharing.mode.value} combined with MIG: the sources do not document it",
+                file,
+                (*base, "sharing", "mode"),
+            )
+
+
+def _layouts_for(product: str, version: str | None) -> list[str]:
+    return [lay.name for lay in q.mig_layouts(version) if q.check_named_layout(lay.name, product, version).ok]
+
+
+# ---------------------------------------------------------------- rules
+
+
+class _MatrixRule(Rule):
+    """Base of the support-matrix rules: each picks its own problems from the shared evaluation."""
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield the problems of this rule for ``ctx.fleet``, judged at ``ctx.as_of`` (default: data date)."""
+        yield from _evaluate(ctx.fleet, ctx.as_of).problems.get(self.id, [])
+
+
+class MatrixCannotVerify(_MatrixRule):
+    """The support matrix cannot answer a version or platform question for this spec.
+
+    Raised instead of passing silently when the release, a docs column (e.g. AKS in 26.x docs, K3s in 25.10
+    docs) or a fact is unknown, or when the life-cycle date is after the matrix's data date.
+
+    Failing: ``kubernetes: {distribution: aks, version: "1.33"}`` with operator ``v26.7.0`` (no AKS column).
+    Passing: ``distribution: upstream``.
+    """
+
+    id = CANNOT_VERIFY_PLATFORM
+    title = "Support matrix cannot verify a version or platform fact"
+    rationale = "Unknown is not the same as supported; a human should confirm it."
+    severity = Severity.WARNING
+    tags = ("support-matrix",)
+
+
+class UnknownOperatorRelease(_MatrixRule):
+    """The GPU Operator release (cluster pin or channel) is not one of the 22 releases the matrix knows.
+
+    Failing: ``operator: {version: v25.10.2}``.  Passing: ``operator: {version: v25.10.1}``.
+    The hint names the nearest known release.
+    """
+
+    id = UNKNOWN_RELEASE
+    title = "Unknown GPU Operator release"
+    rationale = "Images, platforms and drivers of an unknown release cannot be pinned or checked."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "versions")
+
+
+class EndOfSupportLine(_MatrixRule):
+    """The cluster runs a release line that is end of support on the judged date (policy ``as_of`` or data date).
+
+    Failing: ``operator: {version: v25.10.1}`` (end of support on 2026-08-21).  Passing: ``v26.7.0``.
+    """
+
+    id = END_OF_SUPPORT
+    title = "GPU Operator release line is end of support"
+    rationale = "End-of-support lines get no bug or CVE fixes."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "lifecycle")
+
+
+class DeprecatedLine(_MatrixRule):
+    """The cluster runs a deprecated release line (only critical and CVE fixes until the next line ships).
+
+    Failing: ``operator: {version: v26.3.3}`` on 2026-08-21.  Passing: ``v26.7.0``.
+    """
+
+    id = DEPRECATED
+    title = "GPU Operator release line is deprecated"
+    rationale = "A deprecated line becomes end of support with the next release; plan the upgrade now."
+    severity = Severity.WARNING
+    tags = ("support-matrix", "lifecycle")
+
+
+class KubernetesOutsideRange(_MatrixRule):
+    """The Kubernetes (or OpenShift) version is outside what the operator release lists for the distribution.
+
+    Per-patch limits apply (e.g. Kubernetes 1.35 only from v25.10.1).
+    Failing: ``kubernetes: {version: "1.31"}`` with ``v26.7.0``.  Passing: ``"1.34"``.
+    """
+
+    id = KUBERNETES_RANGE
+    title = "Kubernetes version outside the release's supported range"
+    rationale = "The operator is validated only on the listed versions."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "platform")
+
+
+class UnsupportedOs(_MatrixRule):
+    """A pool's OS (distribution and version) is not listed for the operator release.
+
+    Failing: ``os: {distribution: ubuntu, version: "20.04"}`` with ``v26.7.0``.  Passing: ``"22.04"``.
+    """
+
+    id = OS_UNSUPPORTED
+    title = "Operating system not supported by the release"
+    rationale = "Driver containers are built and tested only for the listed OS versions."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "platform")
+
+
+class UnsupportedRuntime(_MatrixRule):
+    """The container runtime is not listed for the release (or for a pool's OS, e.g. containerd on RHCOS).
+
+    Failing: ``runtime: containerd`` on an RHCOS pool.  Passing: ``runtime: cri-o``.
+    """
+
+    id = RUNTIME_UNSUPPORTED
+    title = "Container runtime not supported"
+    rationale = "The toolkit configures only the listed runtimes."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "platform")
+
+
+class DriverBranchUnsupported(_MatrixRule):
+    """The driver branch (pool or channel) is not in the release's component matrix.
+
+    Failing: ``driver: {branch: "570"}`` with ``v26.7.0``.  Passing: ``branch: "580"``.
+    """
+
+    id = DRIVER_BRANCH
+    title = "Driver branch not supported by the operator release"
+    rationale = "Only listed driver branches are validated with the release's operands."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "driver")
+
+
+class DriverVersionNotInBranch(_MatrixRule):
+    """The exact driver version does not belong to the declared branch.
+
+    Failing: ``driver: {branch: "580", version: 595.91.07}``.  Passing: ``version: 580.173.02``.
+    """
+
+    id = DRIVER_VERSION_BRANCH
+    title = "Driver version not in its branch"
+    rationale = "A version outside its branch is a typo or a silent branch change."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "driver")
+
+
+class DriverVersionNotListed(_MatrixRule):
+    """The exact driver version is not listed for the release (docs component matrix or chart default).
+
+    Failing: ``version: 580.173.03`` with ``v26.7.0``.  Passing: ``580.173.02``.
+    """
+
+    id = DRIVER_VERSION_UNLISTED
+    title = "Driver version not listed for the release"
+    rationale = "Unlisted driver containers may not exist for the node OS or may be untested."
+    severity = Severity.WARNING
+    tags = ("support-matrix", "driver")
+
+
+class UnknownGpuProduct(_MatrixRule):
+    """The pool's GPU product id is not in gpuspec's product catalogue.
+
+    Failing: ``gpu: {product: H100-80G}``.  Passing: ``H100-SXM5-80GB`` (``gpuspec matrix`` lists the ids).
+    """
+
+    id = GPU_UNKNOWN
+    title = "Unknown GPU product"
+    rationale = "MIG, driver and support checks need to know the GPU."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "gpu")
+
+
+class GpuNotListed(_MatrixRule):
+    """The GPU product is not in the release line's supported-GPU list.
+
+    Failing: ``product: B200`` with ``v24.9.2``.  Passing: ``product: B200`` with ``v26.7.0``.
+    """
+
+    id = GPU_NOT_LISTED
+    title = "GPU not supported by the operator release"
+    rationale = "The operator is validated only on the listed GPUs."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "gpu")
+
+
+class GpuDriverTooOld(_MatrixRule):
+    """The pool's driver is older than the documented minimum for its GPU (e.g. HGX B200 needs 570.133.20+).
+
+    Failing: ``product: B200`` with ``driver: {branch: "535"}``.  Passing: ``branch: "580"``.
+    """
+
+    id = GPU_DRIVER_TOO_OLD
+    title = "Driver too old for the GPU"
+    rationale = "Drivers older than the GPU's minimum do not support it."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "gpu", "driver")
+
+
+class PrecompiledUnavailable(_MatrixRule):
+    """Precompiled drivers are requested for an OS / kernel flavour / branch without precompiled images.
+
+    Failing: ``driver: {source: precompiled, branch: "535"}`` on Ubuntu 22.04 with ``v26.7.0``.
+    Passing: ``branch: "580"`` with kernel ``5.15.0-105-generic``.
+    """
+
+    id = PRECOMPILED_UNAVAILABLE
+    title = "No precompiled driver images for this OS, kernel and branch"
+    rationale = "The driver pod cannot start without a matching precompiled image."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "driver")
+
+
+class PerPoolDriversNeedNvidiaDriver(_MatrixRule):
+    """Pools of one cluster use different operator-managed drivers, which needs NVIDIADriver resources.
+
+    Before v26.3.0 NVIDIADriver resources are a technology preview (not for production).
+    Failing: two pools with drivers 580.x and 535.x on ``v25.10.1``.  Passing: the same on ``v26.3.0``.
+    """
+
+    id = PER_POOL_DRIVERS
+    title = "Different drivers per pool need NVIDIADriver support"
+    rationale = "ClusterPolicy alone manages one driver version per cluster."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "driver")
+
+
+class MigCannotVerify(_MatrixRule):
+    """The support matrix cannot answer a MIG or sharing question for this pool.
+
+    For example MIG on a product whose MIG capability the sources do not state, or MPS combined with MIG
+    (the MPS configuration is not documented in the sources).
+    """
+
+    id = CANNOT_VERIFY_MIG
+    title = "Support matrix cannot verify a MIG or sharing fact"
+    rationale = "Unknown is not the same as supported; a human should confirm it."
+    severity = Severity.WARNING
+    tags = ("support-matrix", "mig")
+
+
+class MigOnNonMigGpu(_MatrixRule):
+    """MIG is requested on a GPU known not to support MIG.
+
+    Failing: ``mig: {strategy: single}`` on a product recorded with ``mig_capable: false``.
+    """
+
+    id = MIG_NOT_CAPABLE
+    title = "MIG requested on a GPU without MIG"
+    rationale = "MIG Manager cannot partition a GPU without MIG."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "mig")
+
+
+class MigLayoutInvalid(_MatrixRule):
+    """The named MIG layout does not exist (at that release) or has no entry for the pool's GPU.
+
+    Failing: ``layout: all-1g.10gb`` on A30-24GB.  Passing: ``layout: all-1g.6gb``.
+    """
+
+    id = MIG_LAYOUT
+    title = "Named MIG layout invalid for the GPU"
+    rationale = "mig-parted fails on a layout the GPU cannot take; the node stays unpartitioned."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "mig")
+
+
+class MigProfileInvalid(_MatrixRule):
+    """A custom MIG layout uses a profile that is not valid on the pool's GPU.
+
+    Failing: ``{"3g.40gb": 2}`` on A100-SXM4-40GB.  Passing: ``{"3g.20gb": 2}``.
+    """
+
+    id = MIG_PROFILE
+    title = "MIG profile not valid on the GPU"
+    rationale = "Profiles are fixed per GPU model; an invalid one fails the repartition."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "mig")
+
+
+class MigLayoutExceedsLimits(_MatrixRule):
+    """A custom MIG layout needs more compute slices than the GPU has, or more instances of a profile than allowed.
+
+    Failing: ``{"3g.20gb": 2, "2g.10gb": 1}`` on A100-40GB (8 of 7 slices).  Passing: ``{"3g.20gb": 2}``.
+    """
+
+    id = MIG_LIMITS
+    title = "Custom MIG layout exceeds the GPU's slices or instance limits"
+    rationale = "MIG Manager cannot create more instances than the hardware has."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "mig")
+
+
+class MigSingleWithMixedProfiles(_MatrixRule):
+    """Strategy ``single`` with more than one MIG profile on a node.
+
+    Failing: ``mig: {strategy: single, layout: all-balanced}``.  Passing: ``strategy: mixed``.
+    """
+
+    id = MIG_SINGLE_MIXED
+    title = "MIG strategy single with different profiles"
+    rationale = "The single strategy advertises one homogeneous resource; mixed geometries need mixed."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "mig")
+
+
+class SharingWithMigUnsupported(_MatrixRule):
+    """A sharing mode is combined with MIG where the sources say it is not supported.
+
+    Time-slicing with MIG is documented as supported; MPS with MIG is undocumented (GS300).
+    """
+
+    id = SHARING_WITH_MIG
+    title = "GPU sharing combined with MIG where unsupported"
+    rationale = "The device plugin rejects unsupported sharing configurations."
+    severity = Severity.ERROR
+    tags = ("support-matrix", "mig", "sharing")
+
+
+#: Every support-matrix rule, in id order.
+MATRIX_RULES: list[type[Rule]] = [
+    MatrixCannotVerify,
+    UnknownOperatorRelease,
+    EndOfSupportLine,
+    DeprecatedLine,
+    KubernetesOutsideRange,
+    UnsupportedOs,
+    UnsupportedRuntime,
+    DriverBranchUnsupported,
+    DriverVersionNotInBranch,
+    DriverVersionNotListed,
+    UnknownGpuProduct,
+    GpuNotListed,
+    GpuDriverTooOld,
+    PrecompiledUnavailable,
+    PerPoolDriversNeedNvidiaDriver,
+    MigCannotVerify,
+    MigOnNonMigGpu,
+    MigLayoutInvalid,
+    MigProfileInvalid,
+    MigLayoutExceedsLimits,
+    MigSingleWithMixedProfiles,
+    SharingWithMigUnsupported,
+]
+
+
+def matrix_findings(fleet: Fleet, as_of: dt.date | None = None) -> list[Finding]:
+    """Return every GS2xx/GS3xx finding of ``fleet`` at default severities, judged at ``as_of`` (default: data date)."""
+    ctx = RuleContext(fleet=fleet, as_of=as_of)
+    findings: list[Finding] = []
+    for rule in MATRIX_RULES:
+        findings.extend(run_rule(rule(), ctx))
+    return findings
