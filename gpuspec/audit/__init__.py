@@ -1,0 +1,1 @@
+"""`gpuspec audit` and `gpuspec import`: exported node state (`kubectl get nodes -o json`) against the fleet spec."""
