@@ -9,6 +9,8 @@ import traceback
 import click
 
 from gpuspec import __version__, exitcodes
+from gpuspec.cli.audit_cmd import audit_command
+from gpuspec.cli.import_cmd import import_command
 from gpuspec.cli.lint_cmd import lint_command
 from gpuspec.cli.plan_cmd import plan_command
 from gpuspec.cli.rules_cmd import explain_command, rules_command
@@ -32,6 +34,8 @@ COMMANDS = [
     plan_command,
     validate_command,
     schema_command,
+    audit_command,
+    import_command,
 ]
 
 for _command in COMMANDS:
