@@ -35,8 +35,8 @@ class CanaryPoolNamed(Rule):
             if len(cluster.pools) >= minimum and cluster.rollout.canary_pool is None:
                 yield Problem(
                     f"cluster {cluster.name!r} has {len(cluster.pools)} pools but no canary pool",
-                    cluster.source_file,
-                    ("rollout", "canaryPool") if "rollout" in cluster.model_fields_set else ("pools",), at_key=True,
+                    cluster.source_file, ("rollout",) if "rollout" in cluster.model_fields_set else ("pools",),
+                    at_key=True,
                     hint="add a small pool and name it in rollout.canaryPool",
                 )
 
@@ -141,7 +141,9 @@ class AutoUpgradeHasDrainSettings(Rule):
                 yield Problem(
                     f"driver auto-upgrade is on but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
                     "not set",
-                    cluster.source_file, ("rollout", "autoUpgrade"), at_key=True,
+                    cluster.source_file,
+                    ("rollout", "autoUpgrade") if "auto_upgrade" in rollout.model_fields_set else ("rollout",),
+                    at_key=True,
                     hint="set rollout.drain and rollout.podDeletion (timeouts, force, deleteEmptyDir)",
                 )
 
