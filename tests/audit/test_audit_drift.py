@@ -1,0 +1,136 @@
+"""`gpuspec audit` on the committed node fixtures: each drift class is found, a healthy inventory is clean."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from audit_fixtures import DRIFTS, FLEET_DIR, NODES_DIR, drifted, healthy, node_list, render_all
+
+from gpuspec.audit.check import AuditResult, audit_cluster, summary_table
+from gpuspec.audit.facts import node_facts
+from gpuspec.audit.inventory import parse_nodes
+from gpuspec.audit.rules import AUDIT_RULES
+from gpuspec.loader.fleetload import load_fleet
+from gpuspec.loader.positions import locate_findings
+from gpuspec.spec.models import Cluster, Fleet
+
+CLUSTER_FILE = FLEET_DIR / "clusters" / "lab.yaml"
+
+
+def _fleet() -> tuple[Fleet, Cluster]:
+    fleet = load_fleet(FLEET_DIR).fleet
+    assert fleet is not None
+    cluster = fleet.cluster("lab")
+    assert cluster is not None
+    return fleet, cluster
+
+
+def audit(nodes: list[dict[str, Any]]) -> AuditResult:
+    """Audit an inventory against cluster lab of the test fleet."""
+    fleet, cluster = _fleet()
+    parsed = parse_nodes(json.dumps(node_list(nodes)), "nodes.json")
+    return audit_cluster(fleet, cluster, [node_facts(n) for n in parsed])
+
+
+def test_fixture_files_are_current() -> None:
+    """The committed JSON fixtures equal the generator's output (regenerate: python tests/audit/audit_fixtures.py)."""
+    for name, text in render_all().items():
+        assert (NODES_DIR / name).read_text(encoding="utf-8") == text, name
+
+
+def test_healthy_inventory_has_no_findings() -> None:
+    result = audit(healthy())
+    assert result.findings == []
+    assert [(p.pool, p.declared, p.matched, p.ready) for p in result.pools] == [
+        ("h100", 2, 2, 2), ("a100-mig", 1, 1, 1), ("l40s", 1, 1, 1)]
+    assert result.gpu_nodes == 4 and result.unmatched == 0
+
+
+@pytest.mark.parametrize("drift", sorted(DRIFTS))
+def test_drift_class_is_detected(drift: str) -> None:
+    expected = DRIFTS[drift][1]
+    result = audit(drifted(drift))
+    assert {f.rule_id for f in result.findings} == expected
+    for finding in result.findings:
+        assert finding.rule_id in AUDIT_RULES
+        assert finding.severity is AUDIT_RULES[finding.rule_id].severity
+        assert finding.file == str(CLUSTER_FILE) or Path(finding.file or "").resolve() == CLUSTER_FILE.resolve()
+
+
+@pytest.mark.parametrize("drift", sorted(DRIFTS))
+def test_drift_fixture_file_through_cli(drift: str, gpuspec_cli: Any) -> None:
+    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / f"drift-{drift}.json"),
+                         "--format", "json", str(FLEET_DIR))
+    doc = result.json()
+    assert {f["ruleId"] for f in doc["findings"]} == DRIFTS[drift][1]
+    errors = any(AUDIT_RULES[r].severity.value == "error" for r in DRIFTS[drift][1])
+    assert result.code == (1 if errors else 0)
+    assert all(f["line"] and f["column"] and f["specPath"].startswith("clusters[lab]") for f in doc["findings"])
+
+
+def test_healthy_fixture_through_cli_prints_summary(gpuspec_cli: Any) -> None:
+    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "healthy.json"), str(FLEET_DIR))
+    assert result.code == 0, result.out + result.err
+    assert "audit: no problems found" in result.out
+    lines = result.out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("POOL"))
+    assert "ADVERTISED/EXPECTED" in lines[header]
+    assert lines[header + 1].split()[:6] == ["h100", "2", "2", "2", "16", "16"]
+    assert "28/28 mig-1g.10gb, 8/8 mig-3g.40gb" in lines[header + 2]
+    assert "16/16 gpu" in lines[header + 3]
+
+
+def test_findings_point_at_the_pool_lines() -> None:
+    text = CLUSTER_FILE.read_text(encoding="utf-8").splitlines()
+    located = locate_findings(audit(drifted("product-mismatch")).findings)
+    (finding,) = located
+    assert finding.line is not None
+    assert text[finding.line - 1].strip() == "product: H100-SXM5-80GB"
+    assert finding.spec_path == "clusters[lab].pools[h100].gpu.product"
+    assert "gpu-h100-1" in finding.message and "NVIDIA-A100-SXM4-80GB" in finding.message
+
+
+def test_messages_name_the_nodes() -> None:
+    result = audit(drifted("idle"))
+    idle = next(f for f in result.findings if f.rule_id == "GS760")
+    assert "gpu-h100-0" in idle.message and "gpu-h100-1" not in idle.message
+    drift = next(f for f in audit(drifted("driver-drift")).findings if f.rule_id == "GS770")
+    assert "580.82.07 on gpu-h100-1" in drift.message and "580.95.05 on gpu-h100-0" in drift.message
+
+
+def test_summary_table_counts_idle_node_as_not_ready() -> None:
+    _, cluster = _fleet()
+    result = audit(drifted("idle"))
+    table = summary_table(cluster, result)
+    row = next(line for line in table.splitlines() if line.startswith("h100"))
+    assert row.split()[:4] == ["h100", "2", "2", "1"]
+    assert "8/16 gpu" in row
+
+
+def test_long_node_lists_are_bounded() -> None:
+    nodes = healthy()
+    for index in range(12):
+        extra = json.loads(json.dumps(nodes[2]))
+        extra["metadata"]["name"] = f"stray-{index:02d}"
+        extra["metadata"]["labels"]["acme.example/gpu-pool"] = "unknown"
+        nodes.append(extra)
+    (finding,) = audit(nodes).findings
+    assert finding.rule_id == "GS750"
+    assert "12 nodes" in finding.message and "and 4 more" in finding.message
+
+
+def test_node_in_pool_without_gpus_is_reported() -> None:
+    nodes = healthy()
+    nodes[0]["metadata"]["labels"]["acme.example/gpu-pool"] = "h100"  # a CPU node labelled into the H100 pool
+    result = audit(nodes)
+    assert {f.rule_id for f in result.findings} == {"GS760", "GS753", "GS755"}
+    assert any("cpu-0" in f.message and "no NVIDIA GPU at all" in f.message for f in result.findings)
+
+
+def test_warnings_only_exit_zero_unless_fail_on_warning(gpuspec_cli: Any) -> None:
+    args = ("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "drift-taint-missing.json"), str(FLEET_DIR))
+    assert gpuspec_cli(*args).code == 0
+    assert gpuspec_cli(*args, "--fail-on", "warning").code == 1

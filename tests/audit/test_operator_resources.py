@@ -1,0 +1,67 @@
+"""ClusterPolicy and NVIDIADriver status in `gpuspec audit` (GS790-GS793)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from audit_fixtures import FLEET_DIR, NODES_DIR, healthy, node_list, operator_resources
+
+from gpuspec.audit.check import audit_cluster
+from gpuspec.audit.facts import node_facts
+from gpuspec.audit.inventory import parse_nodes, parse_operator_resources
+from gpuspec.findings import Finding
+from gpuspec.loader.fleetload import load_fleet
+
+
+def audit_with(resources: dict[str, Any], expect_policy: bool = True) -> list[Finding]:
+    """Audit the healthy inventory together with an operator-resource export."""
+    fleet = load_fleet(FLEET_DIR).fleet
+    assert fleet is not None
+    cluster = fleet.cluster("lab")
+    assert cluster is not None
+    nodes = [node_facts(n) for n in parse_nodes(json.dumps(node_list(healthy())), "nodes.json")]
+    crs = parse_operator_resources(json.dumps(resources), "cp.json")
+    return audit_cluster(fleet, cluster, nodes, crs, expect_policy=expect_policy).findings
+
+
+def test_ready_resources_give_no_findings() -> None:
+    assert audit_with(operator_resources()) == []
+
+
+def test_clusterpolicy_not_ready() -> None:
+    (finding,) = audit_with(operator_resources(policy_state="notReady"))
+    assert finding.rule_id == "GS790"
+    assert "cluster-policy" in finding.message and "DriverNotReady" in finding.message
+    assert finding.path == ("operator",)
+
+
+def test_nvidiadriver_not_ready() -> None:
+    (finding,) = audit_with(operator_resources(driver_state="notReady"))
+    assert finding.rule_id == "GS791" and "'h100'" in finding.message
+
+
+def test_ignored_or_missing_clusterpolicy() -> None:
+    (ignored,) = audit_with(operator_resources(policy_state="ignored"))
+    assert ignored.rule_id == "GS792" and "ignored" in ignored.message
+    empty = {"apiVersion": "v1", "kind": "List", "items": []}
+    (missing,) = audit_with(empty)
+    assert missing.rule_id == "GS792" and "no ClusterPolicy" in missing.message
+    assert audit_with(empty, expect_policy=False) == []
+
+
+def test_nvidiadriver_version_differs_from_pool_pin() -> None:
+    (finding,) = audit_with(operator_resources(driver_version="570.172.08"))
+    assert finding.rule_id == "GS793"
+    assert "gpu-h100-0" in finding.message and "580.95.05" in finding.message
+    assert finding.path == ("pools", 0, "driver", "version")
+
+
+def test_clusterpolicies_option_through_cli(gpuspec_cli: Any, tmp_path: Path) -> None:
+    exported = tmp_path / "cp.json"
+    exported.write_text(json.dumps(operator_resources(policy_state="notReady")))
+    args = ("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "healthy.json"), "--format", "json")
+    result = gpuspec_cli(*args, "--clusterpolicies", str(exported), "--drivers", str(exported), str(FLEET_DIR))
+    assert result.code == 1
+    assert [f["ruleId"] for f in result.json()["findings"]] == ["GS790"]  # the same file twice is read once
