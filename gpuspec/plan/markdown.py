@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from gpuspec.plan.model import Change, Disruption, Plan
 from gpuspec.plan.output import headline
 from gpuspec.plan.waves import FLEET, Step, fleet_waves, rollout_steps
@@ -40,9 +42,14 @@ def mermaid_label(text: str) -> str:
 
 
 def mermaid(steps: list[Step]) -> list[str]:
-    """A Mermaid flowchart of the rollout: one subgraph per fleet wave, one chain of steps per cluster."""
+    """A Mermaid flowchart of the rollout: one subgraph per fleet wave, one chain of steps per cluster.
+
+    Steps without disruption are left out; with none left there is no diagram (an empty list).
+    """
+    waves = fleet_waves([s for s in steps if s.worst is not Disruption.NONE])
+    if not waves:
+        return []
     lines = ["```mermaid", "flowchart LR"]
-    waves = fleet_waves(steps)
     counter = 0
     wave_ids: list[str] = []
     for wave, clusters in waves.items():
@@ -61,7 +68,7 @@ def mermaid(steps: list[Step]) -> list[str]:
                     lines.append(f"    {previous} --> {node}")
                 previous = node
         lines.append("  end")
-    for before, after in zip(wave_ids, wave_ids[1:], strict=False):
+    for before, after in itertools.pairwise(wave_ids):
         lines.append(f"  {before} --> {after}")
     lines.extend([
         "  classDef none fill:#f6f8fa,stroke:#8c959f",
@@ -87,7 +94,8 @@ def render_markdown(plan: Plan) -> str:
         return "\n".join(out) + "\n"
     steps = rollout_steps(plan)
 
-    out += ["", "### Summary", "", "| Cluster | Fleet wave | Changes | Most disruptive | Pools |", "|---|---|---|---|---|"]
+    out += ["", "### Summary", "", "| Cluster | Fleet wave | Changes | Most disruptive | Pools |"]
+    out.append("|---|---|---|---|---|")
     for wave, clusters in fleet_waves(steps).items():
         for cluster, cluster_steps in clusters.items():
             changes = [c for s in cluster_steps for c in s.changes]
@@ -98,8 +106,10 @@ def render_markdown(plan: Plan) -> str:
                 f"{', '.join(code(p) for p in pools) or '–'} |"
             )
 
-    out += ["", "### Rollout waves", ""]
-    out += mermaid(steps)
+    diagram = mermaid(steps)
+    if diagram:
+        out += ["", "### Rollout waves", "", "Disruptive steps in rollout order (canary first):", ""]
+        out += diagram
 
     for wave, clusters in fleet_waves(steps).items():
         for cluster, cluster_steps in clusters.items():

@@ -1,0 +1,291 @@
+"""Every GS8xx change-set rule fails on its fixture and passes on the fixed one, on real git repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuspec.findings import Finding, Severity
+from gpuspec.plan.rules import CHANGESET_RULES, ChangeSetContext, changeset_findings
+from gpuspec.rules.base import Rule, RuleContext
+
+from .conftest import FleetRepo, pool, tenant
+
+
+def findings(repo: FleetRepo, rule_id: str, base: str = "HEAD", **kwargs: Any) -> list[Finding]:
+    """The findings of one rule from ``base`` to the working tree."""
+    result = changeset_findings(repo.root, base, Path("fleet"), **kwargs)
+    return [f for f in result if f.rule_id == rule_id]
+
+
+def bump_driver(data: dict[str, object], name: str, branch: str = "595", version: str = "595.91.07") -> None:
+    pool(data, name)["driver"] = {"source": "operator", "branch": branch, "version": version}
+
+
+def test_rules_follow_the_contract() -> None:
+    ids = [r.id for r in CHANGESET_RULES]
+    assert ids == ["GS801", "GS802", "GS803", "GS804", "GS805", "GS806"]
+    for rule in CHANGESET_RULES:
+        assert issubclass(rule, Rule) and rule.title and rule.rationale and rule.__doc__
+        assert rule.severity is Severity.ERROR
+
+
+def test_change_set_rules_find_nothing_without_a_base(repo: FleetRepo) -> None:
+    from gpuspec.loader.fleetload import load_fleet
+
+    fleet = load_fleet(Path("fleet")).fleet
+    assert fleet is not None
+    for rule in CHANGESET_RULES:
+        assert list(rule().check(RuleContext(fleet=fleet))) == []
+
+
+def test_clean_change_has_no_findings(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s-canary")
+    assert changeset_findings(repo.root, "HEAD", Path("fleet")) == []
+
+
+# ---------------------------------------------------------------- GS801
+
+
+def test_gs801_fails_when_kubernetes_and_driver_change_together(repo: FleetRepo) -> None:
+    with repo.cluster("train-east") as data:
+        data["kubernetes"]["version"] = "1.35"
+        bump_driver(data, "h100-canary")
+    [finding] = findings(repo, "GS801")
+    assert finding.file == "fleet/clusters/train-east.yaml" and finding.severity is Severity.ERROR
+    assert "2 layers" in finding.message and "kubernetes: Kubernetes 1.34 -> 1.35" in finding.message
+    assert "driver: driver change" in finding.message
+
+
+def test_gs801_passes_one_layer_and_honours_max_dimensions(repo: FleetRepo) -> None:
+    with repo.cluster("train-east") as data:
+        data["kubernetes"]["version"] = "1.35"
+    assert findings(repo, "GS801") == []
+    with repo.cluster("train-east") as data:
+        pool(data, "h100")["os"]["kernel"] = "5.15.0-150-generic"
+    assert len(findings(repo, "GS801")) == 1
+    assert findings(repo, "GS801", params={"GS801": {"max_dimensions": 2}}) == []
+
+
+def test_gs801_counts_only_written_changes_not_derived_drivers(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.3.3"
+        for p in data["pools"]:
+            p["driver"] = {"source": "operator"}
+    repo.commit("unpinned")
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.7.0"
+    assert findings(repo, "GS801") == []
+
+
+# ---------------------------------------------------------------- GS802
+
+
+def _operator_base(repo: FleetRepo, version: str) -> None:
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = version
+    repo.commit(f"operator {version}")
+
+
+def test_gs802_fails_when_an_upgrade_skips_a_release_line(repo: FleetRepo) -> None:
+    _operator_base(repo, "v25.3.4")
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.3.0"
+    [finding] = findings(repo, "GS802")
+    assert "skips line(s) 25.10" in finding.message
+    assert finding.file == "fleet/clusters/infer-north.yaml" and finding.path == ("operator", "version")
+
+
+@pytest.mark.parametrize("target", ["v25.10.1", "v25.3.4"])
+def test_gs802_passes_next_line_and_same_line(repo: FleetRepo, target: str) -> None:
+    _operator_base(repo, "v25.3.0" if target == "v25.3.4" else "v25.3.4")
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = target
+    assert findings(repo, "GS802") == []
+
+
+def test_gs802_reports_a_release_the_matrix_cannot_verify(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v99.1.0"
+    [finding] = findings(repo, "GS802")
+    assert "cannot verify" in finding.message
+
+
+# ---------------------------------------------------------------- GS803
+
+
+def test_gs803_fails_on_operator_and_driver_downgrades_without_acknowledgment(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.3.3"
+        pool(data, "t4-batch")["driver"]["version"] = "535.288.01"
+    found = findings(repo, "GS803")
+    assert [f.path for f in found] == [("operator", "version"), ("pools", 2, "driver")]
+    assert "operator downgrade v26.7.0 -> v26.3.3 without operator.rollback: true" in found[0].message
+    assert "pool 't4-batch' driver downgrade" in found[1].message
+
+
+def test_gs803_passes_with_operator_rollback_true(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.3.3"
+        data["operator"]["rollback"] = True
+        pool(data, "t4-batch")["driver"]["version"] = "535.288.01"
+    assert findings(repo, "GS803") == []
+
+
+# ---------------------------------------------------------------- GS804
+
+
+def test_gs804_fails_when_canary_and_pools_move_together(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s-canary")
+        bump_driver(data, "l40s")
+    [finding] = findings(repo, "GS804")
+    assert "pool 'l40s' moves to driver 595.91.07 (operator) but canary pool 'l40s-canary' runs 580.173.02" in (
+        finding.message
+    )
+    assert finding.path == ("pools", 1, "driver")
+
+
+def test_gs804_passes_when_the_canary_is_on_the_target_in_the_base(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s-canary")
+    repo.commit("canary first")
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s")
+    assert findings(repo, "GS804") == []
+
+
+def test_gs804_operator_needs_an_earlier_wave_cluster_on_the_target(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.3.3"
+    with repo.fleet_settings() as data:
+        data["channels"][0]["operator"] = "v26.3.3"
+    repo.commit("both on 26.3.3")
+    with repo.fleet_settings() as data:  # train-east (wave 2) follows stable
+        data["channels"][0]["operator"] = "v26.7.0"
+    [finding] = findings(repo, "GS804")
+    assert "cluster 'train-east' (wave 2) moves to operator v26.7.0" in finding.message
+    assert finding.file == "fleet/fleet.yaml" and finding.path == ("channels", 0, "operator")
+    # the wave-1 cluster may go first
+    with repo.fleet_settings() as data:
+        data["channels"][0]["operator"] = "v26.3.3"
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.7.0"
+    assert findings(repo, "GS804") == []
+    repo.commit("canary cluster first")
+    with repo.fleet_settings() as data:
+        data["channels"][0]["operator"] = "v26.7.0"
+    assert findings(repo, "GS804") == []
+
+
+# ---------------------------------------------------------------- GS805
+
+EXCEPTION_PACK = """\
+apiVersion: gpuspec.io/v1alpha1
+kind: PolicyPack
+metadata:
+  name: default
+rules: {}
+exceptions:
+  - rules: [GS501]
+    cluster: train-east
+    owner: platform
+    reason: whole cluster
+    expires: 2099-01-01
+  - rules: [GS502]
+    cluster: infer-north
+    pool: t4-batch
+    owner: platform
+    reason: batch nodes upgrade in bulk
+    expires: 2099-01-01
+"""
+
+
+def _remove_t4(data: dict[str, object]) -> None:
+    pools = data["pools"]
+    assert isinstance(pools, list)
+    pools.remove(pool(data, "t4-batch"))
+
+
+def test_gs805_fails_when_a_tenant_and_an_exception_still_reference_the_pool(repo: FleetRepo) -> None:
+    repo.write("policies/default.yaml", EXCEPTION_PACK)
+    repo.commit("exceptions")
+    with repo.cluster("infer-north") as data:
+        _remove_t4(data)
+    found = findings(repo, "GS805")
+    assert [(f.file, f.path) for f in found] == [
+        ("fleet/clusters/infer-north.yaml", ("tenants", 1, "pools", 0)),
+        ("policies/default.yaml", ("exceptions", 1)),
+    ]
+    assert "tenant 'batch' still lists it" in found[0].message
+
+
+def test_gs805_passes_when_tenant_and_exception_go_too(repo: FleetRepo) -> None:
+    repo.write("policies/default.yaml", EXCEPTION_PACK)
+    repo.commit("exceptions")
+    with repo.cluster("infer-north") as data:
+        _remove_t4(data)
+        tenant(data, "batch")["pools"] = ["l40s"]
+    repo.write("policies/default.yaml", EXCEPTION_PACK.split("  - rules: [GS502]")[0])
+    assert findings(repo, "GS805") == []
+
+
+def test_gs805_removed_cluster_named_by_an_exception(repo: FleetRepo) -> None:
+    repo.write("policies/default.yaml", EXCEPTION_PACK)
+    repo.commit("exceptions")
+    (repo.fleet / "clusters/train-east.yaml").unlink()
+    [finding] = findings(repo, "GS805")
+    assert finding.path == ("exceptions", 0) and "cluster 'train-east' is removed" in finding.message
+
+
+# ---------------------------------------------------------------- GS806
+
+
+def test_gs806_fails_on_a_hand_edit_of_rendered(repo: FleetRepo) -> None:
+    values = repo.root / "rendered/clusters/train-east/gpu-operator.values.yaml"
+    values.write_text("driver:\n  enabled: false\n", encoding="utf-8")
+    repo.commit("hand edit")
+    (repo.root / "rendered/extra.yaml").write_text("x: 1\n", encoding="utf-8")  # untracked counts too
+    [finding] = findings(repo, "GS806", base="HEAD~1")
+    assert finding.file == "rendered/clusters/train-east/gpu-operator.values.yaml"
+    assert "2 file(s) in rendered/ changed since HEAD~1 while fleet/ and policies/ did not" in finding.message
+
+
+def test_gs806_passes_when_the_spec_changed_too(repo: FleetRepo) -> None:
+    (repo.root / "rendered/clusters/train-east/gpu-operator.values.yaml").write_text("a: 2\n", encoding="utf-8")
+    with repo.cluster("train-east") as data:
+        pool(data, "h100")["nodes"] = 40
+    assert findings(repo, "GS806") == []
+
+
+def test_gs806_uses_the_given_folders(repo: FleetRepo) -> None:
+    (repo.root / "rendered/clusters/train-east/gpu-operator.values.yaml").write_text("a: 2\n", encoding="utf-8")
+    assert len(findings(repo, "GS806")) == 1
+    assert findings(repo, "GS806", rendered_dir=Path("elsewhere")) == []
+
+
+# ---------------------------------------------------------------- engine hooks
+
+
+def test_severity_override_and_disable(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s-canary")
+        bump_driver(data, "l40s")
+    [warning] = findings(repo, "GS804", severities={"GS804": Severity.WARNING})
+    assert warning.severity is Severity.WARNING and warning.tags == ("change-set",)
+    assert findings(repo, "GS804", enabled={"GS804": False}) == []
+
+
+def test_context_carries_base_and_head(repo: FleetRepo) -> None:
+    from gpuspec.plan.rules import changeset_context
+
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s-canary")
+    ctx = changeset_context(None, "HEAD", Path("fleet"))
+    assert isinstance(ctx, ChangeSetContext) and ctx.base is not None
+    assert ctx.fleet_rel == "fleet" and ctx.policies_rel == "policies" and ctx.rendered_rel == "rendered"
+    assert ctx.changed_files == ("fleet/clusters/infer-north.yaml",)
+    assert [c.pool for c in ctx.changes] == ["l40s-canary"]
