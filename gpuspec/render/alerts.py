@@ -1,0 +1,114 @@
+"""Emit the PrometheusRule with GPU and GPU Operator alerts of a cluster (pure).
+
+Metric sources: DCGM exporter (``DCGM_FI_*``; ECC counters need the exporter's
+metrics config to include them), the operator's own metrics
+(``gpu_operator_*``) and kube-state-metrics (``kube_*``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuspec.render.context import ClusterContext
+from gpuspec.render.overlay import AFTER_CRDS, metadata
+
+#: Name of the DCGM exporter's scrape job (its Service, which the chart's ServiceMonitor selects).
+DCGM_JOB = "nvidia-dcgm-exporter"
+#: GPU temperature (°C) above which the HighTemperature alert fires.
+HIGH_TEMPERATURE_C = 85
+
+
+def _rule(name: str, expr: str, duration: str, severity: str, summary: str, description: str) -> dict[str, Any]:
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": duration,
+        "labels": {"severity": severity},
+        "annotations": {"summary": summary, "description": description},
+    }
+
+
+def alert_rules(ctx: ClusterContext) -> list[dict[str, Any]]:
+    """The alerting rules, scoped to the cluster's operator namespace."""
+    ns = ctx.namespace
+    sel = f'namespace="{ns}"'
+    rules = [
+        _rule(
+            "GPUOperatorDCGMExporterTargetMissing",
+            f'absent(up{{job="{DCGM_JOB}",{sel}}} == 1) or (up{{job="{DCGM_JOB}",{sel}}} == 0)',
+            "10m", "warning",
+            "DCGM exporter target missing or down",
+            "Prometheus scrapes no healthy DCGM exporter in namespace " + ns
+            + "; GPU health metrics and the alerts below are blind.",
+        ),
+        _rule(
+            "GPUXidError",
+            "max by (Hostname, gpu, UUID, modelName) (DCGM_FI_DEV_XID_ERRORS) > 0",
+            "0m", "warning",
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID {{ $value }}",
+            "An XID error indicates a driver, application or hardware fault; see the NVIDIA XID catalogue.",
+        ),
+        _rule(
+            "GPUUncorrectableECCErrors",
+            "increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m]) > 0",
+            "0m", "critical",
+            "Uncorrectable ECC errors on GPU {{ $labels.gpu }} of {{ $labels.Hostname }}",
+            "Double-bit ECC errors were counted in the last 10 minutes; drain the node and check row remapping.",
+        ),
+        _rule(
+            "GPUHighTemperature",
+            f"DCGM_FI_DEV_GPU_TEMP > {HIGH_TEMPERATURE_C}",
+            "10m", "warning",
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is at {{ $value }} °C",
+            f"GPU temperature above {HIGH_TEMPERATURE_C} °C for 10 minutes; check cooling and throttling.",
+        ),
+        _rule(
+            "GPUOperatorOperandCrashLooping",
+            "max by (pod, container) "
+            f'(kube_pod_container_status_waiting_reason{{{sel},reason="CrashLoopBackOff"}}) > 0',
+            "10m", "critical",
+            "GPU Operator pod {{ $labels.pod }} ({{ $labels.container }}) is crash-looping",
+            f"An operand in namespace {ns} restarts repeatedly; GPUs on its node may be unusable.",
+        ),
+        _rule(
+            "GPUOperatorDriverValidationFailing",
+            f'max by (pod) (kube_pod_init_container_status_waiting{{{sel},pod=~"nvidia-operator-validator-.*"}}) > 0',
+            "30m", "critical",
+            "Driver/toolkit validation on {{ $labels.pod }} has not completed for 30 minutes",
+            "The operator validator is stuck in its init containers: the driver or container toolkit on that node "
+            "did not become ready.",
+        ),
+        _rule(
+            "GPUOperatorClusterPolicyNotReady",
+            "gpu_operator_reconciliation_status != 1",
+            "30m", "critical",
+            "GPU Operator ClusterPolicy is not ready",
+            "The operator reports operands not ready, no ClusterPolicy, or a reconcile error for 30 minutes.",
+        ),
+        _rule(
+            "GPUOperatorDriverNotReady",
+            f'max by (daemonset) (kube_daemonset_status_number_unavailable{{{sel},'
+            f'daemonset=~"nvidia-driver-daemonset.*|nvidia-gpu-driver-.*"}}) > 0',
+            "30m", "critical",
+            "Driver DaemonSet {{ $labels.daemonset }} has unavailable pods",
+            "Driver pods of the ClusterPolicy or of an NVIDIADriver resource are not ready for 30 minutes.",
+        ),
+        _rule(
+            "GPUOperatorDriverUpgradeFailed",
+            "gpu_operator_nodes_upgrades_failed > 0",
+            "0m", "warning",
+            "{{ $value }} node(s) failed the driver upgrade",
+            "The upgrade controller marked nodes upgrade-failed; see label nvidia.com/gpu-driver-upgrade-state.",
+        ),
+    ]
+    return rules
+
+
+def prometheus_rule(ctx: ClusterContext) -> dict[str, Any]:
+    """The PrometheusRule object (monitoring.coreos.com/v1) in the operator namespace."""
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": metadata(ctx, "gpuspec-gpu-alerts", ctx.namespace, annotations=AFTER_CRDS),
+        "spec": {"groups": [{"name": "gpuspec.gpu-operator", "rules": alert_rules(ctx)}]},
+    }

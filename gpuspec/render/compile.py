@@ -1,0 +1,88 @@
+"""Compile a validated Fleet into a render plan: per cluster, output path → documents (pure, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gpuspec.render.alerts import prometheus_rule
+from gpuspec.render.context import ClusterContext, cluster_context
+from gpuspec.render.gitops import argocd_applications, flux_kustomizations, flux_release_files
+from gpuspec.render.images import cluster_images
+from gpuspec.render.inputs import InputDigests
+from gpuspec.render.overlay import (
+    OPERATOR_PSA,
+    device_plugin_configmap,
+    kustomization,
+    mig_configmap,
+    namespace,
+    node_labels,
+    nvidia_driver,
+    priority_classes,
+    rbac,
+    tenant_objects,
+)
+from gpuspec.render.plan import ClusterPlan, RenderPlan, TextFile, YamlFile
+from gpuspec.render.values import helm_values
+from gpuspec.spec.models import Cluster, Fleet
+
+#: The overlay file that lists the overlay's resources.
+KUSTOMIZATION = "kustomization.yaml"
+
+
+def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
+    """Overlay resource file name → its documents."""
+    files: dict[str, list[Any]] = {}
+    if ctx.cluster.gitops.tool == "flux":
+        # Argo CD creates the namespace with these labels (managedNamespaceMetadata) before the chart installs.
+        files["namespace.yaml"] = [namespace(ctx, ctx.namespace, OPERATOR_PSA)]
+    if ctx.driver_mode == "nvidiadriver":
+        for driver in ctx.drivers:
+            files[f"nvidiadriver-{driver.pool.name}.yaml"] = [nvidia_driver(ctx, driver)]
+    if ctx.custom_mig:
+        files["mig-config.yaml"] = [mig_configmap(ctx)]
+    if ctx.sharing_pools:
+        files["device-plugin-config.yaml"] = [device_plugin_configmap(ctx)]
+    for tenant in ctx.cluster.tenants:
+        files[f"tenant-{tenant.name}.yaml"] = tenant_objects(ctx, tenant)
+    if ctx.cluster.priority_classes:
+        files["priorityclasses.yaml"] = priority_classes(ctx)
+    if ctx.cluster.operator.operands.alerts:
+        files["alerts.yaml"] = [prometheus_rule(ctx)]
+    files["rbac.yaml"] = rbac(ctx)
+    return files
+
+
+def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
+    """The plan of one cluster: values, overlay, images.txt and its GitOps objects."""
+    ctx = cluster_context(fleet, cluster)
+    plan = ClusterPlan(name=cluster.name, digest=digest)
+    base = f"clusters/{cluster.name}"
+    overlay = _overlay(ctx)
+    for name, docs in overlay.items():
+        plan.files[f"{base}/{name}"] = YamlFile(tuple(docs))
+    plan.files[f"{base}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(overlay)),))
+    plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile((helm_values(ctx),))
+    plan.files[f"{base}/node-labels.yaml"] = YamlFile((node_labels(ctx),))
+    plan.images = cluster_images(ctx)
+    plan.files[f"{base}/images.txt"] = TextFile(tuple(sorted(set(plan.images.values()))))
+    if cluster.gitops.tool == "argocd":
+        for name, app in argocd_applications(ctx).items():
+            plan.files[f"gitops/argocd/{cluster.name}/{name}"] = YamlFile((app,))
+    else:
+        flux_dir = f"gitops/flux/{cluster.name}"
+        for name, doc in flux_release_files(ctx).items():
+            plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
+        plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(tuple(flux_kustomizations(ctx)))
+        plan.files[f"{flux_dir}/{KUSTOMIZATION}"] = YamlFile((kustomization(["kustomizations.yaml"]),))
+    return plan
+
+
+def compile_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None = None) -> RenderPlan:
+    """The render plan of every cluster of ``fleet`` (or of the clusters named in ``only``)."""
+    wanted = set(only) if only is not None else None
+    clusters = sorted(fleet.clusters, key=lambda c: c.name)
+    return RenderPlan([
+        compile_cluster(fleet, c, inputs.for_cluster(c.source_file))
+        for c in clusters if wanted is None or c.name in wanted
+    ])

@@ -1,0 +1,180 @@
+"""Per-cluster facts every emitter shares: release, mirror, driver mode, MIG and sharing wiring (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gpuspec.errors import GpuspecError
+from gpuspec.render.catalog import ReleaseFacts, driver_version, release_facts
+from gpuspec.spec.models import (
+    Cluster,
+    DriverSource,
+    Fleet,
+    MigStrategy,
+    Mirror,
+    Pool,
+    SharingMode,
+)
+from gpuspec.spec.resolve import effective_driver, operator_version
+
+#: ConfigMap (operator namespace) holding the mig-parted config when any pool has a custom layout.
+MIG_CONFIGMAP = "gpuspec-mig-config"
+#: ConfigMap (operator namespace) holding one device-plugin config per sharing pool.
+DEVICE_PLUGIN_CONFIGMAP = "gpuspec-device-plugin-config"
+#: Device-plugin config key applied to nodes without a ``nvidia.com/device-plugin.config`` label.
+DEVICE_PLUGIN_DEFAULT_KEY = "default"
+#: MIG layout applied to MIG-capable nodes without a ``nvidia.com/mig.config`` label.
+MIG_DEFAULT_LAYOUT = "all-disabled"
+#: Node label that selects a pool's MIG layout.
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+#: Node label that selects a pool's device-plugin config.
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+
+DriverMode = Literal["none", "clusterpolicy", "nvidiadriver"]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolDriver:
+    """The resolved driver of one pool whose driver the operator manages."""
+
+    pool: Pool
+    source: DriverSource
+    branch: str
+    version: str
+    kernel_module_type: str
+
+    @property
+    def precompiled(self) -> bool:
+        """True for precompiled driver containers."""
+        return self.source is DriverSource.PRECOMPILED
+
+    @property
+    def spec_version(self) -> str:
+        """The version the chart / NVIDIADriver takes: the branch for precompiled drivers, else the full version."""
+        return self.branch if self.precompiled else self.version
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Pools with equal keys can share one driver DaemonSet configuration."""
+        return (self.source.value, self.spec_version, self.kernel_module_type)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterContext:
+    """Everything derived once per cluster that more than one emitter needs."""
+
+    fleet: Fleet
+    cluster: Cluster
+    facts: ReleaseFacts
+    mirror: Mirror | None
+    drivers: tuple[PoolDriver, ...]
+    driver_mode: DriverMode
+    mig_strategy: str
+    mig_layouts: dict[str, str]
+    custom_mig: bool
+    sharing_pools: tuple[Pool, ...]
+
+    @property
+    def name(self) -> str:
+        """The cluster's name."""
+        return self.cluster.name
+
+    @property
+    def namespace(self) -> str:
+        """The operator namespace."""
+        return self.cluster.operator.namespace
+
+    @property
+    def pull_secrets(self) -> list[str]:
+        """Image pull secret names (from the mirror; none for online clusters)."""
+        return list(self.mirror.pull_secrets) if self.mirror else []
+
+    def pools_needing(self, device: str) -> list[Pool]:
+        """Pools that declare a special device need (``rdma``, ``gds``, ``gdrcopy``, ``sandbox``)."""
+        return [p for p in self.cluster.pools if getattr(p.devices, device)]
+
+    @property
+    def gds(self) -> bool:
+        """GPUDirect Storage on: the operand is enabled and a pool declares it."""
+        return self.cluster.operator.operands.gds and bool(self.pools_needing("gds"))
+
+    @property
+    def gdrcopy(self) -> bool:
+        """GDRCopy on: the operand is enabled, a pool declares it and the chart knows it."""
+        return (
+            self.cluster.operator.operands.gdrcopy and bool(self.pools_needing("gdrcopy"))
+            and "gdrcopy" in self.facts.images
+        )
+
+    @property
+    def rdma(self) -> bool:
+        """GPUDirect RDMA on: the operand is enabled and a pool declares it."""
+        return self.cluster.operator.operands.rdma and bool(self.pools_needing("rdma"))
+
+    @property
+    def sandbox(self) -> bool:
+        """Sandbox (VM passthrough / vGPU) workloads on: the operand is enabled and a pool declares it."""
+        return self.cluster.operator.operands.sandbox_workloads and bool(self.pools_needing("sandbox"))
+
+
+def custom_layout_name(pool: Pool) -> str:
+    """The mig-parted config name of a pool's custom MIG layout."""
+    return f"custom-{pool.name}"
+
+
+def _resolve_driver(fleet: Fleet, cluster: Cluster, pool: Pool, facts: ReleaseFacts) -> PoolDriver | None:
+    eff = effective_driver(fleet, cluster, pool)
+    if eff.source is DriverSource.HOST:
+        return None
+    version = eff.version or driver_version(facts, eff.branch)
+    if version is None:
+        raise GpuspecError(
+            f"cluster {cluster.name}, pool {pool.name}: driver branch {eff.branch} is not listed for GPU Operator "
+            f"{facts.tag}; pin driver.version or pick a listed branch"
+        )
+    branch = eff.branch or version.split(".", 1)[0]
+    return PoolDriver(pool, eff.source, branch, version, eff.kernel_module_type)
+
+
+def _mig_strategy(pools: list[Pool]) -> str:
+    strategies = {p.mig.strategy for p in pools}
+    if MigStrategy.MIXED in strategies:
+        return MigStrategy.MIXED.value
+    if MigStrategy.SINGLE in strategies:
+        return MigStrategy.SINGLE.value
+    return MigStrategy.NONE.value
+
+
+def cluster_context(fleet: Fleet, cluster: Cluster) -> ClusterContext:
+    """Derive the shared render facts of ``cluster``; GpuspecError when its release or driver cannot be resolved."""
+    version = operator_version(fleet, cluster)
+    if version is None:
+        raise GpuspecError(f"cluster {cluster.name}: no GPU Operator version (pin operator.version or a channel)")
+    facts = release_facts(version)
+    mirror = fleet.mirror(cluster.mirror)
+    if cluster.mirror and mirror is None:
+        raise GpuspecError(f"cluster {cluster.name}: mirror {cluster.mirror} is not defined in fleet.yaml")
+    drivers = tuple(d for p in cluster.pools if (d := _resolve_driver(fleet, cluster, p, facts)) is not None)
+    mode: DriverMode
+    if not drivers:
+        mode = "none"
+    elif len({d.key for d in drivers}) == 1:
+        mode = "clusterpolicy"
+    else:
+        mode = "nvidiadriver"
+    layouts: dict[str, str] = {}
+    custom = False
+    for pool in cluster.pools:
+        if pool.mig.strategy is MigStrategy.NONE:
+            continue
+        if pool.mig.custom is not None:
+            layouts[pool.name] = custom_layout_name(pool)
+            custom = True
+        elif pool.mig.layout:
+            layouts[pool.name] = pool.mig.layout
+    sharing = tuple(p for p in cluster.pools if p.sharing.mode is not SharingMode.NONE)
+    return ClusterContext(
+        fleet=fleet, cluster=cluster, facts=facts, mirror=mirror, drivers=drivers, driver_mode=mode,
+        mig_strategy=_mig_strategy(cluster.pools), mig_layouts=layouts, custom_mig=custom, sharing_pools=sharing,
+    )

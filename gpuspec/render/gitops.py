@@ -1,0 +1,184 @@
+"""Emit the Argo CD and Flux objects that deliver a cluster's chart and overlay (pure).
+
+Argo CD: two Applications per cluster (chart at sync wave 0, overlay at wave 1).
+Flux: a HelmRepository or OCIRepository, a HelmRelease whose values come from a
+configMapGenerator over the committed values file, and two Flux Kustomizations
+(release, then overlay with ``dependsOn``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuspec.render.context import ClusterContext
+from gpuspec.render.overlay import MANAGED_BY, OPERATOR_PSA, labels
+
+#: Public chart repository of the GPU Operator (NGC).
+NGC_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+CHART = "gpu-operator"
+RELEASE_NAME = "gpu-operator"
+VALUES_FILE = "gpu-operator.values.yaml"
+#: Media type of a Helm chart layer in an OCI artifact.
+HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+
+
+def chart_repository(ctx: ClusterContext) -> str:
+    """Where the cluster's chart comes from: its mirror's chart repository, else NGC."""
+    return ctx.mirror.chart.repository.rstrip("/") if ctx.mirror else NGC_CHART_REPOSITORY
+
+
+def _rendered_path(ctx: ClusterContext, *parts: str) -> str:
+    root = ctx.fleet.settings.git.path.strip("/")
+    return "/".join(p for p in (root, *parts) if p)
+
+
+# ----------------------------------------------------------------------------- Argo CD
+
+
+def _destination(ctx: ClusterContext) -> dict[str, str]:
+    dest = ctx.cluster.gitops.argocd.destination
+    out = {"namespace": ctx.namespace}
+    if dest.name:
+        out["name"] = dest.name
+    else:
+        out["server"] = dest.server or "https://kubernetes.default.svc"
+    return out
+
+
+def _sync_policy(**extra: Any) -> dict[str, Any]:
+    return {
+        "automated": {"prune": True, "selfHeal": True},
+        "syncOptions": ["ServerSideApply=true"],
+        "retry": {"limit": 5, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "10m"}},
+        **extra,
+    }
+
+
+def argocd_applications(ctx: ClusterContext) -> dict[str, dict[str, Any]]:
+    """File name → Application: the chart (wave 0) and the overlay (wave 1)."""
+    argo = ctx.cluster.gitops.argocd
+    git = ctx.fleet.settings.git
+    repo = chart_repository(ctx)
+    chart_url = repo.removeprefix("oci://")
+    values_ref = "$values/" + _rendered_path(ctx, "clusters", ctx.name, VALUES_FILE)
+
+    def meta(name: str, wave: str) -> dict[str, Any]:
+        return {"name": name, "namespace": argo.namespace, "labels": labels(ctx),
+                "annotations": {"argocd.argoproj.io/sync-wave": wave}}
+
+    chart_policy = _sync_policy(managedNamespaceMetadata={"labels": {**MANAGED_BY, **OPERATOR_PSA}})
+    chart_policy["syncOptions"] = ["CreateNamespace=true", "ServerSideApply=true"]
+    chart_app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": meta(f"{ctx.name}-gpu-operator", "0"),
+        "spec": {
+            "project": argo.project,
+            "destination": _destination(ctx),
+            "sources": [
+                {"repoURL": chart_url, "chart": CHART, "targetRevision": ctx.facts.chart_version,
+                 "helm": {"releaseName": RELEASE_NAME, "valueFiles": [values_ref]}},
+                {"repoURL": git.repo_url, "targetRevision": git.revision, "ref": "values"},
+            ],
+            "syncPolicy": chart_policy,
+        },
+    }
+    overlay_app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": meta(f"{ctx.name}-gpu-operator-overlay", "1"),
+        "spec": {
+            "project": argo.project,
+            "destination": _destination(ctx),
+            "source": {"repoURL": git.repo_url, "targetRevision": git.revision,
+                       "path": _rendered_path(ctx, "clusters", ctx.name)},
+            "syncPolicy": _sync_policy(),
+        },
+    }
+    return {"gpu-operator.application.yaml": chart_app, "overlay.application.yaml": overlay_app}
+
+
+# ----------------------------------------------------------------------------- Flux
+
+
+def flux_release_files(ctx: ClusterContext) -> dict[str, Any]:
+    """File name → content of the Flux release folder (source, HelmRelease, kustomization, name-reference config)."""
+    flux = ctx.cluster.gitops.flux
+    repo = chart_repository(ctx)
+    name = f"{ctx.name}-gpu-operator"
+    meta = {"name": name, "namespace": flux.namespace, "labels": labels(ctx)}
+    source: dict[str, Any]
+    release_spec: dict[str, Any] = {
+        "interval": "30m",
+        "releaseName": RELEASE_NAME,
+        "targetNamespace": ctx.namespace,
+        "storageNamespace": ctx.namespace,
+        "install": {"createNamespace": True, "crds": "CreateReplace", "remediation": {"retries": 3}},
+        "upgrade": {"crds": "CreateReplace", "remediation": {"retries": 3}},
+        "valuesFrom": [{"kind": "ConfigMap", "name": f"{name}-values", "valuesKey": "values.yaml"}],
+    }
+    if repo.startswith("oci://"):
+        source = {
+            "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": dict(meta),
+            "spec": {"interval": "1h", "url": f"{repo}/{CHART}", "ref": {"tag": ctx.facts.chart_version},
+                     "layerSelector": {"mediaType": HELM_CHART_LAYER, "operation": "copy"}},
+        }
+        release_spec["chartRef"] = {"kind": "OCIRepository", "name": name}
+    else:
+        source = {
+            "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository", "metadata": dict(meta),
+            "spec": {"interval": "1h", "url": repo},
+        }
+        release_spec["chart"] = {"spec": {
+            "chart": CHART, "version": ctx.facts.chart_version, "interval": "1h",
+            "sourceRef": {"kind": "HelmRepository", "name": name},
+        }}
+    if flux.kube_config_secret:
+        release_spec["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
+    release = {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": dict(meta),
+        "spec": release_spec,
+    }
+    values_path = f"../../../../clusters/{ctx.name}/{VALUES_FILE}"
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": ["helmrelease.yaml", "source.yaml"],
+        "configMapGenerator": [{
+            "name": f"{name}-values", "namespace": flux.namespace, "files": [f"values.yaml={values_path}"],
+        }],
+        "configurations": ["kustomizeconfig.yaml"],
+    }
+    name_reference = {"nameReference": [{
+        "kind": "ConfigMap", "version": "v1",
+        "fieldSpecs": [{"path": "spec/valuesFrom/name", "kind": "HelmRelease"}],
+    }]}
+    return {
+        "source.yaml": source,
+        "helmrelease.yaml": release,
+        "kustomization.yaml": kustomization,
+        "kustomizeconfig.yaml": name_reference,
+    }
+
+
+def flux_kustomizations(ctx: ClusterContext) -> list[dict[str, Any]]:
+    """The Flux Kustomizations: the release folder, then the overlay (``dependsOn`` the release)."""
+    flux = ctx.cluster.gitops.flux
+    name = f"{ctx.name}-gpu-operator"
+    source_ref = {"kind": "GitRepository", "name": flux.source}
+
+    def kustomization(kname: str, path: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": kname, "namespace": flux.namespace, "labels": labels(ctx)},
+            "spec": {"interval": "10m", "path": f"./{path}", "prune": True, "wait": True, "timeout": "15m",
+                     "sourceRef": source_ref, **extra},
+        }
+
+    overlay_extra: dict[str, Any] = {"dependsOn": [{"name": name}]}
+    if flux.kube_config_secret:
+        overlay_extra["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
+    return [
+        kustomization(name, _rendered_path(ctx, "gitops", "flux", ctx.name, "release")),
+        kustomization(f"{name}-overlay", _rendered_path(ctx, "clusters", ctx.name), **overlay_extra),
+    ]

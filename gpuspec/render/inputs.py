@@ -1,0 +1,42 @@
+"""Hash the input files a cluster's output depends on (fleet.yaml, its cluster file, policies/)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuspec.loader.fleetload import FLEET_FILE, cluster_files
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class InputDigests:
+    """sha256 of each input file, keyed by a machine-independent name (``fleet.yaml``, ``clusters/x.yaml``…)."""
+
+    shared: dict[str, str] = field(default_factory=dict)
+    clusters: dict[str, str] = field(default_factory=dict)
+
+    def for_cluster(self, source_file: str) -> str:
+        """One sha256 over fleet.yaml, policies/ and the cluster's own file (by its file name)."""
+        key = f"clusters/{Path(source_file).name}"
+        items = sorted(self.shared.items())
+        if key in self.clusters:
+            items.append((key, self.clusters[key]))
+        digest = hashlib.sha256()
+        for name, sha in items:
+            digest.update(f"{name}\0{sha}\n".encode())
+        return digest.hexdigest()
+
+
+def read_input_digests(fleet_dir: Path, policies_dir: Path | None) -> InputDigests:
+    """Hash fleet.yaml, every cluster file and every file below ``policies_dir`` (when it exists)."""
+    shared = {FLEET_FILE: _sha256(fleet_dir / FLEET_FILE)}
+    if policies_dir is not None and policies_dir.is_dir():
+        for path in sorted(p for p in policies_dir.rglob("*") if p.is_file()):
+            shared[f"policies/{path.relative_to(policies_dir).as_posix()}"] = _sha256(path)
+    clusters = {f"clusters/{p.name}": _sha256(p) for p in cluster_files(fleet_dir)}
+    return InputDigests(shared, clusters)

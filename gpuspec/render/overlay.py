@@ -1,0 +1,354 @@
+"""Emit the Kubernetes objects of a cluster's Kustomize overlay (pure).
+
+Namespaces with Pod Security labels, NVIDIADriver per pool (multi-driver clusters),
+the MIG and device-plugin ConfigMaps, ResourceQuota and LimitRange per tenant
+namespace, PriorityClasses, read-only RBAC for the operator namespace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuspec.render.catalog import mig_layout_entries, mig_layout_profiles, nvidiadriver_has_field
+from gpuspec.render.context import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_CONFIGMAP,
+    DEVICE_PLUGIN_DEFAULT_KEY,
+    MIG_CONFIG_LABEL,
+    MIG_CONFIGMAP,
+    MIG_DEFAULT_LAYOUT,
+    ClusterContext,
+    PoolDriver,
+)
+from gpuspec.render.images import rewrite
+from gpuspec.render.serialize import dump_document
+from gpuspec.render.values import proxy_env, toleration, upgrade_policy
+from gpuspec.spec.models import MigStrategy, Pool, SharingMode, Tenant
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "gpuspec"}
+#: Argo CD: apply after the chart's CRDs and operator (wave 1), and skip the dry run while the CRD is missing.
+AFTER_CRDS = {
+    "argocd.argoproj.io/sync-wave": "1",
+    "argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true",
+}
+#: GitOps must never delete a namespace because a file disappeared.
+KEEP_NAMESPACE = {
+    "argocd.argoproj.io/sync-options": "Delete=false,Prune=false",
+    "kustomize.toolkit.fluxcd.io/prune": "disabled",
+}
+#: Group that gets read-only access to the operator namespace and GPU Operator resources.
+VIEWER_GROUP = "gpuspec:gpu-operator-viewers"
+
+
+def labels(ctx: ClusterContext, **extra: str) -> dict[str, str]:
+    """The labels every object gpuspec renders carries."""
+    return {**MANAGED_BY, "gpuspec.io/cluster": ctx.name, **extra}
+
+
+def metadata(ctx: ClusterContext, name: str, namespace: str | None = None,
+             annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """Object metadata with gpuspec's labels."""
+    meta: dict[str, Any] = {"name": name, "labels": labels(ctx)}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return meta
+
+
+def psa_labels(level: str, warn: str | None = None) -> dict[str, str]:
+    """Pod Security Admission labels: enforce and audit at ``level``, warn at ``warn`` (default the same)."""
+    return {
+        "pod-security.kubernetes.io/enforce": level,
+        "pod-security.kubernetes.io/audit": warn or level,
+        "pod-security.kubernetes.io/warn": warn or level,
+    }
+
+
+#: The operator's operands (driver, toolkit, device plugin) run privileged.
+OPERATOR_PSA = psa_labels("privileged")
+#: GPU workloads need no privileges: baseline enforced, restricted reported.
+TENANT_PSA = psa_labels("baseline", "restricted")
+
+
+def namespace(ctx: ClusterContext, name: str, psa: dict[str, str], **extra: str) -> dict[str, Any]:
+    """A Namespace with Pod Security labels that GitOps never prunes."""
+    meta = metadata(ctx, name, annotations=KEEP_NAMESPACE)
+    meta["labels"] = {**meta["labels"], **psa, **extra}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+# ----------------------------------------------------------------------------- drivers
+
+
+def nvidia_driver(ctx: ClusterContext, driver: PoolDriver) -> dict[str, Any]:
+    """The NVIDIADriver that installs one pool's driver on exactly that pool's nodes."""
+    version = ctx.facts.version
+    images = ctx.facts.images
+    image = images["driver"]
+    pool = driver.pool
+    spec: dict[str, Any] = {
+        "driverType": "gpu",
+        "repository": rewrite(image.repository or "", ctx.mirror),
+        "image": image.image,
+        "version": driver.spec_version,
+        "usePrecompiled": driver.precompiled,
+        "nodeSelector": dict(pool.node_selector),
+    }
+    manager = images.get("driver.manager")
+    if manager is not None and manager.repository:
+        spec["manager"] = {
+            "repository": rewrite(manager.repository, ctx.mirror), "image": manager.image, "version": manager.version,
+        }
+    if nvidiadriver_has_field(version, "default"):
+        spec["default"] = False
+    if nvidiadriver_has_field(version, "kernelModuleType"):
+        spec["kernelModuleType"] = driver.kernel_module_type
+    elif nvidiadriver_has_field(version, "useOpenKernelModules") and driver.kernel_module_type != "auto":
+        spec["useOpenKernelModules"] = driver.kernel_module_type == "open"
+    if nvidiadriver_has_field(version, "upgradePolicy"):
+        spec["upgradePolicy"] = upgrade_policy(ctx, "podDeletion")
+    if ctx.pull_secrets:
+        spec["imagePullSecrets"] = ctx.pull_secrets
+    if ctx.mirror is not None and ctx.mirror.package_repo_config_map:
+        spec["repoConfig"] = {"name": ctx.mirror.package_repo_config_map}
+    if ctx.mirror is not None and ctx.mirror.ca_config_map:
+        spec["certConfig"] = {"name": ctx.mirror.ca_config_map}
+    env = proxy_env(ctx)
+    if env:
+        spec["env"] = env
+    if ctx.rdma and pool.devices.rdma:
+        spec["rdma"] = {"enabled": True}
+    if ctx.gds and pool.devices.gds:
+        spec["gds"] = {"enabled": True}
+    if ctx.gdrcopy and pool.devices.gdrcopy and nvidiadriver_has_field(version, "gdrcopy"):
+        spec["gdrcopy"] = {"enabled": True}
+    if pool.taints and nvidiadriver_has_field(version, "tolerations"):
+        spec["tolerations"] = [toleration(t) for t in pool.taints]
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "NVIDIADriver",
+        "metadata": metadata(ctx, pool.name, annotations=AFTER_CRDS),
+        "spec": spec,
+    }
+
+
+# ----------------------------------------------------------------------------- MIG and sharing
+
+
+def _custom_entries(pool: Pool) -> list[dict[str, Any]]:
+    return [
+        {"devices": group.devices if group.devices == "all" else list(group.devices), "mig-enabled": True,
+         "mig-devices": dict(group.profiles)}
+        for group in pool.mig.custom or []
+    ]
+
+
+def mig_config(ctx: ClusterContext) -> dict[str, Any]:
+    """The mig-parted config (``version: v1``) with every layout the cluster's pools select."""
+    configs: dict[str, Any] = {MIG_DEFAULT_LAYOUT: mig_layout_entries(MIG_DEFAULT_LAYOUT) or [
+        {"devices": "all", "mig-enabled": False},
+    ]}
+    for pool in ctx.cluster.pools:
+        name = ctx.mig_layouts.get(pool.name)
+        if name is None:
+            continue
+        if pool.mig.custom is not None:
+            configs[name] = _custom_entries(pool)
+        else:
+            entries = mig_layout_entries(name)
+            if entries is not None:
+                configs[name] = entries
+    return {"version": "v1", "mig-configs": configs}
+
+
+def mig_configmap(ctx: ClusterContext) -> dict[str, Any]:
+    """The ConfigMap migManager.config.name points at (key ``config.yaml``)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(ctx, MIG_CONFIGMAP, ctx.namespace),
+        "data": {"config.yaml": dump_document(mig_config(ctx))},
+    }
+
+
+def _pool_profiles(ctx: ClusterContext, pool: Pool) -> list[str]:
+    if pool.mig.custom is not None:
+        return sorted({p for group in pool.mig.custom for p in group.profiles})
+    if pool.mig.layout:
+        return sorted(mig_layout_profiles(pool.mig.layout, pool.gpu.product))
+    return []
+
+
+def sharing_config(ctx: ClusterContext, pool: Pool | None) -> dict[str, Any]:
+    """One device-plugin config (``version: v1``): the pool's time-slicing/MPS sharing, or none for ``None``."""
+    config: dict[str, Any] = {"version": "v1", "flags": {"migStrategy": ctx.mig_strategy}}
+    if pool is None:
+        return config
+    sharing = pool.sharing
+    profiles = _pool_profiles(ctx, pool) if pool.mig.strategy is MigStrategy.MIXED else []
+    names = [f"nvidia.com/mig-{p}" for p in profiles] or ["nvidia.com/gpu"]
+    resources = [{"name": n, "replicas": sharing.replicas} for n in names]
+    if sharing.mode is SharingMode.TIME_SLICING:
+        config["sharing"] = {"timeSlicing": {
+            "renameByDefault": sharing.rename_by_default,
+            "failRequestsGreaterThanOne": sharing.fail_requests_greater_than_one,
+            "resources": resources,
+        }}
+    else:
+        # MPS: format of the k8s-device-plugin README ("With CUDA MPS", v0.15.0+); the matrix records it as unknown.
+        config["sharing"] = {"mps": {"renameByDefault": sharing.rename_by_default, "resources": resources}}
+    return config
+
+
+def device_plugin_configmap(ctx: ClusterContext) -> dict[str, Any]:
+    """The ConfigMap devicePlugin.config.name points at: a ``default`` key plus one key per sharing pool."""
+    data = {DEVICE_PLUGIN_DEFAULT_KEY: dump_document(sharing_config(ctx, None))}
+    for pool in ctx.sharing_pools:
+        data[pool.name] = dump_document(sharing_config(ctx, pool))
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(ctx, DEVICE_PLUGIN_CONFIGMAP, ctx.namespace),
+        "data": data,
+    }
+
+
+def node_labels(ctx: ClusterContext) -> dict[str, Any]:
+    """Per pool, the node labels the rendered configuration expects (selector plus MIG/device-plugin config)."""
+    pools: dict[str, Any] = {}
+    for pool in ctx.cluster.pools:
+        expected = dict(pool.node_selector)
+        layout = ctx.mig_layouts.get(pool.name)
+        if layout is not None:
+            expected[MIG_CONFIG_LABEL] = layout
+        if pool.sharing.mode is not SharingMode.NONE:
+            expected[DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
+        pools[pool.name] = {"labels": expected}
+    return {"cluster": ctx.name, "pools": pools}
+
+
+# ----------------------------------------------------------------------------- tenants
+
+
+def _gpus_per_container(ctx: ClusterContext, tenant: Tenant) -> int | None:
+    """Most ``nvidia.com/gpu`` one container can get on the tenant's pools; None when MIG makes it layout-bound."""
+    best = 0
+    for name in tenant.pools:
+        pool = ctx.cluster.pool(name)
+        if pool is None:
+            continue
+        if pool.mig.strategy is not MigStrategy.NONE:
+            return None
+        sharing = pool.sharing
+        if sharing.mode is SharingMode.NONE or sharing.rename_by_default:
+            best = max(best, pool.gpu.count)
+        elif sharing.mode is SharingMode.TIME_SLICING and sharing.fail_requests_greater_than_one:
+            best = max(best, 1)
+        else:
+            best = max(best, pool.gpu.count * sharing.replicas)
+    return best or None
+
+
+def tenant_objects(ctx: ClusterContext, tenant: Tenant) -> list[dict[str, Any]]:
+    """Per tenant namespace: the Namespace, its GPU ResourceQuota and (where computable) a LimitRange."""
+    docs: list[dict[str, Any]] = []
+    hard: dict[str, str] = {}
+    if tenant.gpu_quota is not None:
+        hard["requests.nvidia.com/gpu"] = str(tenant.gpu_quota)
+    for resource, limit in sorted(tenant.mig_quota.items()):
+        hard[f"requests.nvidia.com/{resource}"] = str(limit)
+    per_container = _gpus_per_container(ctx, tenant)
+    for ns in tenant.namespaces:
+        docs.append(namespace(ctx, ns, TENANT_PSA, **{"gpuspec.io/tenant": tenant.name}))
+        if hard:
+            docs.append({
+                "apiVersion": "v1", "kind": "ResourceQuota",
+                "metadata": metadata(ctx, "gpuspec-gpu-quota", ns), "spec": {"hard": dict(hard)},
+            })
+        if per_container is not None:
+            # default/defaultRequest 0: without them Kubernetes defaults a container's limit to `max`,
+            # which would hand every container in the namespace that many GPUs.
+            docs.append({
+                "apiVersion": "v1", "kind": "LimitRange",
+                "metadata": metadata(ctx, "gpuspec-gpu-limits", ns),
+                "spec": {"limits": [{
+                    "type": "Container",
+                    "max": {"nvidia.com/gpu": str(per_container)},
+                    "default": {"nvidia.com/gpu": "0"},
+                    "defaultRequest": {"nvidia.com/gpu": "0"},
+                }]},
+            })
+    return docs
+
+
+def priority_classes(ctx: ClusterContext) -> list[dict[str, Any]]:
+    """The PriorityClasses the cluster spec declares."""
+    docs: list[dict[str, Any]] = []
+    for pc in ctx.cluster.priority_classes:
+        doc: dict[str, Any] = {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": metadata(ctx, pc.name),
+            "value": pc.value, "preemptionPolicy": pc.preemption_policy, "globalDefault": False,
+        }
+        if pc.description:
+            doc["description"] = pc.description
+        docs.append(doc)
+    return docs
+
+
+# ----------------------------------------------------------------------------- RBAC
+
+
+_READ = ["get", "list", "watch"]
+
+
+def rbac(ctx: ClusterContext) -> list[dict[str, Any]]:
+    """Read-only access to the operator namespace and GPU Operator resources for the viewer group.
+
+    Kubernetes RBAC only grants; gpuspec grants people read access and nothing else, so changes to the
+    operator namespace go through git and the GitOps controller's own service account.
+    """
+    role_name = "gpuspec-gpu-operator-view"
+    subject = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": VIEWER_GROUP}]
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": metadata(ctx, role_name, ctx.namespace),
+            "rules": [
+                {"apiGroups": [""], "resources": ["pods", "pods/log", "services", "endpoints", "configmaps",
+                                                  "events", "serviceaccounts"], "verbs": _READ},
+                {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments", "replicasets"], "verbs": _READ},
+                {"apiGroups": ["monitoring.coreos.com"], "resources": ["servicemonitors", "prometheusrules"],
+                 "verbs": _READ},
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": metadata(ctx, role_name, ctx.namespace),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
+            "subjects": subject,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": metadata(ctx, role_name),
+            "rules": [
+                {"apiGroups": ["nvidia.com"], "resources": ["clusterpolicies", "nvidiadrivers"], "verbs": _READ},
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": metadata(ctx, role_name),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name},
+            "subjects": subject,
+        },
+    ]
+
+
+def kustomization(resources: list[str]) -> dict[str, Any]:
+    """The overlay's kustomization.yaml listing its resource files."""
+    return {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": sorted(resources),
+    }
+

@@ -1,0 +1,178 @@
+"""Emit the pinned GPU Operator Helm values of a cluster (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuspec.render.catalog import NFD, image_tag
+from gpuspec.render.context import (
+    DEVICE_PLUGIN_CONFIGMAP,
+    DEVICE_PLUGIN_DEFAULT_KEY,
+    MIG_CONFIGMAP,
+    MIG_DEFAULT_LAYOUT,
+    ClusterContext,
+)
+from gpuspec.render.images import component_enabled, rewrite
+from gpuspec.spec.models import Taint
+
+#: Components whose chart values take ``imagePullSecrets`` (a list of secret names) at every release that has them.
+PULL_SECRET_COMPONENTS = frozenset({
+    "operator", "validator", "driver", "toolkit", "devicePlugin", "gfd", "migManager", "nodeStatusExporter", "gds",
+    "gdrcopy", "vgpuManager", "vgpuDeviceManager", "vfioManager", "kataManager", "sandboxDevicePlugin",
+    "kataSandboxDevicePlugin", "ccManager", "draDriver",
+})
+#: The chart's default toleration of operand DaemonSets (``daemonsets.tolerations`` at every release).
+GPU_TOLERATION: dict[str, str] = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+#: The control-plane toleration of the NFD worker (chart default from v23.9 on).
+CONTROL_PLANE_TOLERATION: dict[str, str] = {
+    "key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule",
+}
+
+
+def set_path(tree: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``tree[a][b][c] = value`` for ``path`` ``a.b.c``, creating the intermediate mappings."""
+    *parents, leaf = path.split(".")
+    node = tree
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+
+
+def toleration(taint: Taint) -> dict[str, str]:
+    """The toleration that lets a pod onto nodes with ``taint``."""
+    if taint.value:
+        return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
+    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+
+
+def pool_tolerations(ctx: ClusterContext) -> list[dict[str, str]]:
+    """Tolerations of every distinct pool taint, in a stable order."""
+    seen: dict[tuple[str, str, str], dict[str, str]] = {}
+    for pool in ctx.cluster.pools:
+        for taint in pool.taints:
+            seen.setdefault((taint.key, taint.value, taint.effect), toleration(taint))
+    return [seen[k] for k in sorted(seen)]
+
+
+def proxy_env(ctx: ClusterContext) -> list[dict[str, str]]:
+    """HTTP(S)_PROXY / NO_PROXY (both spellings) for the driver container, from the mirror's proxy."""
+    proxy = ctx.mirror.proxy if ctx.mirror else None
+    if proxy is None:
+        return []
+    env: list[dict[str, str]] = []
+    for name, value in (("HTTP_PROXY", proxy.http), ("HTTPS_PROXY", proxy.https), ("NO_PROXY", proxy.no_proxy)):
+        if value:
+            env.extend(({"name": name, "value": value}, {"name": name.lower(), "value": value}))
+    return env
+
+
+def upgrade_policy(ctx: ClusterContext, pod_deletion_key: str) -> dict[str, Any]:
+    """The driver upgrade policy from the cluster's rollout (``pod_deletion_key``: gpuPodDeletion or podDeletion)."""
+    rollout = ctx.cluster.rollout
+    policy: dict[str, Any] = {
+        "autoUpgrade": rollout.auto_upgrade,
+        "maxParallelUpgrades": rollout.max_parallel_upgrades,
+        "maxUnavailable": rollout.max_unavailable,
+        "waitForCompletion": {"timeoutSeconds": rollout.wait_for_completion_seconds},
+    }
+    if rollout.drain is not None:
+        d = rollout.drain
+        policy["drain"] = {
+            "enable": d.enable, "force": d.force, "timeoutSeconds": d.timeout_seconds,
+            "deleteEmptyDir": d.delete_empty_dir, "podSelector": d.pod_selector,
+        }
+    if rollout.pod_deletion is not None:
+        p = rollout.pod_deletion
+        policy[pod_deletion_key] = {
+            "force": p.force, "timeoutSeconds": p.timeout_seconds, "deleteEmptyDir": p.delete_empty_dir,
+        }
+    return policy
+
+
+def _images(ctx: ClusterContext, values: dict[str, Any]) -> None:
+    facts = ctx.facts
+    secrets = ctx.pull_secrets
+    for path, image in facts.images.items():
+        if path == NFD:
+            continue
+        enabled = component_enabled(ctx, path)
+        if image.enabled_default is not None:
+            set_path(values, f"{path}.enabled", enabled)
+        if not enabled or not image.repository or not image.image:
+            continue
+        set_path(values, f"{path}.repository", rewrite(image.repository, ctx.mirror))
+        set_path(values, f"{path}.image", image.image)
+        set_path(values, f"{path}.version", image_tag(image, facts))
+        if secrets and path in PULL_SECRET_COMPONENTS:
+            set_path(values, f"{path}.imagePullSecrets", list(secrets))
+
+
+def _nfd(ctx: ClusterContext, values: dict[str, Any]) -> None:
+    enabled = ctx.cluster.operator.operands.nfd
+    values["nfd"] = {"enabled": enabled}
+    image = ctx.facts.images.get(NFD)
+    if not enabled or image is None or not image.repository:
+        return
+    sub: dict[str, Any] = {
+        "image": {
+            "repository": rewrite(f"{image.repository.rstrip('/')}/{image.image}", ctx.mirror),
+            "tag": image_tag(image, ctx.facts),
+        },
+        "worker": {"tolerations": [CONTROL_PLANE_TOLERATION, GPU_TOLERATION, *pool_tolerations(ctx)]},
+    }
+    if ctx.pull_secrets:
+        sub["imagePullSecrets"] = [{"name": s} for s in ctx.pull_secrets]
+    values[NFD] = sub
+
+
+def _driver(ctx: ClusterContext, values: dict[str, Any]) -> None:
+    driver: dict[str, Any] = values.setdefault("driver", {})
+    driver["enabled"] = ctx.driver_mode != "none"
+    driver["upgradePolicy"] = upgrade_policy(ctx, "gpuPodDeletion")
+    if ctx.driver_mode == "none":
+        return
+    driver["rdma"] = {"enabled": ctx.rdma}
+    mirror = ctx.mirror
+    if mirror is not None and mirror.package_repo_config_map:
+        driver["repoConfig"] = {"configMapName": mirror.package_repo_config_map}
+    if mirror is not None and mirror.ca_config_map:
+        driver["certConfig"] = {"name": mirror.ca_config_map}
+    env = proxy_env(ctx)
+    if env:
+        driver["env"] = env
+    if ctx.driver_mode == "nvidiadriver":
+        # One NVIDIADriver per pool (overlay); the chart must not deploy its default CR or driver DaemonSet.
+        driver["nvidiaDriverCRD"] = {"enabled": True, "deployDefaultCR": False}
+        return
+    only = ctx.drivers[0]
+    driver["nvidiaDriverCRD"] = {"enabled": False}
+    driver["version"] = only.spec_version
+    driver["usePrecompiled"] = only.precompiled
+    if ctx.facts.has_chart_value("driver.kernelModuleType"):
+        driver["kernelModuleType"] = only.kernel_module_type
+    elif ctx.facts.has_chart_value("driver.useOpenKernelModules") and only.kernel_module_type != "auto":
+        driver["useOpenKernelModules"] = only.kernel_module_type == "open"
+
+
+def helm_values(ctx: ClusterContext) -> dict[str, Any]:
+    """The Helm values that pin the cluster's GPU Operator chart: images, operands, driver, MIG, sharing."""
+    operands = ctx.cluster.operator.operands
+    values: dict[str, Any] = {
+        "psa": {"enabled": True},
+        "cdi": {"enabled": operands.cdi},
+        "daemonsets": {"tolerations": [GPU_TOLERATION, *pool_tolerations(ctx)]},
+        "sandboxWorkloads": {"enabled": ctx.sandbox},
+        "mig": {"strategy": ctx.mig_strategy},
+    }
+    _images(ctx, values)
+    _nfd(ctx, values)
+    _driver(ctx, values)
+    set_path(values, "dcgmExporter.serviceMonitor.enabled",
+             operands.dcgm_exporter.enabled and operands.dcgm_exporter.service_monitor)
+    set_path(values, "migManager.config.default", MIG_DEFAULT_LAYOUT)
+    if ctx.custom_mig:
+        set_path(values, "migManager.config.name", MIG_CONFIGMAP)
+    if ctx.sharing_pools:
+        set_path(values, "devicePlugin.config.name", DEVICE_PLUGIN_CONFIGMAP)
+        set_path(values, "devicePlugin.config.default", DEVICE_PLUGIN_DEFAULT_KEY)
+    return values

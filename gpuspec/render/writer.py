@@ -1,0 +1,211 @@
+"""Write the rendered files atomically, rewrite only what changed, and compare for ``render --check``.
+
+The new tree is built in a hidden temporary folder next to the output: files
+whose bytes are unchanged are hard-linked from the current output (same inode
+and mtime), changed files are written fresh.  The two folders are then swapped
+with one atomic ``renameat2(RENAME_EXCHANGE)`` on Linux (two renames
+elsewhere), so a failed or killed run leaves the previous output in place.
+Files in the output that gpuspec did not write are never deleted: the run stops.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import difflib
+import errno
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from gpuspec.errors import GpuspecError
+from gpuspec.render.serialize import HEADER_MARK
+
+_TMP_PREFIX = ".gpuspec-tmp-"
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+@dataclass
+class WriteResult:
+    """What a write changed, as output-relative paths."""
+
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """True when any file was written or deleted."""
+        return bool(self.written or self.deleted)
+
+
+def check_relative(path: str) -> None:
+    """Refuse an output path that is absolute, empty or climbs out of the output folder."""
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or not pure.parts or any(p in ("", ".", "..") for p in pure.parts) or "\\" in path:
+        raise GpuspecError(f"refusing to write {path!r}: not a plain path inside the output folder")
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(HEADER_MARK)).decode("utf-8", "replace") == HEADER_MARK
+    except OSError:
+        return False
+
+
+def scan_output(out: Path) -> dict[str, Path]:
+    """Every regular file below ``out`` (relative POSIX path → path); GpuspecError on symlinks or odd files."""
+    if out.is_symlink():
+        raise GpuspecError(f"output folder {out} is a symbolic link; refusing to write through it")
+    if not out.exists():
+        return {}
+    if not out.is_dir():
+        raise GpuspecError(f"output path {out} exists and is not a folder")
+    found: dict[str, Path] = {}
+    for root, dirs, files in os.walk(out):
+        base = Path(root)
+        for name in (*dirs, *files):
+            path = base / name
+            if path.is_symlink():
+                raise GpuspecError(f"{path} is a symbolic link; gpuspec refuses symlinks inside its output folder")
+        for name in files:
+            path = base / name
+            if not path.is_file():
+                raise GpuspecError(f"{path} is not a regular file; refusing to touch the output folder")
+            found[path.relative_to(out).as_posix()] = path
+    return found
+
+
+def _foreign(existing: Mapping[str, Path], expected: Mapping[str, bytes]) -> list[str]:
+    return sorted(rel for rel, path in existing.items() if rel not in expected and not _is_ours(path))
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Atomically swap two directories (Linux renameat2); fall back to two renames."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        renameat2 = None
+    if renameat2 is not None:
+        if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise OSError(err, os.strerror(err), str(a))
+    aside = a.with_name(a.name + ".old")
+    os.rename(b, aside)
+    os.rename(a, b)
+    os.rename(aside, a)
+
+
+def _cleanup_stale(parent: Path, out_name: str) -> None:
+    prefix = f".{out_name}{_TMP_PREFIX}"
+    for entry in parent.glob(prefix + "*"):
+        pid_text = entry.name[len(prefix):].split("-", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except PermissionError:
+            continue
+
+
+def write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
+    """Make ``out`` hold exactly ``expected`` (relative path → bytes), atomically; return what changed."""
+    for rel in expected:
+        check_relative(rel)
+    existing = scan_output(out)
+    foreign = _foreign(existing, expected)
+    if foreign:
+        raise GpuspecError(
+            f"{out} holds files gpuspec did not write ({', '.join(foreign[:5])}"
+            f"{', …' if len(foreign) > 5 else ''}); refusing to replace the folder",
+            hint="move them out of the output folder, or pass another --out",
+        )
+    result = WriteResult()
+    current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
+    for rel, data in sorted(expected.items()):
+        (result.unchanged if current[rel] == data else result.written).append(rel)
+    result.deleted = sorted(set(existing) - set(expected))
+    if not result.changed and out.is_dir():
+        return result
+    parent = out.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    _cleanup_stale(parent, out.name)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{_TMP_PREFIX}{os.getpid()}-", dir=parent))
+    try:
+        mode = out.stat().st_mode & 0o7777 if out.is_dir() else 0o777 & ~_umask()
+        os.chmod(tmp, mode)
+        made: set[Path] = set()
+        for rel, data in sorted(expected.items()):
+            target = tmp / rel
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            if current[rel] == data:
+                try:
+                    os.link(existing[rel], target)
+                    continue
+                except OSError:
+                    pass
+            with open(target, "xb") as fh:
+                fh.write(data)
+        if out.is_dir():
+            _exchange(tmp, out.absolute())
+        else:
+            os.rename(tmp, out.absolute())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return result
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """One output file that differs from what gpuspec would write, with a unified diff."""
+
+    path: str
+    kind: str  # "changed", "missing", "unexpected"
+    diff: str
+
+
+def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendered") -> list[Drift]:
+    """Compare ``out`` with ``expected``; one Drift per stale, missing, hand-edited or unexpected file."""
+    existing = scan_output(out)
+    drifts: list[Drift] = []
+    for rel in sorted(set(existing) | set(expected)):
+        have = _read(existing[rel]) if rel in existing else None
+        want = expected.get(rel)
+        if have == want:
+            continue
+        kind = "missing" if have is None else "unexpected" if want is None else "changed"
+        old = (have or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        new = (want or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        diff = "".join(difflib.unified_diff(
+            old, new,
+            fromfile=f"a/{label}/{rel}" if have is not None else "/dev/null",
+            tofile=f"b/{label}/{rel}" if want is not None else "/dev/null",
+        ))
+        if diff and not diff.endswith("\n"):
+            diff += "\n\\ No newline at end of file\n"
+        drifts.append(Drift(rel, kind, diff))
+    return drifts
