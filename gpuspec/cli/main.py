@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -9,17 +10,43 @@ import traceback
 import click
 
 from gpuspec import __version__, exitcodes
-from gpuspec.cli.audit_cmd import audit_command
-from gpuspec.cli.import_cmd import import_command
-from gpuspec.cli.lint_cmd import lint_command
-from gpuspec.cli.plan_cmd import plan_command
-from gpuspec.cli.rules_cmd import explain_command, rules_command
-from gpuspec.cli.schema_cmd import schema_command
-from gpuspec.cli.validate_cmd import validate_command
 from gpuspec.errors import GpuspecError
 
+#: Command name → "module:attribute"; modules are imported only when their command runs (fast start-up).
+COMMANDS: dict[str, str] = {
+    "validate": "gpuspec.cli.validate_cmd:validate_command",
+    "lint": "gpuspec.cli.lint_cmd:lint_command",
+    "rules": "gpuspec.cli.rules_cmd:rules_command",
+    "explain": "gpuspec.cli.rules_cmd:explain_command",
+    "render": "gpuspec.cli.render_cmd:render_command",
+    "images": "gpuspec.cli.images_cmd:images_command",
+    "plan": "gpuspec.cli.plan_cmd:plan_command",
+    "audit": "gpuspec.cli.audit_cmd:audit_command",
+    "import": "gpuspec.cli.import_cmd:import_command",
+    "schema": "gpuspec.cli.schema_cmd:schema_command",
+    "matrix": "gpuspec.matrix.cli:matrix_command",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class LazyGroup(click.Group):
+    """A command group that imports a command's module only when that command is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, sorted."""
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command called ``cmd_name``, imported on first use."""
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="gpuspec")
 def cli() -> None:
     """Declarative NVIDIA GPU Operator fleets: validate, lint, render, verify, plan, audit.
@@ -27,19 +54,6 @@ def cli() -> None:
     Every command defaults to ./fleet, ./policies and ./rendered. Exit codes:
     0 clean, 1 findings at or above the fail threshold, 2 usage or input error.
     """
-
-
-COMMANDS = [
-    lint_command, rules_command, explain_command,
-    plan_command,
-    validate_command,
-    schema_command,
-    audit_command,
-    import_command,
-]
-
-for _command in COMMANDS:
-    cli.add_command(_command)
 
 
 def main() -> None:

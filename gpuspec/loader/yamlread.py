@@ -175,25 +175,40 @@ class _Converter:
 
     def mapping(self, node: yaml.MappingNode) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
-        merged: dict[Any, Any] = {}
+        merged: dict[Any, Any] | None = None
+        scalar_node = yaml.ScalarNode
         for key_node, value_node in node.value:
-            if key_node.tag == _STD + "merge" or (
-                key_node.tag == _PLAIN and key_node.value == "<<" and not key_node.style
-            ):
+            if key_node.__class__ is not scalar_node:
+                raise self.fail(key_node, "mapping keys must be plain scalars")
+            key_tag = key_node.tag
+            if key_tag == _PLAIN and not key_node.style:
+                if key_node.value == "<<":
+                    merged = merged if merged is not None else {}
+                    for source in self._merge_sources(value_node):
+                        for k, v in source.items():
+                            merged.setdefault(k, v)
+                    continue
+                key = resolve_plain(key_node.value)
+                self.count += 1
+            elif key_tag == _STD + "merge":
+                merged = merged if merged is not None else {}
                 for source in self._merge_sources(value_node):
                     for k, v in source.items():
                         merged.setdefault(k, v)
                 continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise self.fail(key_node, "mapping keys must be plain scalars")
-            key = self.convert(key_node)
-            if not isinstance(key, str | int | bool) and key is not None:
-                raise self.fail(key_node, "mapping keys must be plain scalars")
+            else:
+                key = self.convert(key_node)
             if key in result:
                 raise self.fail(key_node, f"duplicate key {key!r} in this mapping", "GS102")
-            result[key] = self.convert(value_node)
-        for k, v in merged.items():
-            result.setdefault(k, v)
+            # Plain and quoted scalar values are by far the most common: convert them inline.
+            if value_node.__class__ is scalar_node and value_node.tag == _PLAIN:
+                self.count += 1
+                result[key] = value_node.value if value_node.style else resolve_plain(value_node.value)
+            else:
+                result[key] = self.convert(value_node)
+        if merged:
+            for k, v in merged.items():
+                result.setdefault(k, v)
         return result
 
     def _merge_sources(self, node: yaml.Node) -> list[dict[Any, Any]]:

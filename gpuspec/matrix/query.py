@@ -124,6 +124,7 @@ def _ix() -> _Index:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def _product_key(name: str) -> str:
     return re.sub(r"[\s_]+", "-", name.strip().upper())
 
@@ -175,6 +176,7 @@ def release_lines() -> list[LifecycleLine]:
     return [_ix().lines[line] for line in _ix().line_order]
 
 
+@functools.lru_cache(maxsize=4096)
 def release(version: str) -> Release | None:
     """Return the patch release ``version`` (``v26.3.1`` or ``26.3.1``), or None if the matrix does not know it."""
     norm = normalize_version(version)
@@ -191,6 +193,7 @@ def latest_release(line: str | None = None) -> Release | None:
     return _ix().releases[_ix().lines[key].patches[-1]]
 
 
+@functools.lru_cache(maxsize=4096)
 def line_of(version: str) -> str | None:
     """Return the release line (``"25.10"``) of a version or line string, or None if that line is unknown."""
     parsed = parse_version(version)
@@ -222,6 +225,7 @@ def nearest_release(version: str) -> Release | None:
     return lower[-1] if lower else ix.ordered[0]
 
 
+@functools.lru_cache(maxsize=4096)
 def line_status(line: str, as_of: dt.date | None = None) -> LineStatus:
     """Return the life-cycle status of a release line (or of a patch's line) on ``as_of`` (default: data date).
 
@@ -286,6 +290,7 @@ def upgrade_supported(from_version: str, to_version: str) -> tuple[bool | None, 
 # ---------------------------------------------------------------- platforms
 
 
+@functools.lru_cache(maxsize=4096)
 def _platform(target: str) -> tuple[PlatformLine | None, Release | None]:
     key = line_of(target)
     if key is None:
@@ -349,6 +354,7 @@ def _vt_minor(text: str) -> tuple[int, ...]:
     return v
 
 
+@functools.lru_cache(maxsize=4096)
 def kubernetes_supported(
     line: str,
     distribution: str,
@@ -403,6 +409,7 @@ def kubernetes_ranges(line: str) -> dict[str, list[str]] | None:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def os_supported(line: str, os_id: str, version: str | None = None) -> bool | None:
     """Tell whether an OS (and version, e.g. ``"22.04"`` or ``"9.4"``) is listed for a release line or patch.
 
@@ -426,6 +433,7 @@ def operating_systems(line: str) -> list[tuple[str, list[str] | None, str]] | No
     return list(seen.values())
 
 
+@functools.lru_cache(maxsize=4096)
 def runtime_supported(
     line: str,
     runtime: str,
@@ -473,12 +481,14 @@ def runtime_supported(
 # ---------------------------------------------------------------- drivers
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize_branch(branch: str) -> str:
     """Return a driver branch without an ``R`` prefix (``"R580"`` -> ``"580"``)."""
     b = branch.strip()
     return b[1:] if b[:1] in ("R", "r") else b
 
 
+@functools.lru_cache(maxsize=4096)
 def driver_branch_supported(release_version: str, branch: str) -> bool | None:
     """Tell whether the docs component matrix lists driver ``branch`` for a patch release; None if unknown release."""
     rel = release(release_version)
@@ -488,6 +498,7 @@ def driver_branch_supported(release_version: str, branch: str) -> bool | None:
     return b in rel.drivers.branches or rel.drivers.chart_default.split(".")[0] == b
 
 
+@functools.lru_cache(maxsize=4096)
 def driver_version_known(release_version: str, version: str) -> bool | None:
     """Tell whether a driver version is listed for a patch release (docs matrix or chart default); None if unknown."""
     rel = release(release_version)
@@ -497,6 +508,7 @@ def driver_version_known(release_version: str, version: str) -> bool | None:
     return v == rel.drivers.chart_default or any(d.version == v for d in rel.drivers.versions)
 
 
+@functools.lru_cache(maxsize=4096)
 def default_driver(release_version: str) -> str | None:
     """Return the driver version the chart of a patch release installs by default (values.yaml), or None if unknown."""
     rel = release(release_version)
@@ -506,6 +518,7 @@ def default_driver(release_version: str) -> str | None:
 # ---------------------------------------------------------------- GPU products
 
 
+@functools.lru_cache(maxsize=4096)
 def gpu_product(product_id: str) -> GpuProduct | None:
     """Return the catalogue entry of a GPU product id or alias (case-insensitive), or None if unknown."""
     return _ix().products.get(_product_key(product_id))
@@ -516,6 +529,7 @@ def gpu_products() -> list[GpuProduct]:
     return list(load_matrix().gpus.products)
 
 
+@functools.lru_cache(maxsize=4096)
 def gpu_listed(line: str, product_id: str, arch: str = "x86_64") -> bool | None:
     """Tell whether a line's supported-GPU list (``x86_64`` or ``arm64``) names the product; None if unknown."""
     plat, _ = _platform(line)
@@ -527,6 +541,7 @@ def gpu_listed(line: str, product_id: str, arch: str = "x86_64") -> bool | None:
     return any(n in names for n in prod.listed_as)
 
 
+@functools.lru_cache(maxsize=4096)
 def gpu_driver_requirement(product_id: str, driver_version: str) -> tuple[bool, str] | None:
     """Check a driver version against a product's documented minimum driver; None when no minimum is documented."""
     prod = gpu_product(product_id)
@@ -565,6 +580,7 @@ def mig_strategies() -> list[str]:
     return list(load_matrix().mig.strategies.allowed)
 
 
+@functools.lru_cache(maxsize=4096)
 def mig_group(product_id: str) -> MigGroup | None:
     """Return the MIG product group of a product (or a group id), or None if unknown / not MIG capable."""
     if product_id in _ix().groups:
@@ -691,6 +707,7 @@ def sharing_with_mig_supported(kind: str) -> bool | None:
 # ---------------------------------------------------------------- precompiled drivers
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_kernel(kernel: str) -> tuple[str, str | None] | None:
     """Split a kernel release (``5.15.0-1060-nvidia``) into ``("5.15", "nvidia")``; None if it is not one."""
     m = _KERNEL_RE.match(kernel.strip())
@@ -699,6 +716,7 @@ def parse_kernel(kernel: str) -> tuple[str, str | None] | None:
     return m.group(1), m.group(2)
 
 
+@functools.lru_cache(maxsize=4096)
 def precompiled_available(
     line: str,
     os_id: str,
@@ -749,6 +767,7 @@ def precompiled_available(
 # ---------------------------------------------------------------- NVIDIADriver CRD
 
 
+@functools.lru_cache(maxsize=4096)
 def nvidiadriver_crd_status(release_version: str) -> CrdStatus | None:
     """Return whether NVIDIADriver resources are absent, a technology preview or supported; None if unknown."""
     v = parse_version(release_version)
@@ -787,6 +806,7 @@ def component_images(release_version: str, *, include_nfd: bool = False) -> dict
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def os_tag(release_version: str, os_id: str, os_version: str) -> str | None:
     """Return the OS tag the operator appends to driver-like images (``ubuntu22.04``, ``rhel9``) at a release.
 

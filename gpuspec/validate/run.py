@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gpuspec.findings import Finding
 from gpuspec.loader.fleetload import LoadResult, load_fleet
+from gpuspec.matrix.checks import matrix_findings
 from gpuspec.spec.models import Fleet
 from gpuspec.validate.references import reference_findings
 
@@ -37,13 +38,7 @@ def policy_pack_names(policies_dir: Path | None) -> set[str] | None:
 
 def fleet_checks() -> list[FleetCheck]:
     """The checks that run on every usable fleet after the reference checks."""
-    checks: list[FleetCheck] = []
-    try:
-        from gpuspec.matrix.checks import matrix_findings
-    except ImportError:  # pragma: no cover - the matrix package is part of gpuspec
-        return checks
-    checks.append(matrix_findings)
-    return checks
+    return [matrix_findings]
 
 
 def validate_fleet(fleet_dir: Path, policies_dir: Path | None = None) -> ValidationResult:
