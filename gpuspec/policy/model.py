@@ -43,7 +43,7 @@ class RuleSetting(PolicyModel):
 class PolicyException(PolicyModel):
     """A time-boxed, owned exception for some rules in one cluster (or pool)."""
 
-    rules: list[RuleId] = Field(min_length=1, description="Rule ids the exception covers.")
+    rules: list[str] = Field(min_length=1, description="Rule ids the exception covers.")
     cluster: str = Field(
         min_length=1, description='Cluster name, or "*" for every cluster and fleet.yaml.'
     )

@@ -1,0 +1,149 @@
+"""Exceptions (scope, expiry, unused), inline suppressions (reason, unused, unknown) and custom rules."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from rules.harness import FIXTURES, build_fleet, lint, where
+
+from gpuspec.policy.suppress import parse_suppressions
+from policy.test_policy import write_pack
+
+TODAY = date(2026, 9, 1)
+
+
+def _exception(rules: str, cluster: str, expires: str, pool: str | None = None) -> str:
+    text = f"  - rules: [{rules}]\n    cluster: {cluster}\n"
+    if pool:
+        text += f"    pool: {pool}\n"
+    return text + f"    owner: gpu-platform\n    reason: capacity crunch until Q4\n    expires: {expires}\n"
+
+
+def _run(tmp_path: Path, fixture: str, pack_body: str) -> list[tuple[str, str, int, int]]:
+    tmp_path = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+    tmp_path.mkdir()
+    write_pack(tmp_path / "policies", "p", pack_body)
+    fleet = build_fleet(tmp_path, FIXTURES / fixture / "fail")
+    result = lint(fleet, tmp_path / "policies", packs=["p"], today=TODAY)
+    assert result.usable
+    out = []
+    for f in result.findings:
+        rule, file, line, col = where(f, fleet)
+        out.append((rule, Path(file).name, line, col))
+    return out
+
+
+def test_live_exception_hides_findings_of_its_pool(tmp_path: Path) -> None:
+    got = _run(tmp_path, "GS604", "exceptions:\n" + _exception("GS604", "c1", "2026-12-31", pool="main"))
+    assert [g for g in got if g[0] == "GS604"] == [("GS604", "c1.yaml", 29, 22)]  # canary still reported
+    assert [g for g in got if g[0].startswith("GS00")] == []
+
+
+def test_cluster_wide_and_any_cluster_exceptions(tmp_path: Path) -> None:
+    got = _run(tmp_path, "GS405", "exceptions:\n" + _exception("GS405", "c1", "2026-12-31"))
+    assert [g[1] for g in got if g[0] == "GS405"] == ["fleet.yaml", "fleet.yaml"]
+    got = _run(tmp_path, "GS405", "exceptions:\n" + _exception("GS405", "'*'", "2026-12-31"))
+    assert [g for g in got if g[0] == "GS405"] == []
+
+
+def test_expired_exception_is_a_finding_and_hides_nothing(tmp_path: Path) -> None:
+    got = _run(tmp_path, "GS502", "exceptions:\n" + _exception("GS502", "c1", "2026-08-31"))
+    assert ("GS502", "c1.yaml", 13, 24) in got
+    assert ("GS003", "p.yaml", 10, 14) in got
+
+
+def test_exception_that_matches_nothing(tmp_path: Path) -> None:
+    body = "exceptions:\n" + _exception("GS502", "c1", "2026-12-31", pool="canary") + _exception(
+        "GS601", "nope", "2026-12-31")
+    got = _run(tmp_path, "GS502", body)
+    assert ("GS502", "c1.yaml", 13, 24) in got  # pool-scoped exception does not cover a cluster-level finding
+    assert [g for g in got if g[0] == "GS004"] == [("GS004", "p.yaml", 6, 5), ("GS004", "p.yaml", 12, 5)]
+
+
+def test_unused_exception_for_a_disabled_rule_is_quiet(tmp_path: Path) -> None:
+    body = "rules:\n  GS601: {enabled: false}\nexceptions:\n" + _exception("GS601", "c1", "2026-12-31")
+    assert [g for g in _run(tmp_path, "GS502", body) if g[0] == "GS004"] == []
+
+
+def test_exception_with_unknown_rule(tmp_path: Path) -> None:
+    write_pack(tmp_path / "policies", "p", "exceptions:\n" + _exception("GS6O1", "c1", "2026-12-31"))
+    result = lint(build_fleet(tmp_path), tmp_path / "policies", packs=["p"], today=TODAY)
+    assert not result.usable
+    assert [(f.rule_id, f.line, f.column) for f in result.findings] == [("GS002", 6, 13)]
+
+
+def test_parse_suppressions() -> None:
+    text = "a: 1  # gpuspec: ignore GS502 -- reviewed\n# gpuspec: ignore GS604, gs705 -- why\n\n# note\nb: 2\n"
+    found = parse_suppressions("f.yaml", text)
+    assert [(s.line, s.column, s.target, s.rules, s.reason) for s in found] == [
+        (1, 7, 1, ("GS502",), "reviewed"),
+        (2, 1, 5, ("GS604", "GS705"), "why"),
+    ]
+
+
+def _suppressed(tmp_path: Path, fixture: str, old: str, new: str) -> list[tuple[str, str, int, int]]:
+    cluster = (FIXTURES / fixture / "fail" / "clusters" / "c1.yaml").read_text()
+    assert old in cluster
+    fleet = build_fleet(tmp_path, FIXTURES / fixture / "fail", files={"clusters/c1.yaml": cluster.replace(old, new)})
+    result = lint(fleet, today=TODAY)
+    assert result.usable
+    return [where(f, fleet) for f in result.findings]
+
+
+def test_suppression_on_the_line(tmp_path: Path) -> None:
+    got = _suppressed(tmp_path, "GS502", "maxParallelUpgrades: 0\n",
+                      "maxParallelUpgrades: 0  # gpuspec: ignore GS502 -- unlimited on purpose in dev\n")
+    assert got == []
+
+
+def test_suppression_on_the_line_above(tmp_path: Path) -> None:
+    got = _suppressed(tmp_path, "GS502", "  maxParallelUpgrades: 0\n",
+                      "  # gpuspec: ignore GS502 -- unlimited on purpose in dev\n  maxParallelUpgrades: 0\n")
+    assert got == []
+
+
+def test_suppression_needs_a_reason(tmp_path: Path) -> None:
+    got = _suppressed(tmp_path, "GS502", "maxParallelUpgrades: 0\n",
+                      "maxParallelUpgrades: 0  # gpuspec: ignore GS502\n")
+    assert got == [("GS502", "clusters/c1.yaml", 13, 24), ("GS005", "clusters/c1.yaml", 13, 27)]
+
+
+def test_suppression_does_not_reach_other_lines_or_rules(tmp_path: Path) -> None:
+    got = _suppressed(tmp_path, "GS502", "  maxUnavailable: 25%\n",
+                      "  maxUnavailable: 25%  # gpuspec: ignore GS502, GS999 -- wrong line\n")
+    assert got == [("GS502", "clusters/c1.yaml", 13, 24), ("GS006", "clusters/c1.yaml", 14, 24),
+                   ("GS007", "clusters/c1.yaml", 14, 24)]
+
+
+def test_custom_rule_fails_and_passes(tmp_path: Path) -> None:
+    body = (
+        "customRules:\n"
+        "  - id: ORG001\n    title: Pools have at most 2 nodes\n    severity: error\n"
+        "    message: pool {name} is too large\n    select: clusters[*].pools[*]\n"
+        "    schema:\n      properties:\n        nodes: {maximum: 2}\n"
+        "  - id: ORG002\n    title: Mirrors have pull secrets\n"
+        "    message: mirror {name} has no pull secret\n    select: fleet.mirrors[*]\n"
+        "    schema: {required: [pullSecrets], properties: {pullSecrets: {minItems: 1}}}\n"
+    )
+    write_pack(tmp_path / "policies", "org", body)
+    fleet = build_fleet(tmp_path)
+    result = lint(fleet, tmp_path / "policies", packs=["org"], today=TODAY)
+    assert result.usable
+    got = [(*where(f, fleet), f.severity.value, f.message) for f in result.findings]
+    assert got == [("ORG001", "clusters/c1.yaml", 30, 12, "error", "pool main is too large")]
+    assert result.rule_docs["ORG001"].title == "Pools have at most 2 nodes"
+
+
+def test_custom_rule_mistakes(tmp_path: Path) -> None:
+    body = (
+        "customRules:\n"
+        "  - {id: GS999, title: t, message: m, select: 'clusters[*]', schema: {}}\n"
+        "  - {id: ORG001, title: t, message: m, select: 'pools[*]', schema: {}}\n"
+        "  - {id: ORG002, title: t, message: m, select: 'clusters[*]', schema: {type: 12}}\n"
+    )
+    write_pack(tmp_path / "policies", "org", body)
+    result = lint(build_fleet(tmp_path), tmp_path / "policies", packs=["org"], today=TODAY)
+    assert not result.usable
+    assert [(f.rule_id, f.line, f.column) for f in result.findings] == [
+        ("GS002", 6, 10), ("GS002", 7, 48), ("GS002", 8, 71)]
