@@ -8,16 +8,15 @@ from __future__ import annotations
 import difflib
 import inspect
 
+from gpuspec.matrix.checks import MATRIX_RULES
 from gpuspec.report.base import RuleDoc
 from gpuspec.rules import airgap, meta, observability, rollout, security
 from gpuspec.rules.base import Rule
 
-# TODO(matrix): add `from gpuspec.matrix.checks import MATRIX_RULES` and list MATRIX_RULES in AREAS once
-# gpuspec/matrix/checks.py exists (GS2xx/GS3xx, written against the same Rule contract).
-
-#: Every area's rules in id order: engine, then air-gap, rollout, security, observability.
+#: Every area's rules: engine (GS0xx), support matrix (GS2xx/GS3xx), air-gap, rollout, security, observability.
 AREAS: tuple[list[type[Rule]], ...] = (
     meta.RULES,
+    MATRIX_RULES,
     airgap.RULES,
     rollout.RULES,
     security.RULES,
