@@ -316,6 +316,26 @@ def driver_preinstalled(nodes: list[Node]) -> None:
     _labels(nodes, "gpu-h100-1")["nvidia.com/gpu.deploy.driver"] = "pre-installed"
 
 
+def upgrade_in_progress(nodes: list[Node]) -> None:
+    """The upgrade controller is deleting GPU pods on a cordoned H100 node."""
+    node = _find(nodes, "gpu-h100-0")
+    node["metadata"]["labels"]["nvidia.com/gpu-driver-upgrade-state"] = "pod-deletion-required"
+    node["spec"]["unschedulable"] = True
+
+
+def unknown_product(nodes: list[Node]) -> None:
+    """The L40S node reports a product string gpuspec's map does not know."""
+    _labels(nodes, "gpu-l40s-0")["nvidia.com/gpu.product"] = "NVIDIA-A10G-SHARED"
+
+
+def gfd_missing(nodes: list[Node]) -> None:
+    """GPU Feature Discovery is not running on an H100 node: its GFD labels are gone."""
+    labels = _labels(nodes, "gpu-h100-1")
+    for key in [k for k in labels if k.startswith(("nvidia.com/gpu.", "nvidia.com/cuda."))
+                and not k.startswith("nvidia.com/gpu.deploy.") and k != "nvidia.com/gpu.present"]:
+        del labels[key]
+
+
 #: Drift class → (mutation of the healthy inventory, rule ids audit must report, nothing else).
 DRIFTS: dict[str, tuple[Callable[[list[Node]], None], set[str]]] = {
     "unmatched-gpu-node": (unmatched_gpu_node, {"GS750"}),
@@ -335,6 +355,9 @@ DRIFTS: dict[str, tuple[Callable[[list[Node]], None], set[str]]] = {
     "taint-missing": (taint_missing, {"GS755"}),
     "operand-disabled": (operand_disabled, {"GS776"}),
     "driver-preinstalled": (driver_preinstalled, {"GS775"}),
+    "upgrade-in-progress": (upgrade_in_progress, {"GS773", "GS754", "GS752"}),
+    "unknown-product": (unknown_product, {"GS764"}),
+    "gfd-missing": (gfd_missing, {"GS765"}),
 }
 
 

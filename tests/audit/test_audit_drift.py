@@ -15,6 +15,7 @@ from gpuspec.audit.inventory import parse_nodes
 from gpuspec.audit.rules import AUDIT_RULES
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
+from gpuspec.report.registry import REPORTERS
 from gpuspec.spec.models import Cluster, Fleet
 
 CLUSTER_FILE = FLEET_DIR / "clusters" / "lab.yaml"
@@ -134,3 +135,11 @@ def test_warnings_only_exit_zero_unless_fail_on_warning(gpuspec_cli: Any) -> Non
     args = ("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "drift-taint-missing.json"), str(FLEET_DIR))
     assert gpuspec_cli(*args).code == 0
     assert gpuspec_cli(*args, "--fail-on", "warning").code == 1
+
+
+@pytest.mark.parametrize("output_format", sorted(REPORTERS))
+def test_every_reporter_renders_audit_findings(output_format: str, gpuspec_cli: Any) -> None:
+    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "drift-idle.json"),
+                         "--format", output_format, str(FLEET_DIR))
+    assert result.code == 1, result.err
+    assert "GS760" in result.out
