@@ -122,12 +122,11 @@ def lint_fleet(
     custom_ids = {c.rule.id for c in policy.custom_rules}
 
     def known(rule_id: str) -> bool:
-        return rule_id in RULES or rule_id in custom_ids or (rule_id.startswith("GS1") and len(rule_id) == 5)
+        """Rules ``gpuspec rules`` lists and custom rules; validation findings (GS1xx) cannot be suppressed."""
+        return rule_id in RULES or rule_id in custom_ids
 
-    def enabled(rule_id: str) -> bool:
-        return policy.enabled(rule_id) or rule_id.startswith("GS1")
-
-    located, suppression_findings = apply_suppressions(located, read_suppressions(load.raw), known, enabled)
+    located, suppression_findings = apply_suppressions(
+        located, read_suppressions(load.raw), known, policy.enabled)
     extra = locate_findings(_restamp([*exception_findings, *suppression_findings], policy))
     result = sorted([*located, *extra], key=Finding.sort_key)
     return LintResult(result, usable=True, rule_docs=_docs(result, policy), packs=policy.packs)

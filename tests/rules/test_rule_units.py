@@ -121,3 +121,29 @@ def test_lookup_and_suggestions() -> None:
     assert get_rule("gs604") is RULES["GS604"]
     assert get_rule("GS999") is None
     assert "GS604" in suggest("GS64")
+
+
+def test_a_crashing_rule_becomes_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from collections.abc import Iterator
+
+    from gpuspec.findings import Severity
+    from gpuspec.rules import registry
+    from gpuspec.rules.base import Problem, Rule
+
+    class Broken(Rule):
+        """Always fails."""
+
+        id = "GS499"
+        title = "broken"
+        rationale = "test"
+        severity = Severity.WARNING
+
+        def check(self, ctx: RuleContext) -> Iterator[Problem]:
+            raise KeyError("boom")
+
+    monkeypatch.setitem(registry.RULES, "GS499", Broken)
+    result = lint(build_fleet(tmp_path, FIXTURES / "GS502" / "fail"))
+    assert result.usable
+    assert [(f.rule_id, f.severity) for f in result.findings] == [("GS502", Severity.WARNING),
+                                                                 ("GS000", Severity.ERROR)]
+    assert "rule GS499 failed: KeyError" in result.findings[1].message
