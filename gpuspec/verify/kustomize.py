@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,18 +33,20 @@ def kustomize_build(
     *,
     kustomize: KustomizeCommand | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    extra_args: Sequence[str] = (),
 ) -> KustomizeResult:
     """Build the kustomization in directory ``overlay`` and parse the objects it prints.
 
     ``kustomize`` defaults to :func:`gpuspec.tools.find_kustomize`.  A failed or timed-out build,
     or output that does not parse, gives ``ok=False`` with the tool's message in ``error``.
+    ``extra_args`` go before the directory (e.g. ``--load-restrictor LoadRestrictionsNone``).
     Raises GpuspecError when ``overlay`` is not a directory.
     """
     overlay = Path(overlay)
     if not overlay.is_dir():
         raise GpuspecError(f"kustomize overlay is not a directory: {overlay}")
     command = kustomize if kustomize is not None else find_kustomize()
-    argv = command.build_argv(overlay)
+    argv = [*command.argv, *extra_args, str(overlay)]
     result = run_tool(argv, timeout=timeout)
     if not result.ok:
         return KustomizeResult(

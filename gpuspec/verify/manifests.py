@@ -71,6 +71,11 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_KubeLoader)
 
 
+def load_yaml_all(text: str) -> list[Any]:
+    """Parse every document of a YAML stream the way :func:`load_yaml` does; empty documents are None."""
+    return list(yaml.load_all(text, Loader=_KubeLoader))
+
+
 def parse_manifests(text: str) -> list[Manifest]:
     """Split multi-document YAML into objects, keeping helm's ``# Source:`` comment per document.
 

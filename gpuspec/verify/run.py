@@ -1,0 +1,345 @@
+"""`gpuspec verify` end to end: per cluster (in parallel) helm template, kustomize build and checks; then GitOps."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuspec.errors import GpuspecError, ToolMissingError
+from gpuspec.findings import Finding
+from gpuspec.loader.fleetload import display_path, load_fleet
+from gpuspec.spec.models import Cluster, Fleet
+from gpuspec.spec.resolve import operator_version
+from gpuspec.tools.discover import KustomizeCommand, find_helm, find_kustomize
+from gpuspec.verify import checks, ids
+from gpuspec.verify.chart import ChartInfo, crd_set
+from gpuspec.verify.checks import Origin
+from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_template, normalize_kube_version
+from gpuspec.verify.kustomize import kustomize_build
+from gpuspec.verify.manifests import Manifest
+from gpuspec.verify.rendered import (
+    KUSTOMIZATION_FILES,
+    RenderedFile,
+    read_cluster_output,
+    read_gitops_files,
+)
+from gpuspec.verify.schemas import CrdSet, load_crd_documents
+
+#: Helm release name verify templates the chart with (the name the rendered GitOps objects use).
+RELEASE_NAME = "gpu-operator"
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """Inputs of a verify run (paths as the user gave them)."""
+
+    fleet_dir: Path
+    rendered_dir: Path
+    charts: Sequence[Path]
+    clusters: Sequence[str] = ()
+    crd_paths: Sequence[Path] = ()
+    helm: Path | None = None
+    jobs: int = 0
+    cache_dir: Path | None = DEFAULT_CACHE_DIR
+
+
+@dataclass
+class ClusterReport:
+    """What verify did for one cluster."""
+
+    name: str
+    findings: list[Finding] = field(default_factory=list)
+    chart: str | None = None
+    helm_cached: bool | None = None
+    objects: int = 0
+    duration: float = 0.0
+
+
+@dataclass
+class VerifyResult:
+    """Every finding of a verify run, the per-cluster reports, and whether the fleet was usable at all."""
+
+    findings: list[Finding]
+    clusters: list[ClusterReport]
+    usable: bool
+    duration: float = 0.0
+
+    def summary(self) -> str:
+        """One line: clusters verified, helm runs vs cache hits, objects checked, time."""
+        if not self.usable:
+            return "verify: the fleet could not be loaded; nothing was verified"
+        cached = sum(1 for c in self.clusters if c.helm_cached)
+        ran = sum(1 for c in self.clusters if c.helm_cached is False)
+        objects = sum(c.objects for c in self.clusters)
+        return (f"verified {len(self.clusters)} cluster(s), {objects} objects; helm template: {ran} run, "
+                f"{cached} cached; {self.duration:.2f}s")
+
+
+def verify_fleet(options: VerifyOptions) -> VerifyResult:
+    """Verify the rendered output of every selected cluster of the fleet; see :mod:`gpuspec.verify`.
+
+    Raises GpuspecError (ToolMissingError for helm/kubectl) for unusable input: no chart, an unknown
+    cluster name, a missing rendered/ folder, unreadable CRD paths.
+    """
+    started = time.monotonic()
+    load = load_fleet(options.fleet_dir)
+    if load.fleet is None:
+        return VerifyResult(list(load.findings), [], usable=False, duration=time.monotonic() - started)
+    fleet = load.fleet
+    clusters = _select(fleet, options.clusters)
+    if not options.charts:
+        raise GpuspecError(
+            "no GPU Operator chart given",
+            hint="pass --chart with a chart directory or .tgz of the pinned release, e.g. the output of "
+                 "`helm pull nvidia/gpu-operator --version v26.7.0`")
+    if not options.rendered_dir.is_dir():
+        raise GpuspecError(f"rendered output not found: {options.rendered_dir}",
+                           hint="run `gpuspec render` first, or name the folder with --rendered")
+    _require_schema_package()
+    helm = find_helm(options.helm)
+    kustomize = find_kustomize()
+    charts = [ChartInfo.load(Path(p)) for p in options.charts]
+    extra_crds = load_crd_documents(options.crd_paths)
+    crd_sets = {id(chart): crd_set(chart, extra_crds) for chart in charts}
+    fallback_crds = crd_set(None, extra_crds)
+    rendered_display = display_path(options.rendered_dir)
+
+    def one(cluster: Cluster) -> ClusterReport:
+        chart = _chart_for(charts, operator_version(fleet, cluster))
+        crds = crd_sets[id(chart)] if chart is not None else fallback_crds
+        return verify_cluster(fleet, cluster, options.rendered_dir, rendered_display, chart, charts, crds,
+                              helm=helm, kustomize=kustomize, cache_dir=options.cache_dir)
+
+    jobs = options.jobs if options.jobs > 0 else min(8, (os.cpu_count() or 2))
+    if jobs == 1 or len(clusters) == 1:
+        reports = [one(c) for c in clusters]
+    else:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verify") as pool:
+            reports = list(pool.map(one, clusters))
+    findings = [f for report in reports for f in report.findings]
+    gitops_crds = crd_sets[id(charts[0])] if charts else fallback_crds
+    findings += verify_gitops(fleet, clusters, options.rendered_dir, rendered_display, gitops_crds,
+                              kustomize=kustomize, all_clusters=not options.clusters)
+    return VerifyResult(findings, reports, usable=True, duration=time.monotonic() - started)
+
+
+def verify_cluster(
+    fleet: Fleet,
+    cluster: Cluster,
+    rendered_dir: Path,
+    rendered_display: str,
+    chart: ChartInfo | None,
+    charts: Sequence[ChartInfo],
+    crds: CrdSet,
+    *,
+    helm: Path,
+    kustomize: KustomizeCommand,
+    cache_dir: Path | None,
+) -> ClusterReport:
+    """Every GS9xx check of one cluster; ``chart`` is the chart of its release (None when none was given)."""
+    started = time.monotonic()
+    report = ClusterReport(cluster.name)
+    findings = report.findings
+    release = operator_version(fleet, cluster)
+    kube = normalize_kube_version(cluster.kubernetes.version)
+    output = read_cluster_output(rendered_dir, rendered_display, cluster.name)
+    for problem in output.problems:
+        findings.append(checks.spec_finding(ids.RENDERED_MISSING, f"cluster {cluster.name}: {problem}", cluster,
+                                            hint="run `gpuspec render` and commit rendered/"))
+    values = output.values_data()
+    values_origin = Origin(output.values_display, output.values)
+
+    # helm template
+    helm_result: HelmTemplateResult | None = None
+    if release is None:
+        pass  # the loader's reference checks report an unresolvable channel
+    elif chart is None:
+        have = ", ".join(f"{c.path} ({c.version})" for c in charts)
+        findings.append(checks.spec_finding(
+            ids.CHART_VERSION_MISMATCH,
+            f"cluster {cluster.name} pins GPU Operator {release}, but no chart of that version was given "
+            f"(--chart: {have}); helm checks skipped", cluster, checks.operator_path(cluster),
+            hint=f"pass --chart with the {release} chart (--chart may be repeated)"))
+    elif output.values is not None:
+        report.chart = f"{chart.name} {chart.version}"
+        helm_result = helm_template(chart.path, [output.values.path], kube_version=kube, release=RELEASE_NAME,
+                                    namespace=cluster.operator.namespace, helm=helm, cache_dir=cache_dir)
+        report.helm_cached = helm_result.cached
+        if not helm_result.ok:
+            findings.append(checks.make_finding(
+                ids.HELM_TEMPLATE_FAILED,
+                f"helm template of {chart.path} ({chart.version}) with these values and --kube-version {kube} "
+                f"failed: {checks.first_lines(_strip_prefix(helm_result.error))}", values_origin))
+    if chart is not None and output.values is not None:
+        findings += checks.check_values_keys(values, chart.values, values_origin, f"{chart.name} {chart.version}")
+    templated: tuple[Manifest, ...] = helm_result.manifests if helm_result is not None and helm_result.ok else ()
+
+    # kustomize build
+    overlay_objects: list[tuple[dict[str, Any], Origin]] = []
+    if output.kustomization is not None:
+        built = kustomize_build(output.directory, kustomize=kustomize)
+        kustomization_origin = Origin(output.kustomization.display, output.kustomization)
+        if built.ok:
+            overlay_objects = _locate_built(built.manifests, output.resources, kustomization_origin)
+        else:
+            findings.append(checks.make_finding(
+                ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
+                kustomization_origin))
+            overlay_objects = _raw_objects(output.resources)
+
+    # images
+    expectations = checks.image_expectations(fleet, cluster, release)
+    images = checks.helm_images(templated, expectations, output.values, output.values_display, values)
+    images += checks.overlay_images(overlay_objects)
+    mirror = fleet.mirror(cluster.mirror)
+    if mirror is not None:
+        findings += checks.check_mirror(images, mirror)
+    if release is not None and not expectations.release_known:
+        findings.append(checks.spec_finding(
+            ids.RELEASE_UNKNOWN, f"GPU Operator {release} is not in gpuspec's support matrix; operand image "
+            "versions were not checked", cluster, checks.operator_path(cluster)))
+    elif release is not None:
+        findings += checks.check_versions(images, expectations, release)
+    if output.images is not None:
+        findings += checks.check_images_listed(images, output.images, Origin(output.images_display))
+
+    # configs
+    if output.values is not None:
+        maps = checks.configmaps((obj for obj, _ in overlay_objects), "overlay")
+        maps += checks.configmaps((m.obj for m in templated), "chart")
+        findings += checks.check_configs(values, chart.values if chart else None, maps,
+                                         cluster.operator.namespace, values_origin)
+
+    # schemas
+    for manifest in templated:
+        note = f" (helm output, {manifest.source})" if manifest.source else " (helm output)"
+        origin = Origin(output.values_display, output.values, values_map=True, note=note)
+        findings += checks.check_schema(manifest.obj, origin, crds, kube, values)
+    for obj, origin in overlay_objects:
+        findings += checks.check_schema(obj, origin, crds, kube)
+    report.objects = len(templated) + len(overlay_objects)
+    report.duration = time.monotonic() - started
+    return report
+
+
+def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], rendered_dir: Path, rendered_display: str,
+                  crds: CrdSet, *, kustomize: KustomizeCommand, all_clusters: bool) -> list[Finding]:
+    """GS907–GS911 on the Argo CD / Flux objects under ``<rendered>/gitops``.
+
+    Every folder with a kustomization is built (with ``--load-restrictor LoadRestrictionsNone``, as Flux
+    builds) and its output validated; files outside such folders are validated as they are.  A file
+    whose path names a cluster is checked with that cluster's Kubernetes version (and skipped when
+    that cluster is not selected); other files with the newest version in the fleet, and only when
+    every cluster is selected.
+    """
+    files, problems = read_gitops_files(rendered_dir, rendered_display)
+    findings = [Finding(ids.RENDERED_MISSING.id, ids.RENDERED_MISSING.severity, problem,
+                        hint="run `gpuspec render` and commit rendered/") for problem in problems]
+    selected = {c.name for c in clusters}
+    names = {c.name: c for c in fleet.clusters}
+    newest = max((normalize_kube_version(c.kubernetes.version) for c in fleet.clusters),
+                 key=lambda v: tuple(int(p) for p in v.split(".")))
+
+    def owner_of(path: Path) -> Cluster | None:
+        parts = path.relative_to(rendered_dir).with_suffix("").parts
+        return next((names[p] for p in parts if p in names), None)
+
+    def wanted(path: Path) -> bool:
+        owner = owner_of(path)
+        return (owner is None and all_clusters) or (owner is not None and owner.name in selected)
+
+    def kube_of(path: Path) -> str:
+        owner = owner_of(path)
+        return normalize_kube_version(owner.kubernetes.version) if owner else newest
+
+    roots = sorted({f.path.parent for f in files if f.path.name in KUSTOMIZATION_FILES})
+    covered: set[Path] = set()
+    for root in roots:
+        root_files = [f for f in files if f.path.is_relative_to(root)]
+        covered.update(f.path for f in root_files)
+        if not wanted(root / "x"):
+            continue
+        kustomization = next(f for f in root_files if f.path.parent == root and f.path.name in KUSTOMIZATION_FILES)
+        origin = Origin(kustomization.display, kustomization)
+        built = kustomize_build(root, kustomize=kustomize, extra_args=("--load-restrictor", "LoadRestrictionsNone"))
+        if not built.ok:
+            findings.append(checks.make_finding(
+                ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
+                origin))
+            continue
+        for obj, where in _locate_built(built.manifests, root_files, origin):
+            findings += checks.check_schema(obj, where, crds, kube_of(root / "x"))
+    for file in files:
+        if file.path in covered or not wanted(file.path):
+            continue
+        for index, doc in enumerate(file.documents):
+            if isinstance(doc, dict):
+                findings += checks.check_schema(doc, Origin(file.display, file, index), crds, kube_of(file.path))
+    return findings
+
+
+def _select(fleet: Fleet, names: Sequence[str]) -> list[Cluster]:
+    if not names:
+        return list(fleet.clusters)
+    selected = []
+    for name in dict.fromkeys(names):
+        cluster = fleet.cluster(name)
+        if cluster is None:
+            known = ", ".join(c.name for c in fleet.clusters) or "none"
+            raise GpuspecError(f"no cluster named {name!r} in the fleet (clusters: {known})")
+        selected.append(cluster)
+    return sorted(selected, key=lambda c: fleet.clusters.index(c))
+
+
+def _chart_for(charts: Sequence[ChartInfo], release: str | None) -> ChartInfo | None:
+    if release is None:
+        return None
+    return next((c for c in charts if c.matches(release)), None)
+
+
+def _locate_built(manifests: Sequence[Manifest], resources: Sequence[RenderedFile],
+                  fallback: Origin) -> list[tuple[dict[str, Any], Origin]]:
+    """Pair each built object with the rendered document it came from (by kind and name)."""
+    index: dict[tuple[str, str], Origin] = {}
+    for file in resources:
+        for number, doc in enumerate(file.documents):
+            if isinstance(doc, dict):
+                key = (str(doc.get("kind", "")), _name(doc))
+                index.setdefault(key, Origin(file.display, file, number))
+    return [(m.obj, index.get((m.kind, m.name), fallback)) for m in manifests]
+
+
+def _raw_objects(resources: Sequence[RenderedFile]) -> list[tuple[dict[str, Any], Origin]]:
+    """The rendered resource documents themselves (used when kustomize cannot build the overlay)."""
+    return [(doc, Origin(file.display, file, number)) for file in resources
+            for number, doc in enumerate(file.documents)
+            if isinstance(doc, dict) and "kind" in doc
+            and not str(doc.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")]
+
+
+def _name(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    return str(metadata.get("name", "")) if isinstance(metadata, dict) else ""
+
+
+def _strip_prefix(error: str) -> str:
+    return error.removeprefix("helm template failed: ")
+
+
+def _tool_message(error: str) -> str:
+    # "kustomize build of <dir> failed: kubectl exited with code 1: error: …" → the tool's own words
+    _, _, rest = error.partition(" failed: ")
+    return rest or error
+
+
+def _require_schema_package() -> None:
+    if importlib.util.find_spec("kubernetes_validate") is None:
+        raise ToolMissingError(
+            "the Python package kubernetes-validate (Kubernetes JSON schemas) is not installed",
+            hint="pip install kubernetes-validate")
