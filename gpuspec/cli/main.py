@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "rules": "gpuspec.cli.rules_cmd:rules_command",
     "explain": "gpuspec.cli.rules_cmd:explain_command",
     "render": "gpuspec.cli.render_cmd:render_command",
+    "verify": "gpuspec.cli.verify_cmd:verify_command",
     "images": "gpuspec.cli.images_cmd:images_command",
     "plan": "gpuspec.cli.plan_cmd:plan_command",
     "audit": "gpuspec.cli.audit_cmd:audit_command",
