@@ -23,15 +23,18 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from gpuspec.audit.facts import (
     GPU_REPLICAS,
     MIG_DISABLED,
+    MIG_RESOURCE_PREFIX,
     NFD_KERNEL,
     NFD_OS_ID,
     NFD_OS_VERSION,
+    SHARED_SUFFIX,
     SHARING_STRATEGY,
     NodeFacts,
 )
 from gpuspec.audit.inventory import Node
 from gpuspec.audit.products import base_product
 from gpuspec.errors import GpuspecError
+from gpuspec.matrix.query import mig_layout, mig_profiles
 from gpuspec.spec.models import API_VERSION, DNS_LABEL_PATTERN, Cluster
 
 #: The label gpuspec proposes when no existing label selects exactly one pool.
@@ -263,10 +266,7 @@ def _pool_map(pool: DraftPool) -> CommentedMap:
     out = _map(("name", pool.name), ("nodeSelector", selector), ("nodes", len(pool.nodes)), ("gpu", gpu),
                ("os", os_map), ("driver", driver))
     if key.mig_strategy != "none":
-        mig = _map(("strategy", key.mig_strategy), ("layout", key.mig_config))
-        _todo(mig, "layout", "TODO: review: the nvidia.com/mig.config in use; replace with custom: if it is "
-                             "a custom config")
-        out["mig"] = mig
+        out["mig"] = _mig_map(pool)
     if key.sharing != "none":
         out["sharing"] = _map(("mode", key.sharing), ("replicas", key.replicas),
                               ("justification", "TODO: why sharing GPUs without memory or fault isolation is "
@@ -277,6 +277,54 @@ def _pool_map(pool: DraftPool) -> CommentedMap:
             taints.append(_map(("key", t_key), ("value", t_value), ("effect", effect)))
         out["taints"] = taints
     return out
+
+
+def infer_custom_layout(pool: DraftPool) -> list[tuple[list[int], str, int]] | None:
+    """A custom MIG layout (devices, profile, instances per GPU) that explains the MIG resources a pool advertises.
+
+    Node labels give only totals per profile, not which GPU holds what, so
+    this assumes the common shape: each GPU carries one profile as many times
+    as it fits (the support matrix's per-profile limit), GPUs in index order.
+    None when the totals do not fit that shape.
+    """
+    key = pool.key
+    totals = {name[len(MIG_RESOURCE_PREFIX):]: count for name, count in pool.nodes[0].allocatable.items()
+              if name.startswith(MIG_RESOURCE_PREFIX) and count > 0 and not name.endswith(SHARED_SUFFIX)}
+    profiles = {p.name: p.max_instances for p in (mig_profiles(key.product) or [])}
+    if not totals or key.mig_strategy != "mixed" or any(p not in profiles for p in totals):
+        return None
+    groups: list[tuple[list[int], str, int]] = []
+    next_gpu = 0
+    for profile, total in sorted(totals.items()):
+        per_gpu = profiles[profile]
+        if total % per_gpu:
+            return None
+        gpus = total // per_gpu
+        groups.append((list(range(next_gpu, next_gpu + gpus)), profile, per_gpu))
+        next_gpu += gpus
+    return groups if next_gpu <= key.count else None
+
+
+def _mig_map(pool: DraftPool) -> CommentedMap:
+    key = pool.key
+    mig = _map(("strategy", key.mig_strategy))
+    if mig_layout(key.mig_config) is not None:
+        mig["layout"] = key.mig_config
+        _todo(mig, "layout", "TODO: review: the nvidia.com/mig.config the nodes use")
+        return mig
+    groups = infer_custom_layout(pool)
+    if groups is None:
+        mig["layout"] = key.mig_config
+        _todo(mig, "layout", f"TODO: {key.mig_config!r} is not a named layout; write its custom: layout")
+        return mig
+    custom = CommentedSeq()
+    for devices, profile, instances in groups:
+        custom.append(_map(("devices", CommentedSeq(devices)), ("profiles", _map((profile, instances)))))
+        custom[-1]["devices"].fa.set_flow_style()
+    mig["custom"] = custom
+    _todo(mig, "custom", f"TODO: review: inferred from the MIG resources of config {key.mig_config!r}; "
+                         "which GPU holds which profile is not in the node labels")
+    return mig
 
 
 def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], operator_version: str,

@@ -53,12 +53,35 @@ def test_three_pool_inventory_round_trips(gpuspec_cli: Any, tmp_path: Path) -> N
     assert [t.key for t in h100.taints] == ["acme.example/gpu"]
     assert pools["l40s-shared"].node_selector == {"acme.example/accelerator": "l40s"}
     assert pools["l40s-shared"].sharing.replicas == 4
-    assert pools["a100-sxm4-80gb-mig"].mig.layout == "custom-a100-mig"
+    mig = pools["a100-sxm4-80gb-mig"].mig
+    assert mig.layout is None and mig.custom is not None
+    assert [(g.devices, g.profiles) for g in mig.custom] == [([0, 1, 2, 3], {"1g.10gb": 7}), ([4, 5, 6, 7],
+                                                                                           {"3g.40gb": 2})]
     assert (pools["h100-sxm5-80gb"].os.distribution, pools["h100-sxm5-80gb"].os.kernel) == (
         "ubuntu", "5.15.0-143-generic")
     # The draft of an inventory audits clean against that same inventory.
     nodes = [node_facts(n) for n in parse_nodes((NODES_DIR / "healthy.json").read_text(), "nodes.json")]
     assert audit_cluster(load.fleet, cluster, nodes).findings == []
+
+
+def test_imported_fleet_passes_gpuspec_validate(gpuspec_cli: Any, tmp_path: Path) -> None:
+    text, _ = draft(healthy())
+    fleet_dir = fleet_with(tmp_path, "lab2", text)
+    result = gpuspec_cli("validate", "--format", "json", str(fleet_dir))
+    assert result.code == 0, result.out
+    assert all(f["severity"] != "error" for f in result.json()["findings"])
+
+
+def test_named_mig_layout_is_kept_and_unexplained_configs_are_flagged() -> None:
+    nodes = healthy()
+    nodes[4]["metadata"]["labels"]["nvidia.com/mig.config"] = "all-balanced"
+    text, _ = draft(nodes)
+    assert "layout: all-balanced  # TODO: review" in text
+    nodes = healthy()
+    nodes[4]["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = "27"
+    text, notes = draft(nodes)
+    assert "layout: custom-a100-mig  # TODO: 'custom-a100-mig' is not a named layout" in text
+    assert notes == []  # schema-valid; `gpuspec validate` reports the unknown layout name (GS302)
 
 
 def test_draft_is_commented_round_trip_yaml() -> None:
