@@ -1,0 +1,189 @@
+"""Helm values: only keys the chart of that release knows; every enabled operand pinned; driver modes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuspec.render.catalog import release_facts
+from gpuspec.render.images import component_enabled
+from gpuspec.render.context import cluster_context
+from gpuspec.verify.values_keys import commented_keys
+
+from .fleets import UPSTREAM_TAGS, compile_dir, coverage_clusters, load, write_fleet
+
+#: Keys of the node-feature-discovery subchart (its own values.yaml, not in gpu-operator's): the image and
+#: pull secrets gpuspec pins and mirror-rewrites.
+SUBCHART_KEYS = {
+    ("node-feature-discovery", "image", "repository"),
+    ("node-feature-discovery", "image", "tag"),
+    ("node-feature-discovery", "imagePullSecrets"),
+}
+
+_SUBCHART_PREFIXES = {k[:i] for k in SUBCHART_KEYS for i in range(1, len(k))}
+
+
+def _values(out: dict[str, bytes], cluster: str) -> dict[str, Any]:
+    data = yaml.safe_load(out[f"clusters/{cluster}/gpu-operator.values.yaml"])
+    assert isinstance(data, dict)
+    return data
+
+
+def unknown_keys(values: Any, chart: Any, documented: set[tuple[str, ...]], path: tuple[str, ...] = ()) -> list[str]:
+    """Key paths of ``values`` absent from ``chart`` (known: present, below an empty map, or commented-out)."""
+    if not isinstance(values, dict):
+        return []
+    found: list[str] = []
+    for key, sub in values.items():
+        here = (*path, key)
+        if here in SUBCHART_KEYS:
+            continue
+        if any(k[: len(here)] == here for k in SUBCHART_KEYS) and (not isinstance(chart, dict) or key not in chart):
+            found.extend(unknown_keys(sub, {}, documented, here))
+            continue
+        if not isinstance(chart, dict) or key not in chart:
+            if here not in documented:
+                found.append(".".join(here))
+            continue
+        default = chart[key]
+        if isinstance(default, dict) and not default and here not in _SUBCHART_PREFIXES:
+            continue  # an empty map takes any keys
+        found.extend(unknown_keys(sub, default, documented, here))
+    return found
+
+
+@pytest.mark.parametrize("tag", UPSTREAM_TAGS)
+def test_only_keys_the_chart_knows(tag: str, tmp_path: Path, upstream: Path) -> None:
+    out = {p: b for p, b in _render(tmp_path, tag).items()}
+    text = (upstream / "gpu-operator" / tag / "values.yaml").read_text()
+    chart = yaml.safe_load(text)
+    documented = commented_keys(text)
+    for name in ("everything", "airgap", "host-only"):
+        assert unknown_keys(_values(out, name), chart, documented) == [], (tag, name)
+
+
+def _render(tmp_path: Path, tag: str) -> dict[str, bytes]:
+    from gpuspec.render.run import expected_bytes
+
+    return expected_bytes(compile_dir(write_fleet(tmp_path, coverage_clusters(tag))))
+
+
+def test_unknown_key_detector_can_fail(upstream: Path) -> None:
+    chart = yaml.safe_load((upstream / "gpu-operator" / "v26.7.0" / "values.yaml").read_text())
+    assert unknown_keys({"driver": {"upgradePolicy": {"podDeletion": {}}}}, chart, set()) == [
+        "driver.upgradePolicy.podDeletion"
+    ]
+    assert unknown_keys({"operator": {"version": "v1"}}, chart, set()) == ["operator.version"]
+    assert unknown_keys({"driver": {"nodeSelector": {"anything": "x"}}}, {"driver": {"nodeSelector": {}}}, set()) == []
+
+
+@pytest.mark.parametrize("tag", UPSTREAM_TAGS)
+def test_every_enabled_operand_is_pinned(tag: str, tmp_path: Path) -> None:
+    fleet_dir = write_fleet(tmp_path, coverage_clusters(tag))
+    fleet = load(fleet_dir)
+    out = {p: b for p, b in _render(tmp_path / "r", tag).items()}
+    facts = release_facts(tag)
+    for cluster in fleet.clusters:
+        ctx = cluster_context(fleet, cluster)
+        values = _values(out, cluster.name)
+        for path, image in facts.images.items():
+            if path == "node-feature-discovery" or not image.repository or not component_enabled(ctx, path):
+                continue
+            node: Any = values
+            for part in path.split("."):
+                node = node[part]
+            want = image.version or facts.tag
+            if path == "driver" and ctx.driver_mode == "clusterpolicy":
+                want = ctx.drivers[0].spec_version  # the branch for precompiled drivers
+            assert node["version"] == want, (cluster.name, path)
+            assert node["image"] == image.image
+            assert node["version"] not in ("", "latest")
+            if cluster.mirror:
+                assert node["repository"].startswith("harbor.dc-north.acme.internal/"), (path, node)
+
+
+def test_validator_and_operator_default_to_release_tag(tmp_path: Path) -> None:
+    out = _render(tmp_path, "v26.7.0")
+    values = _values(out, "everything")
+    assert values["operator"]["version"] == values["validator"]["version"] == "v26.7.0"
+
+
+def test_air_gapped_values_rewrite_and_pull_secrets(tmp_path: Path) -> None:
+    values = _values(_render(tmp_path, "v26.7.0"), "airgap")
+    assert values["toolkit"]["repository"] == "harbor.dc-north.acme.internal/nvcr/nvidia/k8s"
+    assert values["toolkit"]["imagePullSecrets"] == ["harbor-dc-north-pull"]
+    assert "imagePullSecrets" not in values["dcgmExporter"]  # the chart has no such key for it
+    assert values["node-feature-discovery"]["image"] == {
+        "repository": "harbor.dc-north.acme.internal/k8s/nfd/node-feature-discovery", "tag": "v0.19.0",
+    }
+    assert values["driver"]["repoConfig"] == {"configMapName": "ubuntu-jammy-mirror"}
+    assert values["driver"]["certConfig"] == {"name": "acme-internal-ca"}
+
+
+def test_multi_driver_cluster_uses_nvidiadriver_mode(tmp_path: Path) -> None:
+    out = _render(tmp_path, "v26.7.0")
+    driver = _values(out, "airgap")["driver"]
+    assert driver["enabled"] is True
+    assert driver["nvidiaDriverCRD"] == {"enabled": True, "deployDefaultCR": False}
+    drivers = sorted(p for p in out if "/nvidiadriver-" in p)
+    assert drivers == [f"clusters/airgap/nvidiadriver-{p}.yaml" for p in ("mps", "new", "old", "pre")]
+    pre = yaml.safe_load(out["clusters/airgap/nvidiadriver-pre.yaml"])
+    assert pre["spec"]["usePrecompiled"] is True and pre["spec"]["version"] == "595"
+    assert pre["spec"]["nodeSelector"] == {"acme.example/gpu-pool": "pre"}
+
+
+def test_single_driver_cluster_uses_clusterpolicy_and_rollout(tmp_path: Path) -> None:
+    driver = _values(_render(tmp_path, "v26.7.0"), "everything")["driver"]
+    assert driver["nvidiaDriverCRD"] == {"enabled": False}
+    assert driver["version"] == release_facts("v26.7.0").driver_default
+    assert driver["kernelModuleType"] == "open"
+    policy = driver["upgradePolicy"]
+    assert policy["maxUnavailable"] == "10%"
+    assert policy["gpuPodDeletion"] == {"force": True, "timeoutSeconds": 300, "deleteEmptyDir": False}
+    assert policy["drain"]["timeoutSeconds"] == 600 and policy["drain"]["deleteEmptyDir"] is True
+    assert policy["waitForCompletion"] == {"timeoutSeconds": 60}
+
+
+def test_host_drivers_only_disable_the_driver(tmp_path: Path) -> None:
+    values = _values(_render(tmp_path, "v26.7.0"), "host-only")
+    assert values["driver"]["enabled"] is False
+    assert values["nfd"] == {"enabled": False} and "node-feature-discovery" not in values
+    assert values["dcgmExporter"]["enabled"] is False
+    assert values["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
+    assert values["mig"]["strategy"] == "single"
+
+
+def test_mig_and_sharing_wiring(tmp_path: Path) -> None:
+    out = _render(tmp_path, "v26.7.0")
+    values = _values(out, "everything")
+    assert values["mig"]["strategy"] == "mixed"
+    assert values["migManager"]["config"] == {"name": "gpuspec-mig-config", "default": "all-disabled"}
+    assert values["devicePlugin"]["config"] == {"name": "gpuspec-device-plugin-config", "default": "default"}
+    mig = yaml.safe_load(yaml.safe_load(out["clusters/everything/mig-config.yaml"])["data"]["config.yaml"])
+    assert mig["version"] == "v1"
+    assert mig["mig-configs"]["custom-mig"] == [
+        {"devices": [0, 1, 2, 3], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}},
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}},
+    ]
+    data = yaml.safe_load(out["clusters/everything/device-plugin-config.yaml"])["data"]
+    shared = yaml.safe_load(data["shared"])
+    assert shared["sharing"]["timeSlicing"] == {
+        "renameByDefault": False, "failRequestsGreaterThanOne": True,
+        "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+    }
+    mps = yaml.safe_load(yaml.safe_load(out["clusters/airgap/device-plugin-config.yaml"])["data"]["mps"])
+    assert mps["sharing"]["mps"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 2}]
+    labels = yaml.safe_load(out["clusters/everything/node-labels.yaml"])["pools"]
+    assert labels["mig"]["labels"]["nvidia.com/mig.config"] == "custom-mig"
+    assert labels["shared"]["labels"]["nvidia.com/device-plugin.config"] == "shared"
+
+
+def test_pool_taints_are_tolerated(tmp_path: Path) -> None:
+    values = _values(_render(tmp_path, "v26.7.0"), "everything")
+    tolerations = values["daemonsets"]["tolerations"]
+    assert {"key": "acme.example/gpu", "operator": "Equal", "value": "mig", "effect": "NoSchedule"} in tolerations
+    assert {"key": "acme.example/dedicated", "operator": "Exists", "effect": "NoExecute"} in tolerations
+    assert tolerations[0] == {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
