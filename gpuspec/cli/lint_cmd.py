@@ -17,7 +17,8 @@ from gpuspec.cli.common import (
     policies_option,
 )
 from gpuspec.errors import GpuspecError
-from gpuspec.findings import Severity
+from gpuspec.findings import Finding, Severity
+from gpuspec.plan.lintbase import changeset_report
 from gpuspec.rules.engine import lint_fleet
 
 
@@ -41,9 +42,11 @@ def _parse_date(_ctx: click.Context, _param: click.Parameter, value: str | None)
               help="Exit 1 when a finding has this severity or a higher one.")
 @click.option("--today", callback=_parse_date, metavar="YYYY-MM-DD", default=None,
               help="Date policy exceptions expire against (default: today).")
+@click.option("--base", "base_rev", metavar="REV", default=None,
+              help="Also run the change-set rules (GS8xx) on the change from git revision REV to the working tree.")
 def lint_command(
     fleet_dir: Path, policies_dir: Path, packs: tuple[str, ...], output_format: str, output_file: Path | None,
-    fail_on: str, today: date | None,
+    fail_on: str, today: date | None, base_rev: str | None,
 ) -> None:
     """Lint the fleet: schema, references, support matrix and policy rules.
 
@@ -53,6 +56,10 @@ def lint_command(
     is at or above --fail-on, 2 when the fleet or a policy pack is unusable.
     """
     result = lint_fleet(fleet_dir, policies_dir, packs or None, today)
+    if base_rev is not None and result.usable:
+        extra, docs = changeset_report(base_rev, fleet_dir, policies_dir)
+        result.findings = sorted([*result.findings, *extra], key=Finding.sort_key)
+        result.rule_docs.update(docs)
     summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
     try:
         emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary)
