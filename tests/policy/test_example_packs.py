@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import EXAMPLE_FLEET, EXAMPLE_POLICIES
+from rules.harness import EXAMPLE_FLEET, EXAMPLE_POLICIES
 
 from gpuspec.findings import Severity
 from gpuspec.policy.load import load_policy

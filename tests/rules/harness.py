@@ -9,6 +9,9 @@ from gpuspec.findings import Finding
 from gpuspec.rules.engine import LintResult, lint_fleet
 
 FIXTURES = Path(__file__).parent / "fixtures"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_FLEET = REPO_ROOT / "fleet"
+EXAMPLE_POLICIES = REPO_ROOT / "policies"
 BASE = FIXTURES / "_base"
 
 

@@ -8,10 +8,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_FLEET, EXAMPLE_POLICIES
 
 from gpuspec.cli.main import main
-from rules.harness import FIXTURES, build_fleet
+from rules.harness import EXAMPLE_FLEET, EXAMPLE_POLICIES, FIXTURES, build_fleet
 
 
 def run(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
