@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from audit_cli import run_gpuspec
 from audit_fixtures import DRIFTS, FLEET_DIR, NODES_DIR, drifted, healthy, node_list, render_all
 
 from gpuspec.audit.check import AuditResult, audit_cluster, summary_table
@@ -62,8 +63,8 @@ def test_drift_class_is_detected(drift: str) -> None:
 
 
 @pytest.mark.parametrize("drift", sorted(DRIFTS))
-def test_drift_fixture_file_through_cli(drift: str, gpuspec_cli: Any) -> None:
-    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / f"drift-{drift}.json"),
+def test_drift_fixture_file_through_cli(drift: str) -> None:
+    result = run_gpuspec("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / f"drift-{drift}.json"),
                          "--format", "json", str(FLEET_DIR))
     doc = result.json()
     assert {f["ruleId"] for f in doc["findings"]} == DRIFTS[drift][1]
@@ -72,8 +73,8 @@ def test_drift_fixture_file_through_cli(drift: str, gpuspec_cli: Any) -> None:
     assert all(f["line"] and f["column"] and f["specPath"].startswith("clusters[lab]") for f in doc["findings"])
 
 
-def test_healthy_fixture_through_cli_prints_summary(gpuspec_cli: Any) -> None:
-    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "healthy.json"), str(FLEET_DIR))
+def test_healthy_fixture_through_cli_prints_summary() -> None:
+    result = run_gpuspec("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "healthy.json"), str(FLEET_DIR))
     assert result.code == 0, result.out + result.err
     assert "audit: no problems found" in result.out
     lines = result.out.splitlines()
@@ -131,15 +132,15 @@ def test_node_in_pool_without_gpus_is_reported() -> None:
     assert any("cpu-0" in f.message and "no NVIDIA GPU at all" in f.message for f in result.findings)
 
 
-def test_warnings_only_exit_zero_unless_fail_on_warning(gpuspec_cli: Any) -> None:
+def test_warnings_only_exit_zero_unless_fail_on_warning() -> None:
     args = ("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "drift-taint-missing.json"), str(FLEET_DIR))
-    assert gpuspec_cli(*args).code == 0
-    assert gpuspec_cli(*args, "--fail-on", "warning").code == 1
+    assert run_gpuspec(*args).code == 0
+    assert run_gpuspec(*args, "--fail-on", "warning").code == 1
 
 
 @pytest.mark.parametrize("output_format", sorted(REPORTERS))
-def test_every_reporter_renders_audit_findings(output_format: str, gpuspec_cli: Any) -> None:
-    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "drift-idle.json"),
+def test_every_reporter_renders_audit_findings(output_format: str) -> None:
+    result = run_gpuspec("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "drift-idle.json"),
                          "--format", output_format, str(FLEET_DIR))
     assert result.code == 1, result.err
     assert "GS760" in result.out

@@ -7,34 +7,35 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from audit_cli import run_gpuspec
 from audit_fixtures import FLEET_DIR, NODES_DIR, healthy, node_list
 
 from gpuspec.audit.inventory import parse_nodes, parse_operator_resources
 from gpuspec.errors import GpuspecError
 
 
-def test_nodes_from_stdin(gpuspec_cli: Any) -> None:
+def test_nodes_from_stdin() -> None:
     text = (NODES_DIR / "healthy.json").read_text(encoding="utf-8")
-    ok = gpuspec_cli("audit", "--cluster", "lab", "--nodes", "-", str(FLEET_DIR), stdin=text)
+    ok = run_gpuspec("audit", "--cluster", "lab", "--nodes", "-", str(FLEET_DIR), stdin=text)
     assert ok.code == 0, ok.err
     drift = (NODES_DIR / "drift-idle.json").read_text(encoding="utf-8")
-    bad = gpuspec_cli("audit", "--cluster", "lab", "--nodes", "-", "--format", "json", str(FLEET_DIR), stdin=drift)
+    bad = run_gpuspec("audit", "--cluster", "lab", "--nodes", "-", "--format", "json", str(FLEET_DIR), stdin=drift)
     assert bad.code == 1
     assert "GS760" in {f["ruleId"] for f in bad.json()["findings"]}
 
 
-def test_malformed_json_exits_2_with_position(gpuspec_cli: Any, tmp_path: Path) -> None:
+def test_malformed_json_exits_2_with_position(tmp_path: Path) -> None:
     broken = tmp_path / "nodes.json"
     broken.write_text('{\n  "kind": "List",\n  "items": [\n    {"metadata": {"name": "a"}}\n'
                       '    {"metadata": {}}\n  ]\n}\n')
-    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(broken), str(FLEET_DIR))
+    result = run_gpuspec("audit", "--cluster", "lab", "--nodes", str(broken), str(FLEET_DIR))
     assert result.code == 2
     assert f"{broken}:5:5: invalid JSON" in result.err
     assert result.out == ""
 
 
-def test_malformed_json_on_stdin_names_stdin(gpuspec_cli: Any) -> None:
-    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", "-", str(FLEET_DIR), stdin="{\"items\": [}")
+def test_malformed_json_on_stdin_names_stdin() -> None:
+    result = run_gpuspec("audit", "--cluster", "lab", "--nodes", "-", str(FLEET_DIR), stdin="{\"items\": [}")
     assert result.code == 2
     assert "<stdin>:1:12: invalid JSON" in result.err
 
@@ -71,26 +72,26 @@ def test_operator_resources_reject_other_kinds() -> None:
             "name": "x"}}]}), "cp.json")
 
 
-def test_shape_error_through_cli(gpuspec_cli: Any, tmp_path: Path) -> None:
+def test_shape_error_through_cli(tmp_path: Path) -> None:
     wrong = tmp_path / "pods.json"
     wrong.write_text(json.dumps({"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "p"}}]}))
-    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(wrong), str(FLEET_DIR))
+    result = run_gpuspec("audit", "--cluster", "lab", "--nodes", str(wrong), str(FLEET_DIR))
     assert result.code == 2
     assert f"{wrong}: items[0] is a Pod" in result.err
 
 
-def test_missing_file_unknown_cluster_and_two_stdins_exit_2(gpuspec_cli: Any) -> None:
-    missing = gpuspec_cli("audit", "--cluster", "lab", "--nodes", "nope.json", str(FLEET_DIR))
+def test_missing_file_unknown_cluster_and_two_stdins_exit_2() -> None:
+    missing = run_gpuspec("audit", "--cluster", "lab", "--nodes", "nope.json", str(FLEET_DIR))
     assert missing.code == 2 and "nope.json: no such file" in missing.err
-    unknown = gpuspec_cli("audit", "--cluster", "mars", "--nodes", str(NODES_DIR / "healthy.json"), str(FLEET_DIR))
+    unknown = run_gpuspec("audit", "--cluster", "mars", "--nodes", str(NODES_DIR / "healthy.json"), str(FLEET_DIR))
     assert unknown.code == 2 and "cluster 'mars'" in unknown.err and "lab" in unknown.err
-    two = gpuspec_cli("audit", "--cluster", "lab", "--nodes", "-", "--clusterpolicies", "-", str(FLEET_DIR), stdin="")
+    two = run_gpuspec("audit", "--cluster", "lab", "--nodes", "-", "--clusterpolicies", "-", str(FLEET_DIR), stdin="")
     assert two.code == 2 and "only one input" in two.err
 
 
-def test_unloadable_fleet_exits_2(gpuspec_cli: Any, tmp_path: Path) -> None:
+def test_unloadable_fleet_exits_2(tmp_path: Path) -> None:
     (tmp_path / "clusters").mkdir()
     (tmp_path / "fleet.yaml").write_text("apiVersion: gpuspec.io/v1alpha1\nkind: Fleet\n")
-    result = gpuspec_cli("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "healthy.json"), str(tmp_path))
+    result = run_gpuspec("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "healthy.json"), str(tmp_path))
     assert result.code == 2
     assert "gpuspec validate" in result.err

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from audit_cli import run_gpuspec
 from audit_fixtures import FLEET_DIR, NODES_DIR, healthy, node_list
 from ruamel.yaml import YAML
 
@@ -35,9 +36,9 @@ def draft(nodes: list[dict[str, Any]], name: str = "lab2") -> tuple[str, list[st
     return dump_yaml(doc), notes
 
 
-def test_three_pool_inventory_round_trips(gpuspec_cli: Any, tmp_path: Path) -> None:
+def test_three_pool_inventory_round_trips(tmp_path: Path) -> None:
     out = tmp_path / "lab2.yaml"
-    result = gpuspec_cli("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "lab2", "--out", str(out))
+    result = run_gpuspec("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "lab2", "--out", str(out))
     assert result.code == 0, result.err
     fleet_dir = fleet_with(tmp_path, "lab2", out.read_text(encoding="utf-8"))
     load = load_fleet(fleet_dir)
@@ -64,10 +65,10 @@ def test_three_pool_inventory_round_trips(gpuspec_cli: Any, tmp_path: Path) -> N
     assert audit_cluster(load.fleet, cluster, nodes).findings == []
 
 
-def test_imported_fleet_passes_gpuspec_validate(gpuspec_cli: Any, tmp_path: Path) -> None:
+def test_imported_fleet_passes_gpuspec_validate(tmp_path: Path) -> None:
     text, _ = draft(healthy())
     fleet_dir = fleet_with(tmp_path, "lab2", text)
-    result = gpuspec_cli("validate", "--format", "json", str(fleet_dir))
+    result = run_gpuspec("validate", "--format", "json", str(fleet_dir))
     assert result.code == 0, result.out
     assert all(f["severity"] != "error" for f in result.json()["findings"])
 
@@ -138,31 +139,31 @@ def test_gpu_nodes_without_gfd_labels_are_left_out() -> None:
     assert any("gpu-l40s-0" in note for note in notes)
 
 
-def test_refuses_to_overwrite_without_force(gpuspec_cli: Any, tmp_path: Path) -> None:
+def test_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     out = tmp_path / "lab2.yaml"
     out.write_text("keep me\n")
     args = ("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "lab2", "--out", str(out))
-    refused = gpuspec_cli(*args)
+    refused = run_gpuspec(*args)
     assert refused.code == 2 and "already exists" in refused.err and "--force" in refused.err
     assert out.read_text() == "keep me\n"
-    forced = gpuspec_cli(*args, "--force")
+    forced = run_gpuspec(*args, "--force")
     assert forced.code == 0 and out.read_text().startswith("# Drafted by")
 
 
-def test_import_from_stdin_to_stdout(gpuspec_cli: Any) -> None:
+def test_import_from_stdin_to_stdout() -> None:
     text = (NODES_DIR / "healthy.json").read_text(encoding="utf-8")
-    result = gpuspec_cli("import", "--nodes", "-", "--name", "lab2", stdin=text)
+    result = run_gpuspec("import", "--nodes", "-", "--name", "lab2", stdin=text)
     assert result.code == 0
     assert "kind: Cluster" in result.out
 
 
-def test_no_gpu_nodes_and_bad_names_exit_2(gpuspec_cli: Any, tmp_path: Path) -> None:
+def test_no_gpu_nodes_and_bad_names_exit_2(tmp_path: Path) -> None:
     cpu_only = tmp_path / "cpu.json"
     cpu_only.write_text(json.dumps(node_list(healthy()[:2])))
-    none = gpuspec_cli("import", "--nodes", str(cpu_only), "--name", "lab2")
+    none = run_gpuspec("import", "--nodes", str(cpu_only), "--name", "lab2")
     assert none.code == 2 and "nothing to draft" in none.err
-    bad = gpuspec_cli("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "Lab_2")
+    bad = run_gpuspec("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "Lab_2")
     assert bad.code == 2 and "DNS-1123" in bad.err
-    version = gpuspec_cli("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "lab2",
+    version = run_gpuspec("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "lab2",
                           "--operator-version", "26.7")
     assert version.code == 2 and "--operator-version" in version.err

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from audit_cli import run_gpuspec
 from audit_fixtures import FLEET_DIR, NODES_DIR, healthy, node_list, operator_resources
 
 from gpuspec.audit.check import audit_cluster
@@ -58,10 +59,10 @@ def test_nvidiadriver_version_differs_from_pool_pin() -> None:
     assert finding.path == ("pools", 0, "driver", "version")
 
 
-def test_clusterpolicies_option_through_cli(gpuspec_cli: Any, tmp_path: Path) -> None:
+def test_clusterpolicies_option_through_cli(tmp_path: Path) -> None:
     exported = tmp_path / "cp.json"
     exported.write_text(json.dumps(operator_resources(policy_state="notReady")))
     args = ("audit", "--cluster", "lab", "--nodes", str(NODES_DIR / "healthy.json"), "--format", "json")
-    result = gpuspec_cli(*args, "--clusterpolicies", str(exported), "--drivers", str(exported), str(FLEET_DIR))
+    result = run_gpuspec(*args, "--clusterpolicies", str(exported), "--drivers", str(exported), str(FLEET_DIR))
     assert result.code == 1
     assert [f["ruleId"] for f in result.json()["findings"]] == ["GS790"]  # the same file twice is read once

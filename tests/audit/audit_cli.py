@@ -1,4 +1,4 @@
-"""Shared helpers of the audit tests: run the real CLI in a subprocess and load the test fleet."""
+"""Helper of the audit tests: run the real gpuspec CLI in a subprocess (not a conftest, to keep the name unique)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
-sys.path.insert(0, str(HERE))
 
 
 @dataclass
@@ -41,8 +38,3 @@ def run_gpuspec(*args: str, stdin: str | None = None, cwd: Path | None = None) -
     assert "Traceback" not in proc.stderr, proc.stderr
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
-
-@pytest.fixture
-def gpuspec_cli() -> Any:
-    """The run_gpuspec helper."""
-    return run_gpuspec
