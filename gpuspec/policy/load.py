@@ -126,7 +126,9 @@ def param_type_ok(param: Param, value: Any) -> bool:
     if param.type is float:
         return isinstance(value, int | float) and not isinstance(value, bool)
     if param.type in (list, tuple):
-        return isinstance(value, list | tuple)
+        defaults = param.default if isinstance(param.default, list | tuple) else ()
+        element = type(defaults[0]) if defaults else str
+        return isinstance(value, list | tuple) and all(isinstance(v, element) for v in value)
     return isinstance(value, param.type)
 
 

@@ -73,6 +73,11 @@ def test_unknown_and_mistyped_params(tmp_path: Path) -> None:
     assert "must be bool" in got[1][4]
 
 
+def test_list_params_need_their_element_type(tmp_path: Path) -> None:
+    got = _problems(tmp_path, "p", "rules:\n  GS704:\n    params: {reserved_domains: [1, 2]}\n")
+    assert [g[:4] for g in got] == [("GS002", "p.yaml", 7, 32)]
+
+
 def test_schema_errors_in_a_pack_have_positions(tmp_path: Path) -> None:
     got = _problems(tmp_path, "p", "rules:\n  GS604:\n    severity: fatal\nexception: []\n")
     assert [g[:4] for g in got] == [("GS001", "p.yaml", 7, 15), ("GS001", "p.yaml", 8, 1)]
