@@ -8,6 +8,7 @@ import click
 
 from gpuspec import exitcodes
 from gpuspec.cli.common import fleet_argument, output_option
+from gpuspec.errors import GpuspecError
 from gpuspec.plan.build import build_plan
 from gpuspec.plan.markdown import render_markdown
 from gpuspec.plan.output import render_json, render_text
@@ -42,7 +43,10 @@ def plan_command(base_rev: str, fleet_dir: Path, output_format: str, output_file
     plan = build_plan(fleet_dir, base_rev)
     text = RENDERERS[output_format](plan)
     if output_file is not None:
-        output_file.write_text(text, encoding="utf-8")
+        try:
+            output_file.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise GpuspecError(f"cannot write {output_file}: {exc.strerror or exc}") from None
     else:
         click.echo(text, nl=False)
     raise SystemExit(exitcodes.OK)

@@ -48,6 +48,8 @@ def compare(fleet_dir: Path, base_rev: str, head: Fleet | None = None, *, repo: 
 
     ``repo`` is the git work tree (None: the one that contains ``fleet_dir``).
     """
+    if fleet_dir.exists() and not fleet_dir.is_dir():
+        raise GpuspecError(f"{fleet_dir} is not a directory; expected a fleet directory")
     if not fleet_dir.is_dir():
         raise GpuspecError(f"fleet directory {fleet_dir} does not exist",
                            hint="run gpuspec in a fleet repository or pass the fleet directory")

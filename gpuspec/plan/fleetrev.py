@@ -70,7 +70,10 @@ def parse_document(data: bytes, display: str) -> Any:
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         message = f"is not valid UTF-8 (byte 0x{data[exc.start]:02x})"
         raise YamlProblem(display, line, column, message, "GS101") from None
-    return node_to_data(compose(text, display), display)
+    try:
+        return node_to_data(compose(text, display), display)
+    except RecursionError:  # a self-referencing alias (a: &x [*x]) or absurd nesting
+        raise YamlProblem(display, 1, 1, "nests too deeply (a recursive anchor/alias?); refusing to read it") from None
 
 
 def _fail(findings: list[Finding], rule_id: str, message: str, file: str, line: int = 1, column: int = 1) -> None:

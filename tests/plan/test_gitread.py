@@ -117,3 +117,35 @@ def test_shallow_clone_works_once_the_base_is_fetched(repo: FleetRepo, tmp_path:
     assert comparison.base_fleet.cluster("infer-north") is not None
     changes = diff_fleets(comparison.base_fleet, comparison.head)
     assert [(c.cluster, c.pool, c.kind.value) for c in changes] == [("infer-north", "l40s-canary", "driver")]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\xff\xfe binary", "not valid UTF-8"),
+        (b"", "is empty"),
+        (b"- a\n- b\n", "must be a mapping"),
+        (b"a: 1\n---\nb: 2\n", "more than one YAML document"),
+        (b"a: !!python/object:os.system x\n", "not allowed"),
+        (b"a: &x [*x]\n", "recursive anchor"),
+    ],
+)
+def test_broken_base_files_are_clear_errors_not_tracebacks(repo: FleetRepo, content: bytes, expected: str) -> None:
+    (repo.fleet / "clusters/train-east.yaml").write_bytes(content)
+    repo.commit("broken base")
+    repo.git("checkout", "-q", "HEAD~1", "--", "fleet")
+    with pytest.raises(GpuspecError, match=expected):
+        compare(Path("fleet"), "HEAD").base_fleet
+
+
+def test_symlinked_cluster_file_in_the_base_is_refused(repo: FleetRepo) -> None:
+    link = repo.fleet / "clusters/extra.yaml"
+    link.symlink_to("train-east.yaml")
+    repo.commit("symlink")
+    base = load_fleet_at(repo.root, "HEAD", "fleet")
+    assert base.fleet is None and "symbolic link" in base.findings[0].message
+
+
+def test_fleet_dir_that_is_a_file(repo: FleetRepo) -> None:
+    with pytest.raises(GpuspecError, match="is not a directory"):
+        compare(Path("fleet/fleet.yaml"), "HEAD")
