@@ -45,7 +45,8 @@ class WriteResult:
 def check_relative(path: str) -> None:
     """Refuse an output path that is absolute, empty or climbs out of the output folder."""
     pure = PurePosixPath(path)
-    if pure.is_absolute() or not pure.parts or any(p in ("", ".", "..") for p in pure.parts) or "\\" in path:
+    if (pure.is_absolute() or not pure.parts or any(p in ("", ".", "..") for p in pure.parts) or "\\" in path
+            or str(pure) != path or "\0" in path):
         raise GpuspecError(f"refusing to write {path!r}: not a plain path inside the output folder")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,7 +14,7 @@ from gpuspec.render.writer import write_output
 from .fleets import GOLDEN_SETTINGS, coverage_clusters, render_dir, write_fleet
 
 
-def _build(kubectl: str, directory: Path, *extra: str) -> list[dict[str, object]]:
+def _build(kubectl: str, directory: Path, *extra: str) -> list[dict[str, Any]]:
     proc = subprocess.run([kubectl, "kustomize", *extra, str(directory)], capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.returncode == 0, f"kustomize build {directory} failed:\n{proc.stderr}"
