@@ -80,6 +80,7 @@ class _Collector:
         self.findings: list[Finding] = []
 
     def add(self, rule_id: str, message: str, path: DocPath, hint: str | None = None, at_key: bool = False) -> None:
+        """Record one finding of ``rule_id`` at ``path`` of the cluster file, with the rule's default severity."""
         rule = R.AUDIT_RULES[rule_id]
         self.findings.append(Finding(rule_id, rule.severity, message, self.file, path, hint, at_key=at_key,
                                      tags=("audit",)))
