@@ -135,7 +135,7 @@ def test_broken_base_files_are_clear_errors_not_tracebacks(repo: FleetRepo, cont
     repo.commit("broken base")
     repo.git("checkout", "-q", "HEAD~1", "--", "fleet")
     with pytest.raises(GpuspecError, match=expected):
-        compare(Path("fleet"), "HEAD").base_fleet
+        _ = compare(Path("fleet"), "HEAD").base_fleet
 
 
 def test_symlinked_cluster_file_in_the_base_is_refused(repo: FleetRepo) -> None:
