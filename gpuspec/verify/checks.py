@@ -156,6 +156,8 @@ def image_expectations(fleet: Fleet, cluster: Cluster, release_version: str | No
             out.drivers.add(branch)
         elif eff.version:
             out.drivers.add(eff.version)
+        elif eff.branch is None:
+            out.drivers.add(rel.drivers.chart_default)
         else:
             listed = {d.version for d in rel.drivers.versions if d.branch == branch}
             if rel.drivers.chart_default.split(".", 1)[0] == branch:
