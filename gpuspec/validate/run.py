@@ -30,10 +30,13 @@ class ValidationResult:
 
 
 def policy_pack_names(policies_dir: Path | None) -> set[str] | None:
-    """Names of the policy packs in ``policies_dir``, or None when there is no such folder."""
+    """Names of the policy packs available: the files in ``policies_dir`` plus the built-in ``default``.
+
+    None when there is no such folder (then pack references are not checked).
+    """
     if policies_dir is None or not policies_dir.is_dir():
         return None
-    return {p.stem for p in policies_dir.iterdir() if p.suffix in (".yaml", ".yml")}
+    return {p.stem for p in policies_dir.iterdir() if p.suffix in (".yaml", ".yml")} | {"default"}
 
 
 def fleet_checks() -> list[FleetCheck]:
