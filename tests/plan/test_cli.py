@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -13,17 +11,9 @@ from click.testing import CliRunner
 from gpuspec.cli.plan_cmd import plan_command
 from gpuspec.plan.markdown import COMMENT_MARKER, cell, mermaid_label
 
-from .conftest import FleetRepo, pool, tenant
+from .helpers import FleetRepo, gpuspec, pool, tenant
 
 GOLDEN = Path(__file__).parent / "golden"
-
-
-def gpuspec(repo: FleetRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the real gpuspec entry point in the repository."""
-    return subprocess.run(
-        [sys.executable, "-c", "from gpuspec.cli.main import main; main()", *args],
-        cwd=repo.root, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, check=False,
-    )
 
 
 def bump_two_pools(repo: FleetRepo) -> None:

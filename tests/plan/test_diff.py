@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuspec.matrix.query import default_driver
 from gpuspec.plan.model import Change, ChangeKind, Dimension, Disruption
 
-from .conftest import FleetRepo, pool, tenant
+from .helpers import FleetRepo, pool, tenant
 
 
 def only(changes: list[Change], kind: ChangeKind) -> Change:

@@ -13,7 +13,7 @@ from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.fleetrev import load_fleet_at
 from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
 
-from .conftest import FleetRepo, pool
+from .helpers import FleetRepo, pool
 
 
 def test_base_is_read_from_git_objects_not_the_working_tree(repo: FleetRepo) -> None:

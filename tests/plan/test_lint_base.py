@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .conftest import FleetRepo, pool
-from .test_cli import gpuspec
+from .helpers import FleetRepo, gpuspec, pool
 
 
 def test_lint_base_reports_gs804_and_fails(repo: FleetRepo) -> None:

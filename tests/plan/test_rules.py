@@ -11,7 +11,7 @@ from gpuspec.findings import Finding, Severity
 from gpuspec.plan.rules import CHANGESET_RULES, ChangeSetContext, changeset_findings
 from gpuspec.rules.base import Rule, RuleContext
 
-from .conftest import FleetRepo, pool, tenant
+from .helpers import FleetRepo, pool, tenant
 
 
 def findings(repo: FleetRepo, rule_id: str, base: str = "HEAD", **kwargs: Any) -> list[Finding]:
