@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,7 @@ from gpuspec.verify.ids import VerifyCheck
 from gpuspec.verify.images import ImageRef, ImageUse, object_images
 from gpuspec.verify.manifests import Manifest, load_yaml
 from gpuspec.verify.rendered import RenderedFile
-from gpuspec.verify.schemas import INVALID, NO_SCHEMA, CrdSet, validate_object
+from gpuspec.verify.schemas import INVALID, NO_SCHEMA, CrdSet, SchemaError, validate_object
 from gpuspec.verify.values_keys import ChartValues, unknown_values_keys
 
 _MAX_OBJECTS_LISTED = 3
@@ -345,10 +345,16 @@ def _default_in(component: str, default: str, data: Mapping[str, Any]) -> bool:
 
 
 def check_schema(obj: Mapping[str, Any], origin: Origin, crds: CrdSet, kube_version: str,
-                 values_data: Mapping[str, Any] | None = None) -> list[Finding]:
-    """GS908/GS909/GS910: an object against its CRD or the built-in Kubernetes schema of ``kube_version``."""
+                 values_data: Mapping[str, Any] | None = None,
+                 validate: Callable[[Mapping[str, Any], str], list[SchemaError]] | None = None) -> list[Finding]:
+    """GS908/GS909/GS910: an object against its CRD or the built-in Kubernetes schema of ``kube_version``.
+
+    ``validate`` replaces :func:`~gpuspec.verify.schemas.validate_object` (e.g. a memoised one).
+    """
     findings = []
-    for error in validate_object(obj, crds=crds, kube_version=kube_version):
+    errors = (validate(obj, kube_version) if validate is not None
+              else validate_object(obj, crds=crds, kube_version=kube_version))
+    for error in errors:
         if error.code == NO_SCHEMA:
             check = ids.NO_SCHEMA
         elif error.code == INVALID and not crds.knows(error.api_version, error.kind):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +17,13 @@ from gpuspec.loader.fleetload import display_path, load_fleet
 from gpuspec.spec.models import Cluster, Fleet
 from gpuspec.spec.resolve import operator_version
 from gpuspec.tools.discover import KustomizeCommand, find_helm, find_kustomize
+from gpuspec.tools.versions import kubectl_version
 from gpuspec.verify import checks, ids
+from gpuspec.verify.cache import VerifyCache, fingerprint, stays_inside, tree_digest
 from gpuspec.verify.chart import ChartInfo, crd_set
 from gpuspec.verify.checks import Origin
 from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_template, normalize_kube_version
-from gpuspec.verify.kustomize import kustomize_build
+from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
 from gpuspec.verify.manifests import Manifest
 from gpuspec.verify.rendered import (
     KUSTOMIZATION_FILES,
@@ -29,7 +31,7 @@ from gpuspec.verify.rendered import (
     read_cluster_output,
     read_gitops_files,
 )
-from gpuspec.verify.schemas import CrdSet, load_crd_documents
+from gpuspec.verify.schemas import CrdSet, SchemaError, load_crd_documents, validate_object
 
 #: Helm release name verify templates the chart with (the name the rendered GitOps objects use).
 RELEASE_NAME = "gpu-operator"
@@ -47,6 +49,37 @@ class VerifyOptions:
     helm: Path | None = None
     jobs: int = 0
     cache_dir: Path | None = DEFAULT_CACHE_DIR
+
+
+@dataclass
+class Toolbox:
+    """What every cluster's verification shares: tools, caches and the rendered folder."""
+
+    helm: Path
+    kustomize: KustomizeCommand
+    helm_cache: Path | None
+    cache: VerifyCache
+    rendered_dir: Path
+    rendered_display: str
+    rendered_digest: str
+    kustomize_version: str
+
+    def build(self, directory: Path, extra_args: Sequence[str] = ()) -> KustomizeResult:
+        """``kustomize build`` of ``directory``, from the cache when nothing under rendered/ changed."""
+        if not stays_inside(directory, self.rendered_dir):
+            return kustomize_build(directory, kustomize=self.kustomize, extra_args=extra_args)
+        rel = directory.resolve().relative_to(self.rendered_dir.resolve()).as_posix()
+        parts = [self.rendered_digest, rel, *self.kustomize.argv[1:], *extra_args, self.kustomize_version]
+        return self.cache.kustomize(
+            parts, lambda: kustomize_build(directory, kustomize=self.kustomize, extra_args=extra_args))
+
+    def validator(self, crds: CrdSet, crds_fingerprint: str) -> Callable[[Mapping[str, Any], str],
+                                                                          list[SchemaError]]:
+        """Schema validation against ``crds`` and the built-in schemas, memoised by object content."""
+        def validate(obj: Mapping[str, Any], kube: str) -> list[SchemaError]:
+            return self.cache.schema_errors(obj, kube, crds_fingerprint,
+                                            lambda: validate_object(obj, crds=crds, kube_version=kube))
+        return validate
 
 
 @dataclass
@@ -106,15 +139,20 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
     kustomize = find_kustomize()
     charts = [ChartInfo.load(Path(p)) for p in options.charts]
     extra_crds = load_crd_documents(options.crd_paths)
-    crd_sets = {id(chart): crd_set(chart, extra_crds) for chart in charts}
-    fallback_crds = crd_set(None, extra_crds)
-    rendered_display = display_path(options.rendered_dir)
+    crd_sets = {id(chart): (crd_set(chart, extra_crds), fingerprint([*extra_crds, *chart.crds])) for chart in charts}
+    fallback_crds = (crd_set(None, extra_crds), fingerprint(extra_crds))
+    cache = VerifyCache(options.cache_dir.parent / "verify" if options.cache_dir is not None else None)
+    tools = Toolbox(
+        helm=helm, kustomize=kustomize, helm_cache=options.cache_dir, cache=cache,
+        rendered_dir=options.rendered_dir, rendered_display=display_path(options.rendered_dir),
+        rendered_digest=tree_digest(options.rendered_dir) if options.cache_dir is not None else "",
+        kustomize_version=_tool_version(kustomize),
+    )
 
     def one(cluster: Cluster) -> ClusterReport:
         chart = _chart_for(charts, operator_version(fleet, cluster))
-        crds = crd_sets[id(chart)] if chart is not None else fallback_crds
-        return verify_cluster(fleet, cluster, options.rendered_dir, rendered_display, chart, charts, crds,
-                              helm=helm, kustomize=kustomize, cache_dir=options.cache_dir)
+        crds, crds_fp = crd_sets[id(chart)] if chart is not None else fallback_crds
+        return verify_cluster(fleet, cluster, chart, charts, crds, tools, tools.validator(crds, crds_fp))
 
     jobs = options.jobs if options.jobs > 0 else min(8, (os.cpu_count() or 2))
     if jobs == 1 or len(clusters) == 1:
@@ -123,32 +161,32 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verify") as pool:
             reports = list(pool.map(one, clusters))
     findings = [f for report in reports for f in report.findings]
-    gitops_crds = crd_sets[id(charts[0])] if charts else fallback_crds
-    findings += verify_gitops(fleet, clusters, options.rendered_dir, rendered_display, gitops_crds,
-                              kustomize=kustomize, all_clusters=not options.clusters)
+    gitops_crds, gitops_fp = crd_sets[id(charts[0])] if charts else fallback_crds
+    findings += verify_gitops(fleet, clusters, gitops_crds, tools, tools.validator(gitops_crds, gitops_fp),
+                              all_clusters=not options.clusters)
+    cache.save()
     return VerifyResult(findings, reports, usable=True, duration=time.monotonic() - started)
 
 
 def verify_cluster(
     fleet: Fleet,
     cluster: Cluster,
-    rendered_dir: Path,
-    rendered_display: str,
     chart: ChartInfo | None,
     charts: Sequence[ChartInfo],
     crds: CrdSet,
-    *,
-    helm: Path,
-    kustomize: KustomizeCommand,
-    cache_dir: Path | None,
+    tools: Toolbox,
+    validate: Callable[[Mapping[str, Any], str], list[SchemaError]] | None = None,
 ) -> ClusterReport:
-    """Every GS9xx check of one cluster; ``chart`` is the chart of its release (None when none was given)."""
+    """Every GS9xx check of one cluster; ``chart`` is the chart of its release (None when none was given).
+
+    ``validate`` replaces plain schema validation against ``crds`` (e.g. :meth:`Toolbox.validator`).
+    """
     started = time.monotonic()
     report = ClusterReport(cluster.name)
     findings = report.findings
     release = operator_version(fleet, cluster)
     kube = normalize_kube_version(cluster.kubernetes.version)
-    output = read_cluster_output(rendered_dir, rendered_display, cluster.name)
+    output = read_cluster_output(tools.rendered_dir, tools.rendered_display, cluster.name)
     for problem in output.problems:
         findings.append(checks.spec_finding(ids.RENDERED_MISSING, f"cluster {cluster.name}: {problem}", cluster,
                                             hint="run `gpuspec render` and commit rendered/"))
@@ -169,7 +207,8 @@ def verify_cluster(
     elif output.values is not None:
         report.chart = f"{chart.name} {chart.version}"
         helm_result = helm_template(chart.path, [output.values.path], kube_version=kube, release=RELEASE_NAME,
-                                    namespace=cluster.operator.namespace, helm=helm, cache_dir=cache_dir)
+                                    namespace=cluster.operator.namespace, helm=tools.helm,
+                                    cache_dir=tools.helm_cache)
         report.helm_cached = helm_result.cached
         if not helm_result.ok:
             findings.append(checks.make_finding(
@@ -183,7 +222,7 @@ def verify_cluster(
     # kustomize build
     overlay_objects: list[tuple[dict[str, Any], Origin]] = []
     if output.kustomization is not None:
-        built = kustomize_build(output.directory, kustomize=kustomize)
+        built = tools.build(output.directory)
         kustomization_origin = Origin(output.kustomization.display, output.kustomization)
         if built.ok:
             overlay_objects = _locate_built(built.manifests, output.resources, kustomization_origin)
@@ -220,16 +259,17 @@ def verify_cluster(
     for manifest in templated:
         note = f" (helm output, {manifest.source})" if manifest.source else " (helm output)"
         origin = Origin(output.values_display, output.values, values_map=True, note=note)
-        findings += checks.check_schema(manifest.obj, origin, crds, kube, values)
+        findings += checks.check_schema(manifest.obj, origin, crds, kube, values, validate)
     for obj, origin in overlay_objects:
-        findings += checks.check_schema(obj, origin, crds, kube)
+        findings += checks.check_schema(obj, origin, crds, kube, None, validate)
     report.objects = len(templated) + len(overlay_objects)
     report.duration = time.monotonic() - started
     return report
 
 
-def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], rendered_dir: Path, rendered_display: str,
-                  crds: CrdSet, *, kustomize: KustomizeCommand, all_clusters: bool) -> list[Finding]:
+def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], crds: CrdSet, tools: Toolbox,
+                  validate: Callable[[Mapping[str, Any], str], list[SchemaError]] | None = None, *,
+                  all_clusters: bool) -> list[Finding]:
     """GS907–GS911 on the Argo CD / Flux objects under ``<rendered>/gitops``.
 
     Every folder with a kustomization is built (with ``--load-restrictor LoadRestrictionsNone``, as Flux
@@ -238,7 +278,8 @@ def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], rendered_dir: Path,
     that cluster is not selected); other files with the newest version in the fleet, and only when
     every cluster is selected.
     """
-    files, problems = read_gitops_files(rendered_dir, rendered_display)
+    rendered_dir = tools.rendered_dir
+    files, problems = read_gitops_files(rendered_dir, tools.rendered_display)
     findings = [Finding(ids.RENDERED_MISSING.id, ids.RENDERED_MISSING.severity, problem,
                         hint="run `gpuspec render` and commit rendered/") for problem in problems]
     selected = {c.name for c in clusters}
@@ -267,20 +308,21 @@ def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], rendered_dir: Path,
             continue
         kustomization = next(f for f in root_files if f.path.parent == root and f.path.name in KUSTOMIZATION_FILES)
         origin = Origin(kustomization.display, kustomization)
-        built = kustomize_build(root, kustomize=kustomize, extra_args=("--load-restrictor", "LoadRestrictionsNone"))
+        built = tools.build(root, ("--load-restrictor", "LoadRestrictionsNone"))
         if not built.ok:
             findings.append(checks.make_finding(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
                 origin))
             continue
         for obj, where in _locate_built(built.manifests, root_files, origin):
-            findings += checks.check_schema(obj, where, crds, kube_of(root / "x"))
+            findings += checks.check_schema(obj, where, crds, kube_of(root / "x"), None, validate)
     for file in files:
         if file.path in covered or not wanted(file.path):
             continue
         for index, doc in enumerate(file.documents):
             if isinstance(doc, dict):
-                findings += checks.check_schema(doc, Origin(file.display, file, index), crds, kube_of(file.path))
+                findings += checks.check_schema(doc, Origin(file.display, file, index), crds, kube_of(file.path),
+                                                None, validate)
     return findings
 
 
@@ -336,6 +378,13 @@ def _tool_message(error: str) -> str:
     # "kustomize build of <dir> failed: kubectl exited with code 1: error: …" → the tool's own words
     _, _, rest = error.partition(" failed: ")
     return rest or error
+
+
+def _tool_version(kustomize: KustomizeCommand) -> str:
+    if kustomize.via == "kubectl":
+        return kubectl_version(kustomize.argv[0])
+    stat = Path(kustomize.argv[0]).stat()
+    return f"{kustomize.argv[0]}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _require_schema_package() -> None:
