@@ -388,3 +388,16 @@ def test_unusable_fleet_exits_2(lab: Path, helm_bin: Path) -> None:
     result = _cli(lab, helm_bin)
     assert result.exit_code == 2
     assert "could not be loaded" in result.output
+
+
+def test_caches_never_hide_a_new_problem(lab: Path, helm_bin: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache" / "helm"
+    assert _run(lab, helm_bin, cache=cache).findings == []
+    assert (tmp_path / "cache" / "verify" / "schema-results.json").is_file()
+    assert list((tmp_path / "cache" / "verify" / "kustomize").glob("*.json"))
+    tenants = lab / "rendered" / "clusters" / "lab-online" / "tenants.yaml"
+    tenants.write_text(tenants.read_text().replace("hard:", "hardd:"))
+    assert _ids(_run(lab, helm_bin, cache=cache)) == ["GS908"]
+    kustomization = lab / "rendered" / "clusters" / "lab-airgap" / "kustomization.yaml"
+    _edit_yaml(kustomization, lambda d: d["resources"].append("gone.yaml"))
+    assert _ids(_run(lab, helm_bin, cache=cache)) == ["GS907", "GS908"]
