@@ -21,6 +21,8 @@ import yaml
 MAX_FILE_BYTES = 1024 * 1024
 #: Most nodes one document may expand to (aliases included).
 MAX_NODES = 200_000
+#: Deepest nesting of mappings and sequences; deeper means a recursive alias or a hostile file.
+MAX_DEPTH = 64
 
 _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _TRUE = frozenset({"true", "True", "TRUE"})
@@ -79,7 +81,7 @@ def read_text(path: Path, display: str) -> str:
 _PLAIN = "!gpuspec/implicit"
 
 
-class _FastLoader(yaml.CSafeLoader):  # type: ignore[misc]
+class _FastLoader(yaml.CSafeLoader):
     """libyaml composer whose implicit tags are left for the converter to resolve (YAML 1.2-like rules)."""
 
     def resolve(self, kind: type, value: str | None, implicit: tuple[bool, bool] | None) -> str:
@@ -93,9 +95,11 @@ def compose(text: str, display: str) -> yaml.Node:
     try:
         loader = _FastLoader(text)
         try:
-            nodes = []
+            nodes: list[yaml.Node] = []
             while loader.check_node():
-                nodes.append(loader.get_node())
+                node = loader.get_node()
+                if node is not None:
+                    nodes.append(node)
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
@@ -105,7 +109,8 @@ def compose(text: str, display: str) -> yaml.Node:
         raise YamlProblem(display, line, column, f"YAML syntax error: {what}", "GS100") from None
     except yaml.YAMLError as exc:
         raise YamlProblem(display, 1, 1, f"YAML error: {exc}", "GS100") from None
-    nodes = [n for n in nodes if n is not None]
+    except RecursionError:
+        raise YamlProblem(display, 1, 1, f"is nested deeper than {MAX_DEPTH} levels", "GS100") from None
     if not nodes:
         raise YamlProblem(display, 1, 1, "is empty: expected a YAML mapping", "GS101")
     if len(nodes) > 1:
@@ -149,6 +154,7 @@ class _Converter:
     def __init__(self, display: str) -> None:
         self.display = display
         self.count = 0
+        self.depth = 0
 
     def fail(self, node: yaml.Node, message: str, rule_id: str = "GS100") -> YamlProblem:
         mark = node.start_mark
@@ -161,16 +167,21 @@ class _Converter:
         tag = node.tag
         if tag not in _ALLOWED_TAGS:
             raise self.fail(node, f"tag {tag!r} is not allowed in fleet files (plain YAML data only)")
-        kind = node.__class__
-        if kind is yaml.ScalarNode:
+        if isinstance(node, yaml.ScalarNode):
             value: str = node.value
             if node.style or tag == _STD + "str":
                 return value
             return resolve_plain(value)
-        if kind is yaml.MappingNode:
-            return self.mapping(node)
-        if kind is yaml.SequenceNode:
-            return [self.convert(item) for item in node.value]
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.fail(node, f"nesting is deeper than {MAX_DEPTH} levels (a recursive alias?)")
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return self.mapping(node)
+            if isinstance(node, yaml.SequenceNode):
+                return [self.convert(item) for item in node.value]
+        finally:
+            self.depth -= 1
         raise self.fail(node, "unsupported YAML node")  # pragma: no cover
 
     def mapping(self, node: yaml.MappingNode) -> dict[Any, Any]:

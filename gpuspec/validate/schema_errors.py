@@ -79,7 +79,7 @@ def _data_path(data: Any, loc: tuple[int | str, ...]) -> DocPath:
         in_sequence = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if in_mapping or in_sequence:
             out.append(part)
-            node = node[part]  # type: ignore[index]
+            node = node[part]
         # otherwise: a union-member tag or an absent key; it names no place in the file
     return tuple(out)
 

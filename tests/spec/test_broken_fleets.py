@@ -82,6 +82,8 @@ CASES = [
     Case("alias bomb", write(FLEET, "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdef", "bcdefg", strict=True))),
         "GS100", FLEET, "", 1, 2),
+    Case("recursive alias", replace(FLEET, "  path: rendered\n", "  path: rendered\nloop: &loop [*loop]\n"), "GS100",
+         FLEET, "loop:", 7, 2),
     Case("non utf-8", write(INFER, b"apiVersion: gpuspec.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: caf\xe9\n"),
          "GS101", INFER, "name: caf", 12, 2),
     Case("empty file", write(INFER, "# nothing here\n"), "GS101", INFER, "nothing", 1, 2),
