@@ -28,21 +28,22 @@ def images_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, ...
     an air-gapped cluster needs mirrored; online clusters need none.
     """
     prepared = prepared_or_exit(fleet_dir, policies_dir, "images")
-    assert prepared.plan is not None
-    known = {c.name for c in prepared.plan.clusters}
+    assert prepared.rendered is not None
+    images = prepared.rendered.images
+    known = set(images)
     unknown = sorted(set(clusters) - known)
     if unknown:
         raise GpuspecError(f"no cluster named {', '.join(unknown)} in {fleet_dir}",
                            hint=f"clusters: {', '.join(sorted(known))}")
-    selected = [c for c in prepared.plan.clusters if not clusters or c.name in clusters]
+    selected = [images[name] for name in sorted(known) if not clusters or name in clusters]
     if output_format == "list":
-        refs = sorted({pulled for c in selected for pulled in c.images.values()})
+        refs = sorted({pulled for pairs in selected for pulled in pairs.values()})
         for ref in refs:
             click.echo(ref)
         raise SystemExit(exitcodes.OK)
-    pairs = sorted({(up, pulled) for c in selected for up, pulled in c.images.items() if up != pulled})
-    if not pairs:
+    copies = sorted({(up, pulled) for pairs in selected for up, pulled in pairs.items() if up != pulled})
+    if not copies:
         click.echo("# no air-gapped cluster selected: nothing to mirror")
-    for upstream, pulled in pairs:
+    for upstream, pulled in copies:
         click.echo(f"skopeo copy --all {shlex.quote('docker://' + upstream)} {shlex.quote('docker://' + pulled)}")
     raise SystemExit(exitcodes.OK)

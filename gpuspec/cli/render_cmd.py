@@ -12,7 +12,7 @@ from gpuspec import __version__, exitcodes
 from gpuspec.cli.common import DEFAULT_RENDERED, fleet_argument, policies_option, use_color
 from gpuspec.findings import Finding
 from gpuspec.loader.positions import locate_findings
-from gpuspec.render.run import Prepared, expected_bytes, prepare
+from gpuspec.render.run import Prepared, prepare
 from gpuspec.render.writer import check_output, write_output
 from gpuspec.report.base import ReportContext
 from gpuspec.report.registry import reporter
@@ -32,7 +32,7 @@ def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str) -> Prepa
     report_findings(prepared.validation.findings, command)
     if not prepared.validation.load.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
-    if prepared.plan is None:
+    if prepared.rendered is None:
         click.echo(f"gpuspec {command}: the fleet has errors; nothing was written", err=True)
         raise SystemExit(exitcodes.FINDINGS)
     return prepared
@@ -54,8 +54,9 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     print a unified diff.
     """
     prepared = prepared_or_exit(fleet_dir, policies_dir, "render")
-    assert prepared.plan is not None
-    expected = expected_bytes(prepared.plan)
+    assert prepared.rendered is not None
+    expected = prepared.rendered.files
+    count = len(prepared.rendered.clusters)
     if check:
         drifts = check_output(out_dir, expected, out_dir.name or "rendered")
         for drift in drifts:
@@ -64,11 +65,11 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
             click.echo(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} are stale or hand-edited; "
                        "run `gpuspec render` and commit the result", err=True)
             raise SystemExit(exitcodes.FINDINGS)
-        click.echo(f"{out_dir}: up to date ({len(expected)} files, {len(prepared.plan.clusters)} clusters)")
+        click.echo(f"{out_dir}: up to date ({len(expected)} files, {count} clusters)")
         raise SystemExit(exitcodes.OK)
     result = write_output(out_dir, expected)
     click.echo(
-        f"rendered {len(prepared.plan.clusters)} cluster(s) into {out_dir}: {len(result.written)} written, "
+        f"rendered {count} cluster(s) into {out_dir}: {len(result.written)} written, "
         f"{len(result.unchanged)} unchanged, {len(result.deleted)} deleted"
     )
     raise SystemExit(exitcodes.OK)

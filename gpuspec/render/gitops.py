@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuspec.render.context import ClusterContext
-from gpuspec.render.overlay import MANAGED_BY, OPERATOR_PSA, labels
+from gpuspec.render.overlay import MANAGED_BY, OPERATOR_PSA, gitops_labels
 
 #: Public chart repository of the GPU Operator (NGC).
 NGC_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
@@ -63,7 +63,7 @@ def argocd_applications(ctx: ClusterContext) -> dict[str, dict[str, Any]]:
     values_ref = "$values/" + _rendered_path(ctx, "clusters", ctx.name, VALUES_FILE)
 
     def meta(name: str, wave: str) -> dict[str, Any]:
-        return {"name": name, "namespace": argo.namespace, "labels": labels(ctx),
+        return {"name": name, "namespace": argo.namespace, "labels": gitops_labels(ctx),
                 "annotations": {"argocd.argoproj.io/sync-wave": wave}}
 
     chart_policy = _sync_policy(managedNamespaceMetadata={"labels": {**MANAGED_BY, **OPERATOR_PSA}})
@@ -106,7 +106,7 @@ def flux_release_files(ctx: ClusterContext) -> dict[str, Any]:
     flux = ctx.cluster.gitops.flux
     repo = chart_repository(ctx)
     name = f"{ctx.name}-gpu-operator"
-    meta = {"name": name, "namespace": flux.namespace, "labels": labels(ctx)}
+    meta = {"name": name, "namespace": flux.namespace, "labels": gitops_labels(ctx)}
     source: dict[str, Any]
     release_spec: dict[str, Any] = {
         "interval": "30m",
@@ -170,7 +170,7 @@ def flux_kustomizations(ctx: ClusterContext) -> list[dict[str, Any]]:
     def kustomization(kname: str, path: str, **extra: Any) -> dict[str, Any]:
         return {
             "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-            "metadata": {"name": kname, "namespace": flux.namespace, "labels": labels(ctx)},
+            "metadata": {"name": kname, "namespace": flux.namespace, "labels": gitops_labels(ctx)},
             "spec": {"interval": "10m", "path": f"./{path}", "prune": True, "wait": True, "timeout": "15m",
                      "sourceRef": source_ref, **extra},
         }

@@ -40,15 +40,15 @@ KEEP_NAMESPACE = {
 VIEWER_GROUP = "gpuspec:gpu-operator-viewers"
 
 
-def labels(ctx: ClusterContext, **extra: str) -> dict[str, str]:
-    """The labels every object gpuspec renders carries."""
-    return {**MANAGED_BY, "gpuspec.io/cluster": ctx.name, **extra}
+def gitops_labels(ctx: ClusterContext) -> dict[str, str]:
+    """Labels of GitOps objects (several clusters' objects share an Argo CD / Flux namespace)."""
+    return {**MANAGED_BY, "gpuspec.io/cluster": ctx.name}
 
 
 def metadata(ctx: ClusterContext, name: str, namespace: str | None = None,
              annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    """Object metadata with gpuspec's labels."""
-    meta: dict[str, Any] = {"name": name, "labels": labels(ctx)}
+    """Object metadata with gpuspec's label (no cluster name: identical objects serialize once per fleet)."""
+    meta: dict[str, Any] = {"name": name, "labels": dict(MANAGED_BY)}
     if namespace is not None:
         meta["namespace"] = namespace
     if annotations:
@@ -225,7 +225,7 @@ def node_labels(ctx: ClusterContext) -> dict[str, Any]:
         if pool.sharing.mode is not SharingMode.NONE:
             expected[DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
         pools[pool.name] = {"labels": expected}
-    return {"cluster": ctx.name, "pools": pools}
+    return {"pools": pools}
 
 
 # ----------------------------------------------------------------------------- tenants

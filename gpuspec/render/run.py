@@ -1,25 +1,70 @@
-"""The render pipeline as one call: validate, compile, serialize (the CLI and tests share it)."""
+"""The render pipeline as one call: validate, compile, serialize (the CLI and tests share it).
+
+Compiling and serializing are pure per cluster, so large fleets are split over
+worker processes (``fork``; one per CPU, at most :data:`MAX_JOBS`).  The result
+does not depend on the number of workers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import gc
+import multiprocessing
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
-from gpuspec.render.compile import compile_fleet
-from gpuspec.render.inputs import read_input_digests
+from gpuspec.render.compile import compile_cluster
+from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.plan import RenderPlan
 from gpuspec.render.serialize import serialize
+from gpuspec.spec.models import Fleet
 from gpuspec.validate.run import ValidationResult, validate_fleet
+
+#: Fleets smaller than this render in-process (starting workers costs more than it saves).
+PARALLEL_THRESHOLD = 200
+MAX_JOBS = 8
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: rendering builds many short-lived, acyclic objects."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@dataclass
+class Rendered:
+    """The serialized output: file bytes by output path, and per cluster the images it pulls."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    images: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def clusters(self) -> list[str]:
+        """Names of the rendered clusters, sorted."""
+        return sorted(self.images)
+
+    def merge(self, other: Rendered) -> None:
+        """Add another part of the output."""
+        self.files.update(other.files)
+        self.images.update(other.images)
 
 
 @dataclass
 class Prepared:
-    """The validation result and, when the fleet is valid, its render plan."""
+    """The validation result and, when the fleet is valid, its rendered output."""
 
     validation: ValidationResult
-    plan: RenderPlan | None
+    rendered: Rendered | None
 
     @property
     def errors(self) -> list[Finding]:
@@ -27,15 +72,73 @@ class Prepared:
         return [f for f in self.validation.findings if f.severity.rank >= Severity.ERROR.rank]
 
 
-def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | None = None) -> Prepared:
-    """Validate ``fleet_dir``; when usable and free of errors, compile its render plan."""
+def expected_bytes(plan: RenderPlan) -> dict[str, bytes]:
+    """Every output file's exact bytes, keyed by path relative to the output folder."""
+    with _no_cyclic_gc():
+        return {path: serialize(spec, digest) for path, (digest, spec) in plan.files().items()}
+
+
+def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str]) -> Rendered:
+    out = Rendered()
+    with _no_cyclic_gc():
+        for name in names:
+            cluster = fleet.cluster(name)
+            assert cluster is not None
+            plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file))
+            for path, spec in plan.files.items():
+                out.files[path] = serialize(spec, plan.digest)
+            out.images[plan.name] = plan.images
+    return out
+
+
+#: What forked workers render from (set in the parent just before the pool starts).
+_WORK: tuple[Fleet, InputDigests] | None = None
+
+
+def _worker(names: list[str]) -> Rendered | str:
+    assert _WORK is not None
+    try:
+        return _render_clusters(_WORK[0], _WORK[1], names)
+    except GpuspecError as exc:
+        return str(exc)
+
+
+def jobs_for(clusters: int) -> int:
+    """How many worker processes to use for a fleet of ``clusters`` (1 = in-process)."""
+    if clusters < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(MAX_JOBS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+
+
+def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None = None, jobs: int = 0) -> Rendered:
+    """Compile and serialize every cluster (or those in ``only``); ``jobs`` 0 = choose automatically."""
+    wanted = set(only) if only is not None else None
+    names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
+    jobs = jobs or jobs_for(len(names))
+    if jobs <= 1 or len(names) < 2:
+        return _render_clusters(fleet, inputs, names)
+    _render_clusters(fleet, inputs, names[:1])  # warm the support-matrix caches once, before forking
+    global _WORK
+    _WORK = (fleet, inputs)
+    chunks = [names[i::jobs] for i in range(jobs)]
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            parts = pool.map(_worker, chunks)
+    finally:
+        _WORK = None
+    out = Rendered()
+    for part in parts:
+        if isinstance(part, str):
+            raise GpuspecError(part)
+        out.merge(part)
+    return out
+
+
+def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | None = None,
+            jobs: int = 0) -> Prepared:
+    """Validate ``fleet_dir``; when usable and free of errors, render its output."""
     validation = validate_fleet(fleet_dir, policies_dir)
     fleet = validation.fleet
     if fleet is None or any(f.severity.rank >= Severity.ERROR.rank for f in validation.findings):
         return Prepared(validation, None)
-    return Prepared(validation, compile_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only))
-
-
-def expected_bytes(plan: RenderPlan) -> dict[str, bytes]:
-    """Every output file's exact bytes, keyed by path relative to the output folder."""
-    return {path: serialize(spec, digest) for path, (digest, spec) in plan.files().items()}
+    return Prepared(validation, render_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only, jobs))

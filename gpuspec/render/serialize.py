@@ -6,6 +6,7 @@ spec value containing ``: ``, ``#``, newlines or ``{{`` stays one scalar.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -50,14 +51,29 @@ _DUMP_OPTIONS: dict[str, Any] = {
 }
 
 
+#: Dumped text by canonical JSON of the document: fleets repeat many identical documents across clusters.
+_CACHE: dict[str, str] = {}
+_CACHE_LIMIT = 4096
+
+
 def dump_document(document: Any) -> str:
     """One YAML document as text: sorted keys, block style, no document markers."""
-    return str(yaml.dump(document, **_DUMP_OPTIONS))
+    try:
+        key = json.dumps(document, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(yaml.dump(document, **_DUMP_OPTIONS))
+    text = _CACHE.get(key)
+    if text is None:
+        text = str(yaml.dump(document, **_DUMP_OPTIONS))
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[key] = text
+    return text
 
 
 def dump_documents(documents: Iterable[Any]) -> str:
     """Several YAML documents separated by ``---`` lines."""
-    return str(yaml.dump_all(list(documents), explicit_start=True, **_DUMP_OPTIONS))
+    return "".join(f"---\n{dump_document(doc)}" for doc in documents)
 
 
 def header(digest: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import difflib
 import errno
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -24,6 +25,8 @@ from gpuspec.errors import GpuspecError
 from gpuspec.render.serialize import HEADER_MARK
 
 _TMP_PREFIX = ".gpuspec-tmp-"
+#: Trees with more files than this are written by several processes (file creation is the slow part).
+PARALLEL_FILES = 4000
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -139,8 +142,8 @@ def write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
         )
     result = WriteResult()
     current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
-    for rel, data in sorted(expected.items()):
-        (result.unchanged if current[rel] == data else result.written).append(rel)
+    for rel in sorted(expected):
+        (result.unchanged if current[rel] == expected[rel] else result.written).append(rel)
     result.deleted = sorted(set(existing) - set(expected))
     if not result.changed and out.is_dir():
         return result
@@ -151,20 +154,18 @@ def write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
     try:
         mode = out.stat().st_mode & 0o7777 if out.is_dir() else 0o777 & ~_umask()
         os.chmod(tmp, mode)
-        made: set[Path] = set()
-        for rel, data in sorted(expected.items()):
-            target = tmp / rel
-            if target.parent not in made:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                made.add(target.parent)
-            if current[rel] == data:
-                try:
-                    os.link(existing[rel], target)
-                    continue
-                except OSError:
-                    pass
-            with open(target, "xb") as fh:
-                fh.write(data)
+        todo = sorted(expected)
+        jobs = _jobs(len(todo))
+        global _BUILD
+        _BUILD = (tmp, expected, existing, current)
+        try:
+            if jobs > 1:
+                with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                    pool.map(_build_files, [todo[i::jobs] for i in range(jobs)])
+            else:
+                _build_files(todo)
+        finally:
+            _BUILD = None
         if out.is_dir():
             _exchange(tmp, out.absolute())
         else:
@@ -172,6 +173,42 @@ def write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+#: What forked builders work on: temp folder, expected bytes, existing files and their current bytes.
+_BUILD: tuple[Path, Mapping[str, bytes], Mapping[str, Path], Mapping[str, bytes | None]] | None = None
+
+
+def _jobs(files: int) -> int:
+    if files < PARALLEL_FILES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+
+
+def _build_files(paths: list[str]) -> None:
+    """Put each of ``paths`` into the temp tree: a hard link when unchanged, else freshly written bytes."""
+    assert _BUILD is not None
+    tmp, expected, existing, current = _BUILD
+    made: set[Path] = set()
+    for rel in paths:
+        data = expected[rel]
+        target = tmp / rel
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
+        if current[rel] == data:
+            try:
+                os.link(existing[rel], target)
+                continue
+            except OSError:
+                pass
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
 
 
 def _umask() -> int:

@@ -76,17 +76,16 @@ def test_failure_mid_write_leaves_previous_output(tmp_path: Path, monkeypatch: p
     clusters[1]["mirror"] = None
     write_fleet(tmp_path, clusters)
     new = render_dir(fleet_dir)
-    real_open = open
+    real_write = os.write
     calls = {"n": 0}
 
-    def failing_open(path: object, mode: str = "r", *args: object, **kwargs: object) -> object:
-        if "x" in mode:
-            calls["n"] += 1
-            if calls["n"] == 5:
-                raise OSError(28, "No space left on device")
-        return real_open(path, mode, *args, **kwargs)  # type: ignore[call-overload]
+    def failing_write(fd: int, data: bytes | memoryview) -> int:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
 
-    monkeypatch.setattr("builtins.open", failing_open)
+    monkeypatch.setattr(os, "write", failing_write)
     with pytest.raises(OSError):
         write_output(out, new)
     monkeypatch.undo()
@@ -182,3 +181,26 @@ def test_new_output_folder_gets_normal_permissions(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o777 & ~umask
+
+
+def test_parallel_render_and_write_match_serial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuspec.render.inputs import read_input_digests
+    from gpuspec.render.run import render_fleet
+
+    from .fleets import load
+
+    fleet_dir = write_fleet(tmp_path, coverage_clusters("v26.7.0"))
+    fleet = load(fleet_dir)
+    inputs = read_input_digests(fleet_dir, tmp_path / "policies")
+    serial = render_fleet(fleet, inputs, jobs=1)
+    parallel = render_fleet(fleet, inputs, jobs=2)
+    assert serial.files == parallel.files and serial.images == parallel.images
+    assert serial.files == render_dir(fleet_dir)
+    write_output(tmp_path / "serial", serial.files)
+    monkeypatch.setattr(writer, "PARALLEL_FILES", 1)
+    write_output(tmp_path / "parallel", parallel.files)
+    assert _snapshot_bytes(tmp_path / "serial") == _snapshot_bytes(tmp_path / "parallel")
+
+
+def _snapshot_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
