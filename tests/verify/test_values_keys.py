@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gpuspec.verify.manifests import load_yaml
 from gpuspec.verify.values_keys import ChartValues, commented_keys, dependency_names, unknown_values_keys
 
-PINNED = {
+PINNED: dict[str, Any] = {
     "operator": {"repository": "registry.example.com/nvidia", "image": "gpu-operator", "version": "v25.10.1",
                  "tolerations": [], "annotations": {"a": "b"}, "resources": {"limits": {"cpu": "1"}}},
     "validator": {"repository": "registry.example.com/nvidia", "version": "v25.10.1"},
