@@ -17,8 +17,7 @@ from gpuspec.cli.common import (
     policies_option,
 )
 from gpuspec.errors import GpuspecError
-from gpuspec.findings import Finding, Severity
-from gpuspec.plan.lintbase import changeset_report
+from gpuspec.findings import Severity
 from gpuspec.rules.engine import lint_fleet
 
 
@@ -55,11 +54,7 @@ def lint_command(
     `# gpuspec: ignore GS604 -- reason`. Exit 0 when clean, 1 when a finding
     is at or above --fail-on, 2 when the fleet or a policy pack is unusable.
     """
-    result = lint_fleet(fleet_dir, policies_dir, packs or None, today)
-    if base_rev is not None and result.usable:
-        extra, docs = changeset_report(base_rev, fleet_dir, policies_dir)
-        result.findings = sorted([*result.findings, *extra], key=Finding.sort_key)
-        result.rule_docs.update(docs)
+    result = lint_fleet(fleet_dir, policies_dir, packs or None, today, base_rev)
     summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
     try:
         emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary)

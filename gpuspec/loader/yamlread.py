@@ -68,6 +68,11 @@ def read_text(path: Path, display: str) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise YamlProblem(display, 1, 1, f"cannot be read: {exc.strerror or exc}", "GS101") from None
+    return decode_utf8(data, display)
+
+
+def decode_utf8(data: bytes, display: str) -> str:
+    """Decode a fleet file's bytes as UTF-8, naming the position of the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

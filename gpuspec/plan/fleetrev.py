@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
-from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, node_to_data
+from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, decode_utf8, node_to_data
 from gpuspec.plan.gitread import TreeEntry, list_tree, read_blobs, resolve_commit
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
 from gpuspec.validate.schema_errors import schema_findings
@@ -63,17 +63,8 @@ def parse_document(data: bytes, display: str) -> Any:
             display, 1, 1, f"is {len(data)} bytes, larger than the {MAX_FILE_BYTES}-byte limit for a fleet file",
             "GS101",
         )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        message = f"is not valid UTF-8 (byte 0x{data[exc.start]:02x})"
-        raise YamlProblem(display, line, column, message, "GS101") from None
-    try:
-        return node_to_data(compose(text, display), display)
-    except RecursionError:  # a self-referencing alias (a: &x [*x]) or absurd nesting
-        raise YamlProblem(display, 1, 1, "nests too deeply (a recursive anchor/alias?); refusing to read it") from None
+    text = decode_utf8(data, display)
+    return node_to_data(compose(text, display), display)
 
 
 def _fail(findings: list[Finding], rule_id: str, message: str, file: str, line: int = 1, column: int = 1) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
+from gpuspec.plan.rules import ChangeSetContext, ChangeSetRule, changeset_context
 from gpuspec.policy.custom import custom_findings, custom_rule_doc
 from gpuspec.policy.exceptions import apply_exceptions
 from gpuspec.policy.load import Place, Policy, load_policy
@@ -43,14 +44,22 @@ def default_as_of() -> date:
     return data_date()
 
 
-def _run_rules(fleet: Fleet, raw: dict[str, object], policy: Policy) -> list[Finding]:
+def _run_rules(
+    fleet: Fleet, raw: dict[str, object], policy: Policy, changeset: ChangeSetContext | None = None
+) -> list[Finding]:
     as_of = policy.as_of or default_as_of()
     findings: list[Finding] = []
     for rule_id, rule_class in RULES.items():
         config = policy.rules[rule_id]
         if not config.enabled or issubclass(rule_class, EngineRule):
             continue
-        ctx = RuleContext(fleet=fleet, params=config.params, as_of=as_of, raw=raw)
+        ctx: RuleContext
+        if issubclass(rule_class, ChangeSetRule):
+            if changeset is None:
+                continue
+            ctx = replace(changeset, params=config.params, as_of=as_of, raw=raw)
+        else:
+            ctx = RuleContext(fleet=fleet, params=config.params, as_of=as_of, raw=raw)
         try:
             findings.extend(run_rule(rule_class(), ctx, config.severity))
         except Exception as exc:  # a broken rule must not hide the others' findings
@@ -95,11 +104,17 @@ def _docs(findings: Sequence[Finding], policy: Policy) -> dict[str, RuleDoc]:
 
 
 def lint_fleet(
-    fleet_dir: Path, policies_dir: Path, packs: Sequence[str] | None = None, today: date | None = None
+    fleet_dir: Path,
+    policies_dir: Path,
+    packs: Sequence[str] | None = None,
+    today: date | None = None,
+    base_rev: str | None = None,
 ) -> LintResult:
     """Lint ``fleet_dir`` under the policy packs ``packs`` (default: those fleet.yaml selects) from ``policies_dir``.
 
-    ``today`` is the date exceptions expire against (default: the real date).
+    ``today`` is the date exceptions expire against (default: the real date).  With ``base_rev`` the
+    change-set rules (GS8xx) also run, on the change from that git revision to the working tree, under
+    the same policy (severities, parameters, exceptions, suppressions).
     """
     load = load_fleet(fleet_dir)
     fleet = load.fleet
@@ -116,7 +131,11 @@ def lint_fleet(
         located = locate_findings([*findings, *policy.findings])
         return LintResult(located, usable=False, rule_docs=_docs(located, policy), packs=policy.packs)
 
-    findings.extend(_run_rules(fleet, load.raw, policy))
+    changeset = (
+        changeset_context(None, base_rev, fleet_dir, policies_dir=policies_dir, head=fleet)
+        if base_rev is not None else None
+    )
+    findings.extend(_run_rules(fleet, load.raw, policy, changeset))
     findings, exception_findings = apply_exceptions(fleet, findings, policy, today or date.today())
     located = locate_findings(findings)
     custom_ids = {c.rule.id for c in policy.custom_rules}

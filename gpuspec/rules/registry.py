@@ -9,11 +9,13 @@ import difflib
 import inspect
 
 from gpuspec.matrix.checks import MATRIX_RULES
+from gpuspec.plan.rules import CHANGESET_RULES
 from gpuspec.report.base import RuleDoc
 from gpuspec.rules import airgap, meta, observability, rollout, security
 from gpuspec.rules.base import Rule
 
-#: Every area's rules: engine (GS0xx), support matrix (GS2xx/GS3xx), air-gap, rollout, security, observability.
+#: Every area's rules: engine (GS0xx), support matrix (GS2xx/GS3xx), air-gap, rollout, security, observability,
+#: change-set (GS8xx; they run only under `lint --base`).
 AREAS: tuple[list[type[Rule]], ...] = (
     meta.RULES,
     MATRIX_RULES,
@@ -21,6 +23,7 @@ AREAS: tuple[list[type[Rule]], ...] = (
     rollout.RULES,
     security.RULES,
     observability.RULES,
+    CHANGESET_RULES,
 )
 
 

@@ -127,7 +127,7 @@ def test_shallow_clone_works_once_the_base_is_fetched(repo: FleetRepo, tmp_path:
         (b"- a\n- b\n", "must be a mapping"),
         (b"a: 1\n---\nb: 2\n", "more than one YAML document"),
         (b"a: !!python/object:os.system x\n", "not allowed"),
-        (b"a: &x [*x]\n", "recursive anchor"),
+        (b"a: &x [*x]\n", "recursive alias"),
     ],
 )
 def test_broken_base_files_are_clear_errors_not_tracebacks(repo: FleetRepo, content: bytes, expected: str) -> None:
