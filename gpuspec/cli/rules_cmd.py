@@ -7,9 +7,11 @@ from typing import Any
 
 import click
 
+from gpuspec.catalog import all_rule_docs, stage_of
 from gpuspec.errors import GpuspecError
+from gpuspec.report.base import RuleDoc
 from gpuspec.rules.base import Param, Rule
-from gpuspec.rules.registry import RULES, get_rule, rule_doc_text, suggest
+from gpuspec.rules.registry import get_rule, rule_doc_text, suggest
 
 
 def _default(value: Any) -> Any:
@@ -30,12 +32,25 @@ def rule_dict(rule: type[Rule]) -> dict[str, Any]:
     }
 
 
-def rules_table(rules: list[type[Rule]]) -> str:
-    """The id / severity / title table of ``rules``."""
-    width = max((len(r.id) for r in rules), default=5)
-    rows = [f"{'ID':<{width}}  {'SEVERITY':<8}  TITLE"]
-    rows.extend(f"{r.id:<{width}}  {r.severity.value:<8}  {r.title}" for r in rules)
+def doc_dict(doc: RuleDoc) -> dict[str, Any]:
+    """A finding id that is not a policy rule (validate, audit, verify) as JSON-ready data."""
+    return {"id": doc.rule_id, "title": doc.title, "severity": doc.severity, "stage": stage_of(doc.rule_id),
+            "doc": doc.help, "params": []}
+
+
+def rules_table(docs: list[RuleDoc]) -> str:
+    """The id / severity / stage / title table of ``docs``."""
+    width = max((len(d.rule_id) for d in docs), default=5)
+    stage = max((len(stage_of(d.rule_id)) for d in docs), default=5)
+    rows = [f"{'ID':<{width}}  {'SEVERITY':<8}  {'STAGE':<{stage}}  TITLE"]
+    rows.extend(f"{d.rule_id:<{width}}  {d.severity:<8}  {stage_of(d.rule_id):<{stage}}  {d.title}" for d in docs)
     return "\n".join(rows) + "\n"
+
+
+def explain_doc_text(doc: RuleDoc) -> str:
+    """The documentation page of a finding id that is not a policy rule."""
+    return (f"{doc.rule_id}: {doc.title}\n\ndefault severity: {doc.severity}    reported by: "
+            f"{stage_of(doc.rule_id)}\n\n{doc.help}\n\nparameters: none (not configurable in policy packs)\n")
 
 
 def explain_text(rule: type[Rule]) -> str:
@@ -53,26 +68,37 @@ def explain_text(rule: type[Rule]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def find_rule(rule_id: str) -> type[Rule]:
-    """The rule with ``rule_id``; raise GpuspecError with a did-you-mean when there is none."""
+def find_doc(rule_id: str) -> type[Rule] | RuleDoc:
+    """The rule class (policy rules) or documentation (other finding ids) of ``rule_id``.
+
+    Raise GpuspecError with a did-you-mean when gpuspec has no such id.
+    """
     rule = get_rule(rule_id)
-    if rule is None:
-        close = suggest(rule_id)
+    if rule is not None:
+        return rule
+    docs = all_rule_docs()
+    doc = docs.get(rule_id.strip().upper())
+    if doc is None:
+        close = suggest(rule_id, list(docs))
         hint = f"did you mean {' or '.join(close)}?" if close else "gpuspec rules lists every rule id"
         raise GpuspecError(f"unknown rule {rule_id!r}", hint=hint)
-    return rule
+    return doc
 
 
 @click.command("rules")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output format.")
 def rules_command(output_format: str) -> None:
-    """List every rule gpuspec knows: id, default severity and title."""
-    rules = list(RULES.values())
+    """List every finding id gpuspec reports: id, default severity, stage and title."""
+    docs = list(all_rule_docs().values())
     if output_format == "json":
-        click.echo(json.dumps([rule_dict(r) for r in rules], indent=2))
+        entries = []
+        for doc in docs:
+            rule = get_rule(doc.rule_id)
+            entries.append({**rule_dict(rule), "stage": stage_of(doc.rule_id)} if rule else doc_dict(doc))
+        click.echo(json.dumps(entries, indent=2))
     else:
-        click.echo(rules_table(rules), nl=False)
+        click.echo(rules_table(docs), nl=False)
 
 
 @click.command("explain")
@@ -81,8 +107,11 @@ def rules_command(output_format: str) -> None:
               help="Output format.")
 def explain_command(rule_id: str, output_format: str) -> None:
     """Show one rule's documentation: title, severity, rationale, examples and parameters."""
-    rule = find_rule(rule_id)
-    if output_format == "json":
-        click.echo(json.dumps(rule_dict(rule), indent=2))
+    found = find_doc(rule_id)
+    if isinstance(found, RuleDoc):
+        click.echo(json.dumps(doc_dict(found), indent=2) if output_format == "json" else explain_doc_text(found),
+                   nl=output_format == "json")
+    elif output_format == "json":
+        click.echo(json.dumps(rule_dict(found), indent=2))
     else:
-        click.echo(explain_text(rule), nl=False)
+        click.echo(explain_text(found), nl=False)

@@ -49,7 +49,11 @@ def get_rule(rule_id: str) -> type[Rule] | None:
 def suggest(rule_id: str, known: list[str] | None = None) -> list[str]:
     """Ids close to ``rule_id``, best first (for did-you-mean messages)."""
     choices = known if known is not None else list(RULES)
-    return difflib.get_close_matches(rule_id.strip().upper(), choices, n=3, cutoff=0.6)
+    wanted = rule_id.strip().upper()
+    close = difflib.get_close_matches(wanted, choices, n=6, cutoff=0.6)
+    # Ids are fixed-width: a typo usually keeps the other characters in place, so rank by those first.
+    close.sort(key=lambda c: -sum(a == b for a, b in zip(c, wanted, strict=False)))
+    return close[:3]
 
 
 def rule_doc_text(rule: type[Rule]) -> str:

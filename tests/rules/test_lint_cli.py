@@ -106,8 +106,12 @@ def test_unknown_pack_and_bad_date(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_rules_table_and_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["rules"], monkeypatch, capsys)
     assert code == 0
-    assert out.splitlines()[0].split() == ["ID", "SEVERITY", "TITLE"]
-    assert any(line.startswith("GS604  error     GPU sharing has a written justification") for line in out.splitlines())
+    assert out.splitlines()[0].split() == ["ID", "SEVERITY", "STAGE", "TITLE"]
+    rows = {line.split()[0]: line.split(None, 2) for line in out.splitlines()[1:]}
+    assert rows["GS604"][1] == "error" and rows["GS604"][2].split(None, 1) == [
+        "security", "GPU sharing has a written justification"]
+    # every stage's finding ids are listed, not only policy rules
+    assert {"GS103", "GS204", "GS401", "GS760", "GS801", "GS905"} <= set(rows)
     code, out, _ = run(["rules", "--format", "json"], monkeypatch, capsys)
     rules = {r["id"]: r for r in json.loads(out)}
     assert rules["GS604"]["params"] == [{"name": "min_length", "type": "int", "default": 20,
@@ -128,3 +132,14 @@ def test_explain_unknown_rule(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
     code, out, err = run(["explain", "GS6O4"], monkeypatch, capsys)
     assert code == 2 and out == ""
     assert "unknown rule 'GS6O4'" in err and "did you mean GS604" in err
+
+
+@pytest.mark.parametrize(("rule_id", "stage"), [("GS103", "validate"), ("GS760", "audit"), ("GS905", "verify"),
+                                                ("GS801", "change set")])
+def test_explain_covers_every_stage(
+    rule_id: str, stage: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(["explain", rule_id.lower()], monkeypatch, capsys)
+    assert code == 0 and out.startswith(f"{rule_id}: ")
+    code, out, _ = run(["rules", "--format", "json"], monkeypatch, capsys)
+    assert {r["id"]: r["stage"] for r in json.loads(out)}[rule_id] == stage
