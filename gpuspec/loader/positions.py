@@ -30,8 +30,11 @@ def _metadata_name(root: yaml.Node) -> str | None:
 
 
 def spec_prefix(file: str, root: yaml.Node | None) -> str:
-    """The spec-path prefix of a file: ``clusters[<name>]`` for cluster files, else ``fleet``."""
+    """The spec-path prefix of a file: ``clusters[<name>]`` for cluster files, ``policies[<pack>]`` for policy
+    packs, nothing for generated files under rendered/ (their path is the key path), else ``fleet``."""
     path = Path(file)
+    if "rendered" in path.parts:
+        return ""
     if path.parent.name == "clusters":
         name = (_metadata_name(root) if root is not None else None) or path.stem
         return f"clusters[{name}]"
@@ -73,7 +76,7 @@ def locate_in_document(file: str, root: yaml.Node | None, finding: Finding) -> F
     node, suffix = _walk(root, finding.path, finding.at_key)
     mark = node.start_mark
     line, column = (finding.line, finding.column) if finding.line else (mark.line + 1, mark.column + 1)
-    return finding.located(line or 1, column or 1, prefix + suffix)
+    return finding.located(line or 1, column or 1, (prefix + suffix).lstrip(".") or prefix)
 
 
 def locate_findings(findings: Iterable[Finding]) -> list[Finding]:
