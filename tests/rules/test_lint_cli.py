@@ -9,18 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from gpuspec.cli.main import main
+from gpuspec.cli.main import run as run_cli
 from rules.harness import EXAMPLE_FLEET, EXAMPLE_POLICIES, FIXTURES, build_fleet
 
 
 def run(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """Run the real entry point (as a user would) and return exit code, stdout and stderr."""
     monkeypatch.setattr(sys, "argv", ["gpuspec", *args])
-    with pytest.raises(SystemExit) as info:
-        main()
+    code = run_cli()
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
-    return int(info.value.code or 0), out, err
+    return code, out, err
 
 
 def test_lint_example_clean(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

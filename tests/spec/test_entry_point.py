@@ -1,0 +1,38 @@
+"""The console entry point flushes its output and exits with the command's code, in a real process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def gpuspec(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpuspec.cli.main", *args], cwd=cwd, capture_output=True,
+                          text=True, check=False)
+
+
+def test_clean_fleet_exits_0_with_flushed_output() -> None:
+    result = gpuspec("validate", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.rstrip().endswith("}")
+
+
+def test_missing_fleet_exits_2_with_message(tmp_path: Path) -> None:
+    result = gpuspec("validate", str(tmp_path / "nope"))
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_usage_error_exits_2() -> None:
+    result = gpuspec("validate", "--format", "xml")
+    assert result.returncode == 2 and "Invalid value" in result.stderr
+
+
+def test_findings_exit_1(fleet_copy: Path) -> None:
+    path = fleet_copy / "clusters" / "train-east.yaml"
+    path.write_text(path.read_text().replace("canaryPool: h100-canary", "canaryPool: nowhere"))
+    result = gpuspec("validate", str(fleet_copy), "--policies", str(fleet_copy.parent / "policies"))
+    assert result.returncode == 1 and "GS112" in result.stdout
