@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_FLEET = REPO_ROOT / "fleet"
 EXAMPLE_POLICIES = REPO_ROOT / "policies"
+TOOLS_BIN = REPO_ROOT / ".tools" / "bin"
 
 
 def find_shared_dir() -> Path:
@@ -33,3 +35,20 @@ def fleet_copy(tmp_path: Path) -> Path:
     shutil.copytree(EXAMPLE_FLEET, tmp_path / "fleet")
     shutil.copytree(EXAMPLE_POLICIES, tmp_path / "policies")
     return tmp_path / "fleet"
+
+
+def ensure_tools() -> Path:
+    """Run scripts/install-tools when .tools/bin lacks helm or kubectl; fail the session if that fails."""
+    if not ((TOOLS_BIN / "helm").is_file() and (TOOLS_BIN / "kubectl").is_file()):
+        proc = subprocess.run(
+            [str(REPO_ROOT / "scripts" / "install-tools")], capture_output=True, text=True, timeout=600, check=False
+        )
+        if proc.returncode != 0:
+            pytest.fail(f"scripts/install-tools failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return TOOLS_BIN
+
+
+@pytest.fixture(scope="session")
+def tools_bin() -> Path:
+    """``<repo>/.tools/bin`` with helm and kubectl installed by the project's own installer."""
+    return ensure_tools()

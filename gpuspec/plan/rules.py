@@ -6,7 +6,8 @@ They follow the rule contract of :mod:`gpuspec.rules.base` with one extension:
 the diff between them and the files changed since the base.  A change-set rule
 given a plain ``RuleContext`` (no ``--base``) finds nothing.
 
-:func:`changeset_findings` runs them all; ``gpuspec lint --base REV`` calls it.
+:func:`changeset_findings` runs them all at their defaults; ``gpuspec lint --base REV`` runs them
+through the policy engine instead (:func:`changeset_context` builds the context both use).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror
 from gpuspec.spec.resolve import effective_driver
 from gpuspec.verify import ids
 from gpuspec.verify.ids import VerifyCheck
-from gpuspec.verify.images import ImageRef, ImageUse, object_images
+from gpuspec.verify.images import ImageRef, ImageUse, get_path, object_images
 from gpuspec.verify.manifests import Manifest, load_yaml
 from gpuspec.verify.rendered import RenderedFile
 from gpuspec.verify.schemas import INVALID, NO_SCHEMA, CrdSet, SchemaError, validate_object
@@ -292,13 +292,13 @@ def check_configs(values: Mapping[str, Any], chart_values: ChartValues | None, m
     """GS906: MIG and device-plugin config names in values without a ConfigMap (or without their default key)."""
     findings = []
     for component in ("migManager", "devicePlugin"):
-        config = _get(values, component, "config")
+        config = get_path(values, component, "config")
         if not isinstance(config, Mapping):
             continue
         name = config.get("name")
         if not isinstance(name, str) or not name:
             continue
-        chart_default = _get(chart_values.defaults, component, "config", "name") if chart_values else None
+        chart_default = get_path(chart_values.defaults, component, "config", "name") if chart_values else None
         if name == chart_default:
             continue  # the operator's own default config (e.g. default-mig-parted-config)
         default = config.get("default")
@@ -389,14 +389,6 @@ def _users(users: Sequence[str]) -> str:
     shown = ", ".join(unique[:_MAX_OBJECTS_LISTED])
     more = len(unique) - _MAX_OBJECTS_LISTED
     return shown + (f" (+{more} more)" if more > 0 else "")
-
-
-def _get(node: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
 
 
 def _has_path(node: Any, keys: Sequence[str]) -> bool:

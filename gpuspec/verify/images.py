@@ -142,9 +142,9 @@ def pod_images(obj: Mapping[str, Any], obj_ref: str) -> Iterator[ImageUse]:
     if kind == "Pod":
         pod, prefix = spec, ("spec",)
     elif kind in _TEMPLATED:
-        pod, prefix = _get(spec, "template", "spec"), ("spec", "template", "spec")
+        pod, prefix = get_path(spec, "template", "spec"), ("spec", "template", "spec")
     elif kind == "CronJob":
-        pod, prefix = _get(spec, "jobTemplate", "spec", "template", "spec"), (
+        pod, prefix = get_path(spec, "jobTemplate", "spec", "template", "spec"), (
             "spec", "jobTemplate", "spec", "template", "spec")
     else:
         return
@@ -183,7 +183,8 @@ def _operand_blocks(node: Mapping[str, Any], path: DocPath) -> Iterator[tuple[Do
         yield from _operand_blocks(value, here)
 
 
-def _get(node: Any, *keys: str) -> Any:
+def get_path(node: Any, *keys: str) -> Any:
+    """The value at ``keys`` inside nested mappings, or None where the path breaks."""
     for key in keys:
         if not isinstance(node, Mapping):
             return None
