@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from importlib import resources
 from typing import Any
 
@@ -40,9 +41,20 @@ def raw_matrix() -> dict[str, Any]:
     return {name: read_data_file(name) for name in DATA_FILES}
 
 
-@functools.cache
+_LOCK = threading.Lock()
+
+
 def load_matrix() -> Matrix:
-    """Return the validated support matrix; the first call reads the files, later calls reuse the result."""
+    """Return the validated support matrix; the first call reads the files, later calls reuse the result.
+
+    Safe to call from several threads (verify checks clusters in parallel): the data is read once.
+    """
+    with _LOCK:
+        return _load_matrix()
+
+
+@functools.cache
+def _load_matrix() -> Matrix:
     try:
         return Matrix.model_validate(raw_matrix())
     except (OSError, yaml.YAMLError, ValueError) as exc:  # pydantic.ValidationError is a ValueError

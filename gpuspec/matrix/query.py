@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -103,8 +104,17 @@ class _Index:
     precompiled: dict[str, PrecompiledLine]
 
 
-@functools.cache
+_IX_LOCK = threading.Lock()
+
+
 def _ix() -> _Index:
+    """The lookup index over the matrix, built once (thread-safe: verify runs clusters in threads)."""
+    with _IX_LOCK:
+        return _build_index()
+
+
+@functools.cache
+def _build_index() -> _Index:
     m = load_matrix()
     ordered = sorted(m.releases.releases, key=lambda r: _vt(r.version))
     products: dict[str, GpuProduct] = {}
