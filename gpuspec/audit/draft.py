@@ -125,6 +125,12 @@ def _slug(text: str) -> str:
 
 
 def _name(key: PoolKey) -> str:
+    # A custom MIG config rendered by gpuspec is called custom-<pool>: keep that pool name so the
+    # drafted spec renders the config name the nodes already carry.
+    if key.mig_config and key.mig_config.startswith("custom-"):
+        rest = key.mig_config[len("custom-"):]
+        if re.match(DNS_LABEL_PATTERN, rest):
+            return rest
     name = _slug(key.product)
     if key.mig_strategy != "none":
         name += "-mig"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from gpuspec.audit.facts import GPU_RESOURCE, MIG_DISABLED, MIG_RESOURCE_PREFIX, SHARED_SUFFIX
 from gpuspec.matrix.query import check_named_layout
 from gpuspec.spec.models import MigStrategy, Pool, SharingMode
+from gpuspec.spec.resolve import custom_layout_name
 
 
 @dataclass(frozen=True)
@@ -89,13 +90,11 @@ def expected_resources(pool: Pool) -> ResourceExpectation:
 
 
 def expected_mig_config(pool: Pool) -> str | None:
-    """The `nvidia.com/mig.config` value the pool's nodes should carry; None when any enabled layout name is fine.
+    """The `nvidia.com/mig.config` value the pool's nodes should carry.
 
-    Named layouts must match exactly.  A custom layout is rendered into a MIG
-    ConfigMap whose config name is chosen by `gpuspec render`, so audit only
-    requires that MIG is not disabled.  Pools without MIG expect all-disabled
-    (or no label at all).
+    Named layouts must match exactly; a custom layout is the config `gpuspec render` writes for the pool
+    (`custom-<pool>`).  Pools without MIG expect all-disabled (or no label at all).
     """
     if pool.mig.strategy is MigStrategy.NONE:
         return MIG_DISABLED
-    return pool.mig.layout if pool.mig.layout else None
+    return pool.mig.layout if pool.mig.layout else custom_layout_name(pool)

@@ -16,7 +16,7 @@ from gpuspec.spec.models import (
     Pool,
     SharingMode,
 )
-from gpuspec.spec.resolve import effective_driver, operator_version
+from gpuspec.spec.resolve import custom_layout_name, effective_driver, operator_version
 
 #: ConfigMap (operator namespace) holding the mig-parted config when any pool has a custom layout.
 MIG_CONFIGMAP = "gpuspec-mig-config"
@@ -116,11 +116,6 @@ class ClusterContext:
     def sandbox(self) -> bool:
         """Sandbox (VM passthrough / vGPU) workloads on: the operand is enabled and a pool declares it."""
         return self.cluster.operator.operands.sandbox_workloads and bool(self.pools_needing("sandbox"))
-
-
-def custom_layout_name(pool: Pool) -> str:
-    """The mig-parted config name of a pool's custom MIG layout."""
-    return f"custom-{pool.name}"
 
 
 def _resolve_driver(fleet: Fleet, cluster: Cluster, pool: Pool, facts: ReleaseFacts) -> PoolDriver | None:

@@ -47,3 +47,8 @@ def pool_path(cluster: Cluster, pool: Pool, *rest: str | int) -> DocPath:
 def is_air_gapped(cluster: Cluster) -> bool:
     """True when the cluster pulls everything from a mirror."""
     return cluster.mirror is not None
+
+
+def custom_layout_name(pool: Pool) -> str:
+    """The mig-parted config name of a pool's custom MIG layout (render writes it, audit expects it on nodes)."""
+    return f"custom-{pool.name}"

@@ -45,7 +45,7 @@ def test_named_mig_layout_uses_the_support_matrix() -> None:
 def test_custom_mixed_layout_counts_uncovered_gpus_as_full_gpus() -> None:
     custom = pool(mig={"strategy": "mixed", "custom": [{"devices": [0, 1], "profiles": {"1g.10gb": 7}}]})
     assert expected_resources(custom).counts == {"nvidia.com/mig-1g.10gb": 14, "nvidia.com/gpu": 6}
-    assert expected_mig_config(custom) is None
+    assert expected_mig_config(custom) == f"custom-{custom.name}"
     assert expected_mig_config(pool()) == "all-disabled"
 
 

@@ -47,14 +47,14 @@ def test_three_pool_inventory_round_trips(tmp_path: Path) -> None:
     cluster = load.fleet.cluster("lab2")
     assert cluster is not None
     pools = {p.name: p for p in cluster.pools}
-    assert set(pools) == {"h100-sxm5-80gb", "a100-sxm4-80gb-mig", "l40s-shared"}
+    assert set(pools) == {"h100-sxm5-80gb", "a100-mig", "l40s-shared"}
     h100 = pools["h100-sxm5-80gb"]
     assert h100.node_selector == {"acme.example/gpu-pool": "h100"}
     assert (h100.nodes, h100.gpu.product, h100.gpu.count, h100.driver.version) == (2, "H100-SXM5-80GB", 8, "580.95.05")
     assert [t.key for t in h100.taints] == ["acme.example/gpu"]
     assert pools["l40s-shared"].node_selector == {"acme.example/accelerator": "l40s"}
     assert pools["l40s-shared"].sharing.replicas == 4
-    mig = pools["a100-sxm4-80gb-mig"].mig
+    mig = pools["a100-mig"].mig
     assert mig.layout is None and mig.custom is not None
     assert [(g.devices, g.profiles) for g in mig.custom] == [([0, 1, 2, 3], {"1g.10gb": 7}), ([4, 5, 6, 7],
                                                                                            {"3g.40gb": 2})]
