@@ -35,7 +35,7 @@ def policies_option(func: F) -> F:
     """The --policies option, defaulting to ./policies."""
     return click.option(
         "--policies", "policies_dir", default=str(DEFAULT_POLICIES), show_default=True,
-        type=click.Path(path_type=Path), help="Folder of policy packs.",
+        type=click.Path(path_type=Path, file_okay=False), help="Folder of policy packs.",
     )(func)
 
 

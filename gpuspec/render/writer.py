@@ -129,7 +129,20 @@ def _cleanup_stale(parent: Path, out_name: str) -> None:
 
 
 def write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
-    """Make ``out`` hold exactly ``expected`` (relative path → bytes), atomically; return what changed."""
+    """Make ``out`` hold exactly ``expected`` (relative path → bytes), atomically; return what changed.
+
+    A file-system error (no permission, read-only or full disk, a path that cannot hold a folder) is a
+    GpuspecError naming the output folder; the previous output is left as it was.
+    """
+    try:
+        return _write_output(out, expected)
+    except OSError as exc:
+        where = exc.filename or out
+        raise GpuspecError(f"cannot write the output folder {out}: {exc.strerror or exc} ({where})",
+                           hint="choose a writable --out") from None
+
+
+def _write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
     for rel in expected:
         check_relative(rel)
     existing = scan_output(out)

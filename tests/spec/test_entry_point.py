@@ -36,3 +36,16 @@ def test_findings_exit_1(fleet_copy: Path) -> None:
     path.write_text(path.read_text().replace("canaryPool: h100-canary", "canaryPool: nowhere"))
     result = gpuspec("validate", str(fleet_copy), "--policies", str(fleet_copy.parent / "policies"))
     assert result.returncode == 1 and "GS112" in result.stdout
+
+
+def test_render_into_an_impossible_folder_exits_2_without_traceback(fleet_copy: Path) -> None:
+    root = fleet_copy.parent
+    result = gpuspec("render", "fleet", "--out", "fleet/fleet.yaml/rendered", cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "cannot write the output folder" in result.stderr and "Traceback" not in result.stderr
+    assert not (root / "rendered").exists()
+
+
+def test_policies_option_must_be_a_folder(fleet_copy: Path) -> None:
+    result = gpuspec("lint", "fleet", "--policies", "fleet/fleet.yaml", cwd=fleet_copy.parent)
+    assert result.returncode == 2 and "is a file" in result.stderr
