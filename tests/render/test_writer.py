@@ -105,7 +105,7 @@ def test_failed_swap_leaves_previous_output(tmp_path: Path, monkeypatch: pytest.
 
     monkeypatch.setattr(writer, "_exchange", broken_exchange)
     write_fleet(tmp_path, [cluster("one", pools=[pool("other")])])
-    with pytest.raises(OSError):
+    with pytest.raises(GpuspecError, match="cannot write the output folder"):
         write_output(out, render_dir(fleet_dir))
     assert _snapshot(out) == before
 
