@@ -86,7 +86,7 @@ def test_failure_mid_write_leaves_previous_output(tmp_path: Path, monkeypatch: p
         return real_write(fd, data)
 
     monkeypatch.setattr(os, "write", failing_write)
-    with pytest.raises(OSError):
+    with pytest.raises(GpuspecError, match="No space left on device"):
         write_output(out, new)
     monkeypatch.undo()
     assert calls["n"] == 5
