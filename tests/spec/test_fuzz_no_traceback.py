@@ -16,7 +16,9 @@ from gpuspec.cli.main import cli
 from gpuspec.loader.positions import locate_findings
 from gpuspec.report.base import ReportContext
 from gpuspec.report.jsonreport import JsonReporter
+from gpuspec.report.registry import reporter
 from gpuspec.report.text import TextReporter
+from gpuspec.rules.engine import lint_fleet
 from gpuspec.validate.run import validate_fleet
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,12 +62,16 @@ def mutate(doc: Any, path: tuple[Any, ...], action: str, value: Any) -> Any:
 
 
 def run_validate(fleet_root: Path) -> None:
-    """Validate and report; any exception here is a bug."""
+    """Validate, lint and report; any exception here, or a rule that crashed (GS000), is a bug."""
     result = validate_fleet(fleet_root / "fleet", fleet_root / "policies")
     located = locate_findings(result.findings)
     context = ReportContext(tool_version="test", command="validate")
     TextReporter().render(located, context)
     JsonReporter().render(located, context)
+    lint = lint_fleet(fleet_root / "fleet", fleet_root / "policies")
+    assert not [f for f in lint.findings if f.rule_id == "GS000"], [f.message for f in lint.findings]
+    for name in ("sarif", "github", "junit"):
+        reporter(name).render(lint.findings, context)
 
 
 def make_root() -> Path:
