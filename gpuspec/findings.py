@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+#: Tag of findings whose source line may hold a secret: reporters show no excerpt of it.
+SENSITIVE = "sensitive"
+
 #: One step of a path inside a YAML document: a mapping key or a sequence index.
 PathPart = str | int
 DocPath = tuple[PathPart, ...]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from gpuspec.findings import Finding
+from gpuspec.findings import SENSITIVE, Finding
 from gpuspec.report.base import ReportContext
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
@@ -58,7 +58,7 @@ class TextReporter:
             sev = paint(_COLORS.get(f.severity.value, ""), f.severity.value)
             spec = f" ({f.spec_path})" if f.spec_path else ""
             out.append(f"{paint(_BOLD, where)}: {sev} {f.rule_id} {f.message}{paint(_DIM, spec)}")
-            if self.frames:
+            if self.frames and SENSITIVE not in f.tags:
                 out.extend(paint(_DIM, row) for row in code_frame(f.file, f.line, f.column))
             if f.hint:
                 out.append(f"  hint: {f.hint}")

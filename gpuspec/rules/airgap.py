@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpuspec.findings import Severity
+from gpuspec.findings import SENSITIVE, Severity
 from gpuspec.matrix.query import component_images
 from gpuspec.rules.base import Param, Problem, Rule, RuleContext
 from gpuspec.rules.common import PUBLIC_HOSTS, air_gapped, host_of, is_public_host, mirror_index, param
@@ -159,7 +159,7 @@ class PullSecretsByName(Rule):
     title = "Pull secrets are Secret names, not credentials"
     rationale = "A credential in a git-tracked spec is leaked to everyone who can read the repository."
     severity = Severity.ERROR
-    tags = ("air-gap", "secrets")
+    tags = ("air-gap", "secrets", SENSITIVE)
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per secret reference that looks like a credential value."""
@@ -240,7 +240,7 @@ class NoCredentialsInSpec(Rule):
     title = "No credentials, tokens or private keys in the spec"
     rationale = "Anything in git is readable by every clone and every CI log; credentials belong in Secrets."
     severity = Severity.ERROR
-    tags = ("secrets",)
+    tags = ("secrets", SENSITIVE)
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per credential found in the raw data of each spec file."""

@@ -142,3 +142,14 @@ def test_explain_covers_every_stage(
     assert code == 0 and out.startswith(f"{rule_id}: ")
     code, out, _ = run(["rules", "--format", "json"], monkeypatch, capsys)
     assert {r["id"]: r["stage"] for r in json.loads(out)}[rule_id] == stage
+
+
+def test_text_report_never_echoes_a_secret_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fleet = build_fleet(tmp_path, FIXTURES / "GS405" / "fail")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(["lint", "fleet", "--format", "text"], monkeypatch, capsys)
+    assert code == 1 and "GS405" in out
+    assert "hunter22" not in out, out  # no code frame of a line that holds a credential
+    assert fleet.is_dir()
