@@ -15,6 +15,7 @@ from gpuspec.cli.common import (
     output_option,
     policies_option,
 )
+from gpuspec.rules.secrets import mark_sensitive
 from gpuspec.validate.run import validate_fleet
 
 
@@ -30,7 +31,7 @@ def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, ou
     (YAML or schema problems).
     """
     result = validate_fleet(fleet_dir, policies_dir)
-    emit_report(result.findings, output_format, "validate", output_file)
+    emit_report(mark_sensitive(result.findings, result.load.raw), output_format, "validate", output_file)
     if not result.load.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings))

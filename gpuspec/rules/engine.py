@@ -21,6 +21,7 @@ from gpuspec.report.base import RuleDoc
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.meta import EngineRule
 from gpuspec.rules.registry import RULES, rule_doc
+from gpuspec.rules.secrets import mark_sensitive
 from gpuspec.spec.models import Fleet
 from gpuspec.validate.references import reference_findings
 
@@ -119,7 +120,7 @@ def lint_fleet(
     load = load_fleet(fleet_dir)
     fleet = load.fleet
     if fleet is None:
-        return LintResult(locate_findings(load.findings), usable=False, rule_docs={})
+        return LintResult(mark_sensitive(locate_findings(load.findings), load.raw), usable=False, rule_docs={})
     if packs:
         policy = load_policy(policies_dir, list(packs))
     else:
@@ -128,7 +129,7 @@ def lint_fleet(
         policy = load_policy(policies_dir, names, places)
     findings = reference_findings(fleet, None)
     if not policy.usable:
-        located = locate_findings([*findings, *policy.findings])
+        located = mark_sensitive(locate_findings([*findings, *policy.findings]), load.raw)
         return LintResult(located, usable=False, rule_docs=_docs(located, policy), packs=policy.packs)
 
     changeset = (
@@ -147,5 +148,5 @@ def lint_fleet(
     located, suppression_findings = apply_suppressions(
         located, read_suppressions(load.raw), known, policy.enabled)
     extra = locate_findings(_restamp([*exception_findings, *suppression_findings], policy))
-    result = sorted([*located, *extra], key=Finding.sort_key)
+    result = mark_sensitive(sorted([*located, *extra], key=Finding.sort_key), load.raw)
     return LintResult(result, usable=True, rule_docs=_docs(result, policy), packs=policy.packs)

@@ -7,11 +7,11 @@ never the secret itself, so no report ever repeats it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from gpuspec.findings import DocPath
+from gpuspec.findings import SENSITIVE, DocPath, Finding
 
 #: Value patterns, each with the words a finding uses for it.
 _VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -83,3 +83,23 @@ def scan(data: Any, path: DocPath = ()) -> Iterator[SecretHit]:
         kind = classify_value(data)
         if kind:
             yield SecretHit(path, kind)
+
+
+def mark_sensitive(findings: Sequence[Finding], raw: Mapping[str, Any]) -> list[Finding]:
+    """Tag every finding that sits on a credential (same file, same or enclosing spec path) as sensitive.
+
+    Reporters show no source excerpt of sensitive findings, so an unknown-key or wrong-type error on a
+    line that holds a password never repeats it in a CI log.
+    """
+    hits: dict[str, list[DocPath]] = {}
+    for file, data in raw.items():
+        hits[file] = [hit.path for hit in scan(data)]
+    out: list[Finding] = []
+    for finding in findings:
+        paths = hits.get(finding.file or "", [])
+        touches = any(p[: len(finding.path)] == finding.path and finding.path for p in paths) or any(
+            finding.path[: len(p)] == p for p in paths)
+        if touches and SENSITIVE not in finding.tags:
+            finding = replace(finding, tags=(*finding.tags, SENSITIVE))
+        out.append(finding)
+    return out

@@ -49,3 +49,13 @@ def test_render_into_an_impossible_folder_exits_2_without_traceback(fleet_copy: 
 def test_policies_option_must_be_a_folder(fleet_copy: Path) -> None:
     result = gpuspec("lint", "fleet", "--policies", "fleet/fleet.yaml", cwd=fleet_copy.parent)
     assert result.returncode == 2 and "is a file" in result.stderr
+
+
+def test_schema_error_on_a_credential_line_does_not_echo_it(fleet_copy: Path) -> None:
+    path = fleet_copy / "fleet.yaml"
+    path.write_text(path.read_text().replace("    pullSecrets:", "    password: hunter22-secret\n    pullSecrets:"))
+    for command in ("validate", "lint"):
+        result = gpuspec(command, "fleet", cwd=fleet_copy.parent)
+        assert result.returncode == 2, result.stdout
+        assert "GS103" in result.stdout and "unknown key 'password'" in result.stdout
+        assert "hunter22-secret" not in result.stdout + result.stderr
