@@ -64,19 +64,28 @@ class _Result:
             self.problems.setdefault(rule, []).append(Problem(message, file, path, hint))
 
 
-_CACHE: list[tuple[Fleet, dt.date, _Result]] = []
+def evaluate(fleet: Fleet, when: dt.date) -> _Result:
+    """Judge ``fleet`` against the support matrix at ``when``: every GS2xx/GS3xx problem, keyed by rule id.
 
-
-def _evaluate(fleet: Fleet, as_of: dt.date | None) -> _Result:
-    when = as_of or q.data_date()
-    if _CACHE and _CACHE[0][0] is fleet and _CACHE[0][1] == when:
-        return _CACHE[0][2]
+    One pass over clusters and pools serves all 22 rules: the checks depend on each other (an unknown
+    release silences the checks that need it) and walking 10,000 pools once per rule would cost ~0.4 s.
+    """
     res = _Result()
     _channels(fleet, res)
     for cluster in fleet.clusters:
         _cluster(fleet, cluster, when, res)
-    _CACHE[:] = [(fleet, when, res)]
     return res
+
+
+def _evaluation(ctx: RuleContext) -> _Result:
+    """The evaluation of ``ctx.fleet``, computed once per lint run (memoised in ``ctx.shared``)."""
+    when = ctx.as_of or q.data_date()
+    key = ("gpuspec.matrix.checks", when)
+    result = ctx.shared.get(key)
+    if not isinstance(result, _Result):
+        result = evaluate(ctx.fleet, when)
+        ctx.shared[key] = result
+    return result
 
 
 def _pinned_at(fleet: Fleet, cluster: Cluster) -> tuple[str, DocPath]:
@@ -554,7 +563,7 @@ class _MatrixRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield the problems of this rule for ``ctx.fleet``, judged at ``ctx.as_of`` (default: data date)."""
-        yield from _evaluate(ctx.fleet, ctx.as_of).problems.get(self.id, [])
+        yield from _evaluation(ctx).problems.get(self.id, [])
 
 
 class MatrixCannotVerify(_MatrixRule):

@@ -42,13 +42,17 @@ class RuleContext:
     """What a rule may look at: the fleet, its parameters and the date lifecycle checks judge at.
 
     ``raw`` maps each spec file (display path) to its plain YAML data, for rules
-    that must see every written value (e.g. the credential scan).
+    that must see every written value (e.g. the credential scan).  ``shared`` is a
+    memo that lives for one lint run and is handed to every rule of that run, so
+    rules that judge the same facts (the support-matrix rules) compute them once;
+    keys name the fact and everything it depends on besides the fleet.
     """
 
     fleet: Fleet
     params: Mapping[str, Any] = field(default_factory=dict)
     as_of: date | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    shared: dict[Any, Any] = field(default_factory=dict)
 
 
 class Rule:

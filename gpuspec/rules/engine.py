@@ -50,6 +50,7 @@ def _run_rules(
 ) -> list[Finding]:
     as_of = policy.as_of or default_as_of()
     findings: list[Finding] = []
+    shared: dict[object, object] = {}  # one memo per run, see RuleContext.shared
     for rule_id, rule_class in RULES.items():
         config = policy.rules[rule_id]
         if not config.enabled or issubclass(rule_class, EngineRule):
@@ -58,9 +59,9 @@ def _run_rules(
         if issubclass(rule_class, ChangeSetRule):
             if changeset is None:
                 continue
-            ctx = replace(changeset, params=config.params, as_of=as_of, raw=raw)
+            ctx = replace(changeset, params=config.params, as_of=as_of, raw=raw, shared=shared)
         else:
-            ctx = RuleContext(fleet=fleet, params=config.params, as_of=as_of, raw=raw)
+            ctx = RuleContext(fleet=fleet, params=config.params, as_of=as_of, raw=raw, shared=shared)
         try:
             findings.extend(run_rule(rule_class(), ctx, config.severity))
         except Exception as exc:  # a broken rule must not hide the others' findings

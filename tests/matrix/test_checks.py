@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
 from gpuspec.matrix import checks
 from gpuspec.matrix.checks import MATRIX_RULES, matrix_findings
+from gpuspec.rules.base import RuleContext
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -280,9 +282,11 @@ def test_findings_locate_to_lines(tmp_path: Path) -> None:
     assert f.line is not None and f.line > 1 and f.spec_path
 
 
-def test_evaluation_is_shared_between_rules(tmp_path: Path) -> None:
+def test_evaluation_is_shared_within_a_run_and_not_between_runs(tmp_path: Path) -> None:
     loaded = load_fleet(REPO_ROOT / "fleet")
     assert loaded.fleet is not None
-    first = checks._evaluate(loaded.fleet, None)
-    assert checks._evaluate(loaded.fleet, None) is first
-    assert checks._evaluate(loaded.fleet, dt.date(2026, 1, 1)) is not first
+    run = RuleContext(fleet=loaded.fleet)
+    first = checks._evaluation(run)
+    assert checks._evaluation(replace(run, params={"x": 1})) is first  # same run: computed once
+    assert checks._evaluation(replace(run, as_of=dt.date(2026, 1, 1))) is not first  # another date
+    assert checks._evaluation(RuleContext(fleet=loaded.fleet)) is not first  # another run: no global state
