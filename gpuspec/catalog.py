@@ -29,5 +29,7 @@ def all_rule_docs() -> dict[str, RuleDoc]:
 
 
 def stage_of(rule_id: str) -> str:
-    """The area of gpuspec that reports ``rule_id``."""
+    """The area of gpuspec that reports ``rule_id`` ("custom" for an organisation's own rules)."""
+    if not rule_id.startswith("GS"):
+        return "custom"
     return next((name for prefix, name in STAGES if rule_id.startswith(prefix)), "custom")

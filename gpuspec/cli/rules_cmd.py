@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
 
 from gpuspec.catalog import all_rule_docs, stage_of
+from gpuspec.cli.common import policies_option
 from gpuspec.errors import GpuspecError
+from gpuspec.policy.custom import custom_rule_doc
+from gpuspec.policy.load import available_packs, load_policy
 from gpuspec.report.base import RuleDoc
 from gpuspec.rules.base import Param, Rule
 from gpuspec.rules.registry import get_rule, rule_doc_text, suggest
@@ -49,8 +53,11 @@ def rules_table(docs: list[RuleDoc]) -> str:
 
 def explain_doc_text(doc: RuleDoc) -> str:
     """The documentation page of a finding id that is not a policy rule."""
-    return (f"{doc.rule_id}: {doc.title}\n\ndefault severity: {doc.severity}    reported by: "
-            f"{stage_of(doc.rule_id)}\n\n{doc.help}\n\nparameters: none (not configurable in policy packs)\n")
+    stage = stage_of(doc.rule_id)
+    settings = (f"enable it or change its severity under rules.{doc.rule_id} in a policy pack" if stage == "custom"
+                else "not configurable in policy packs")
+    return (f"{doc.rule_id}: {doc.title}\n\ndefault severity: {doc.severity}    reported by: {stage}\n\n"
+            f"{doc.help}\n\nparameters: none ({settings})\n")
 
 
 def explain_text(rule: type[Rule]) -> str:
@@ -68,15 +75,35 @@ def explain_text(rule: type[Rule]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def find_doc(rule_id: str) -> type[Rule] | RuleDoc:
-    """The rule class (policy rules) or documentation (other finding ids) of ``rule_id``.
+def custom_docs(policies_dir: Path) -> dict[str, RuleDoc]:
+    """Documentation of the custom rules of every pack in ``policies_dir`` (none when it has no packs).
+
+    A pack that does not load is an error: the same one lint would report.
+    """
+    if not policies_dir.is_dir():
+        return {}
+    policy = load_policy(policies_dir, available_packs(policies_dir))
+    if not policy.usable:
+        first = policy.findings[0]
+        raise GpuspecError(f"policy packs in {policies_dir} do not load: {first.file}: {first.rule_id} "
+                           f"{first.message}", hint="run gpuspec lint to see every problem")
+    return {c.rule.id: custom_rule_doc(c) for c in sorted(policy.custom_rules, key=lambda c: c.rule.id)}
+
+
+def catalog(policies_dir: Path) -> dict[str, RuleDoc]:
+    """Every finding id gpuspec reports plus the custom rules of the packs in ``policies_dir``."""
+    return {**all_rule_docs(), **custom_docs(policies_dir)}
+
+
+def find_doc(rule_id: str, policies_dir: Path) -> type[Rule] | RuleDoc:
+    """The rule class (policy rules) or documentation (other finding ids, custom rules) of ``rule_id``.
 
     Raise GpuspecError with a did-you-mean when gpuspec has no such id.
     """
     rule = get_rule(rule_id)
     if rule is not None:
         return rule
-    docs = all_rule_docs()
+    docs = catalog(policies_dir)
     doc = docs.get(rule_id.strip().upper())
     if doc is None:
         close = suggest(rule_id, list(docs))
@@ -86,11 +113,12 @@ def find_doc(rule_id: str) -> type[Rule] | RuleDoc:
 
 
 @click.command("rules")
+@policies_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output format.")
-def rules_command(output_format: str) -> None:
-    """List every finding id gpuspec reports: id, default severity, stage and title."""
-    docs = list(all_rule_docs().values())
+def rules_command(policies_dir: Path, output_format: str) -> None:
+    """List every finding id gpuspec reports, and the custom rules of the policy packs: id, severity, stage, title."""
+    docs = list(catalog(policies_dir).values())
     if output_format == "json":
         entries = []
         for doc in docs:
@@ -103,11 +131,12 @@ def rules_command(output_format: str) -> None:
 
 @click.command("explain")
 @click.argument("rule_id", metavar="RULE")
+@policies_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output format.")
-def explain_command(rule_id: str, output_format: str) -> None:
+def explain_command(rule_id: str, policies_dir: Path, output_format: str) -> None:
     """Show one rule's documentation: title, severity, rationale, examples and parameters."""
-    found = find_doc(rule_id)
+    found = find_doc(rule_id, policies_dir)
     if isinstance(found, RuleDoc):
         click.echo(json.dumps(doc_dict(found), indent=2) if output_format == "json" else explain_doc_text(found),
                    nl=output_format == "json")

@@ -52,6 +52,14 @@ def cluster(name: str, **extra: Any) -> dict[str, Any]:
     return doc
 
 
+TEST_POLICY = """apiVersion: gpuspec.io/v1alpha1
+kind: PolicyPack
+metadata:
+  name: default
+rules: {}
+"""
+
+
 def write_fleet(root: Path, clusters: list[dict[str, Any]], *, settings: dict[str, Any] | None = None) -> Path:
     """Write fleet/ (example fleet.yaml unless ``settings``) and policies/ under ``root``; return fleet/."""
     fleet_dir = root / "fleet"
@@ -61,7 +69,9 @@ def write_fleet(root: Path, clusters: list[dict[str, Any]], *, settings: dict[st
     else:
         (fleet_dir / "fleet.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
     if not (root / "policies").exists():
-        shutil.copytree(EXAMPLE_POLICIES, root / "policies")
+        # A fixed pack of the tests' own, so golden headers (input digests) do not follow the example policies.
+        (root / "policies").mkdir()
+        (root / "policies" / "default.yaml").write_text(TEST_POLICY)
     for doc in clusters:
         (fleet_dir / "clusters" / f"{doc['metadata']['name']}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return fleet_dir

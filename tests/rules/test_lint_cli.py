@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -153,3 +154,27 @@ def test_text_report_never_echoes_a_secret_line(
     assert code == 1 and "GS405" in out
     assert "hunter22" not in out, out  # no code frame of a line that holds a credential
     assert fleet.is_dir()
+
+
+def test_rules_and_explain_include_the_custom_rules_of_the_packs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(["rules", "--policies", str(EXAMPLE_POLICIES)], monkeypatch, capsys)
+    assert code == 0
+    rows = {line.split()[0]: line.split(None, 3) for line in out.splitlines()[1:]}
+    assert rows["ORG001"][1:3] == ["error", "custom"]
+    code, out, _ = run(["explain", "org002", "--policies", str(EXAMPLE_POLICIES)], monkeypatch, capsys)
+    assert code == 0 and out.startswith("ORG002: Pools are selected by the acme pool label")
+    assert "policies/acme.yaml" in out
+
+
+def test_shipped_organisation_pack_custom_rule_fires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fleet = build_fleet(tmp_path)
+    shutil.copytree(EXAMPLE_POLICIES, tmp_path / "policies")
+    code, out, _ = run(["lint", str(fleet), "--policies", str(tmp_path / "policies"), "--pack", "acme",
+                        "--format", "json"], monkeypatch, capsys)
+    found = [f for f in json.loads(out)["findings"] if f["ruleId"] == "ORG001"]
+    assert found and all(f["severity"] == "error" for f in found), out
+    assert code == 1
