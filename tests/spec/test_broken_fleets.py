@@ -44,6 +44,18 @@ def write(file: str, content: str | bytes) -> Callable[[Path], None]:
     return mutate
 
 
+def make_dir(file: str) -> Callable[[Path], None]:
+    """A mutation that puts a directory where a spec file is expected."""
+
+    def mutate(fleet: Path) -> None:
+        path = fleet / file
+        if path.exists():
+            path.unlink()
+        path.mkdir()
+
+    return mutate
+
+
 def line_of(fleet: Path, file: str, needle: str, nth: int = 1) -> int:
     """1-based line number of the nth line containing ``needle``."""
     lines = (fleet / file).read_bytes().decode("utf-8", "replace").splitlines()
@@ -86,6 +98,8 @@ CASES = [
          FLEET, "loop:", 7, 2),
     Case("non utf-8", write(INFER, b"apiVersion: gpuspec.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: caf\xe9\n"),
          "GS101", INFER, "name: caf", 12, 2),
+    Case("directory instead of file", make_dir("clusters/extra.yaml"), "GS101", "clusters/extra.yaml", "", 1, 2),
+    Case("file over size bound", write(INFER, "# padding\n" * 120_000), "GS101", INFER, "", 1, 2),
     Case("empty file", write(INFER, "# nothing here\n"), "GS101", INFER, "nothing", 1, 2),
     Case("two documents", replace(INFER, "kind: Cluster\n", "kind: Cluster\n---\n"), "GS100", INFER, "metadata:", 1, 2),
     Case("not a mapping", write(INFER, "- just\n- a list\n"), "GS104", INFER, "just", 1, 2),
