@@ -12,9 +12,8 @@ from typing import Any
 
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import MANAGED_BY, OPERATOR_PSA, gitops_labels
+from gpuspec.spec import resolve
 
-#: Public chart repository of the GPU Operator (NGC).
-NGC_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART = "gpu-operator"
 RELEASE_NAME = "gpu-operator"
 VALUES_FILE = "gpu-operator.values.yaml"
@@ -24,7 +23,7 @@ HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 
 def chart_repository(ctx: ClusterContext) -> str:
     """Where the cluster's chart comes from: its mirror's chart repository, else NGC."""
-    return ctx.mirror.chart.repository.rstrip("/") if ctx.mirror else NGC_CHART_REPOSITORY
+    return resolve.chart_repository(ctx.mirror)
 
 
 def _rendered_path(ctx: ClusterContext, *parts: str) -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuspec.findings import DocPath
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, Pool
+from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror, Pool
+
+#: Public chart repository of the GPU Operator (NGC).
+NGC_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,11 @@ def operator_version(fleet: Fleet, cluster: Cluster) -> str | None:
         return cluster.operator.version
     channel = fleet.channel(cluster.operator.channel)
     return channel.operator if channel else None
+
+
+def chart_repository(mirror: Mirror | None) -> str:
+    """Where a cluster's GPU Operator chart comes from: its mirror's chart repository, else NGC (no trailing ``/``)."""
+    return mirror.chart.repository.rstrip("/") if mirror else NGC_CHART_REPOSITORY
 
 
 def effective_driver(fleet: Fleet, cluster: Cluster, pool: Pool) -> EffectiveDriver:
