@@ -24,9 +24,11 @@ from gpuspec.verify.run import VerifyOptions, verify_fleet
 @fleet_argument
 @click.option("--rendered", "rendered_dir", default=str(DEFAULT_RENDERED), show_default=True,
               type=click.Path(path_type=Path, file_okay=False), help="Folder gpuspec render wrote.")
-@click.option("--chart", "charts", multiple=True, type=click.Path(path_type=Path),
-              help="GPU Operator chart: a local chart directory or .tgz. Repeat for clusters on other releases; "
-                   "each cluster uses the chart whose version equals its operator pin.")
+@click.option("--chart", "charts", multiple=True, metavar="PATH|URL",
+              help="GPU Operator chart: a local chart directory or .tgz, or a chart source to pull from "
+                   "(oci://registry/path or a Helm repository http(s):// URL). Repeat for clusters on other "
+                   "releases; each cluster uses the chart whose version equals its operator pin. Default: each "
+                   "cluster's mirror chart repository, else NGC.")
 @click.option("--cluster", "clusters", multiple=True, metavar="NAME",
               help="Verify only this cluster (repeatable). Default: every cluster.")
 @click.option("--crds", "crd_paths", multiple=True, type=click.Path(path_type=Path),
@@ -37,13 +39,14 @@ from gpuspec.verify.run import VerifyOptions, verify_fleet
 @click.option("--jobs", "-j", "jobs", type=click.IntRange(min=0), default=0, show_default=True,
               help="Clusters verified in parallel (0 = number of CPUs, at most 8).")
 @click.option("--no-cache", "no_cache", is_flag=True,
-              help=f"Do not read or write the helm cache ({DEFAULT_CACHE_DIR}).")
+              help=f"Do not read or write the caches ({DEFAULT_CACHE_DIR.parent}/); pulled charts go to a "
+                   "temporary folder.")
 @format_option()
 @output_option
 def verify_command(
     fleet_dir: Path,
     rendered_dir: Path,
-    charts: tuple[Path, ...],
+    charts: tuple[str, ...],
     clusters: tuple[str, ...],
     crd_paths: tuple[Path, ...],
     helm: Path | None,
@@ -54,7 +57,8 @@ def verify_command(
 ) -> None:
     """Render each cluster's GPU Operator chart with helm and build its overlay with kustomize, then check the result.
 
-    Per cluster: `helm template` of the chart at the pinned version with
+    Per cluster: `helm template` of the chart at the pinned version (pulled with
+    `helm pull` unless --chart names a local chart) with
     rendered/clusters/<cluster>/gpu-operator.values.yaml and --kube-version of the
     cluster; `kubectl kustomize` of the overlay; images under the mirror
     (air-gapped clusters) and at the release's pins; MIG / device-plugin config

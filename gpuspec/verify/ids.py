@@ -89,11 +89,18 @@ IMAGE_NOT_LISTED = VerifyCheck(
     "An image the cluster pulls (per helm's output and the overlay) is not listed in the cluster's images.txt, "
     "the list an air-gap mirror sync works from.",
 )
+CHART_PULL_FAILED = VerifyCheck(
+    "GS914", "chart could not be pulled", Severity.ERROR,
+    "helm pull of the GPU Operator chart at the cluster's pinned version failed: the source (--chart reference, "
+    "else fleet.yaml mirrors[].chart.repository, else NGC) is unreachable, does not have that version, or needs "
+    "a login. The helm checks of that cluster were skipped.",
+)
 
 ALL_CHECKS: tuple[VerifyCheck, ...] = (
     HELM_TEMPLATE_FAILED, CHART_VERSION_MISMATCH, UNKNOWN_VALUES_KEY, IMAGE_OUTSIDE_MIRROR,
     IMAGE_VERSION_NOT_PINNED, CONFIG_NOT_FOUND, KUSTOMIZE_FAILED, BUILTIN_SCHEMA_INVALID, CRD_SCHEMA_INVALID,
     NO_SCHEMA, RENDERED_MISSING, RELEASE_UNKNOWN, IMAGE_NOT_LISTED,
+    CHART_PULL_FAILED,
 )
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from gpuspec.errors import GpuspecError, ToolMissingError
 from gpuspec.findings import Finding
 from gpuspec.loader.fleetload import display_path, load_fleet
 from gpuspec.spec.models import Cluster, Fleet
-from gpuspec.spec.resolve import operator_version
+from gpuspec.spec.resolve import chart_repository, operator_version
 from gpuspec.tools.discover import KustomizeCommand, find_helm, find_kustomize
 from gpuspec.tools.versions import kubectl_version
 from gpuspec.verify import checks, ids
@@ -25,6 +27,7 @@ from gpuspec.verify.checks import Origin
 from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_template, normalize_kube_version
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
 from gpuspec.verify.manifests import Manifest
+from gpuspec.verify.pull import chart_version, is_chart_reference, pull_chart
 from gpuspec.verify.rendered import (
     KUSTOMIZATION_FILES,
     RenderedFile,
@@ -43,7 +46,7 @@ class VerifyOptions:
 
     fleet_dir: Path
     rendered_dir: Path
-    charts: Sequence[Path]
+    charts: Sequence[Path | str]
     clusters: Sequence[str] = ()
     crd_paths: Sequence[Path] = ()
     helm: Path | None = None
@@ -117,8 +120,10 @@ class VerifyResult:
 def verify_fleet(options: VerifyOptions) -> VerifyResult:
     """Verify the rendered output of every selected cluster of the fleet; see :mod:`gpuspec.verify`.
 
-    Raises GpuspecError (ToolMissingError for helm/kubectl) for unusable input: no chart, an unknown
-    cluster name, a missing rendered/ folder, unreadable CRD paths.
+    Charts come from ``options.charts`` (local paths, or chart references that are pulled) or, when it
+    is empty, from each cluster's chart source (its mirror's chart repository, else NGC).  Raises
+    GpuspecError (ToolMissingError for helm/kubectl) for unusable input: a local chart that is not a
+    chart, an unknown cluster name, a missing rendered/ folder, unreadable CRD paths.
     """
     started = time.monotonic()
     load = load_fleet(options.fleet_dir)
@@ -126,21 +131,15 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
         return VerifyResult(list(load.findings), [], usable=False, duration=time.monotonic() - started)
     fleet = load.fleet
     clusters = _select(fleet, options.clusters)
-    if not options.charts:
-        raise GpuspecError(
-            "no GPU Operator chart given",
-            hint="pass --chart with a chart directory or .tgz of the pinned release, e.g. the output of "
-                 "`helm pull nvidia/gpu-operator --version v26.7.0`")
     if not options.rendered_dir.is_dir():
         raise GpuspecError(f"rendered output not found: {options.rendered_dir}",
                            hint="run `gpuspec render` first, or name the folder with --rendered")
     _require_schema_package()
     helm = find_helm(options.helm)
     kustomize = find_kustomize()
-    charts = [ChartInfo.load(Path(p)) for p in options.charts]
+    local_charts = [ChartInfo.load(Path(c)) for c in options.charts if not is_chart_reference(str(c))]
+    references = [str(c) for c in options.charts if is_chart_reference(str(c))]
     extra_crds = load_crd_documents(options.crd_paths)
-    crd_sets = {id(chart): (crd_set(chart, extra_crds), fingerprint([*extra_crds, *chart.crds])) for chart in charts}
-    fallback_crds = (crd_set(None, extra_crds), fingerprint(extra_crds))
     cache = VerifyCache(options.cache_dir.parent / "verify" if options.cache_dir is not None else None)
     tools = Toolbox(
         helm=helm, kustomize=kustomize, helm_cache=options.cache_dir, cache=cache,
@@ -148,24 +147,96 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
         rendered_digest=tree_digest(options.rendered_dir) if options.cache_dir is not None else "",
         kustomize_version=_tool_version(kustomize),
     )
+    with _chart_folder(options.cache_dir) as chart_folder:
+        pulls = (_pull_charts(fleet, clusters, local_charts, references, helm, chart_folder)
+                 if references or not options.charts else ChartPulls())
+        charts = [*local_charts, *pulls.charts]
+        crd_sets = {id(chart): (crd_set(chart, extra_crds), fingerprint([*extra_crds, *chart.crds]))
+                    for chart in charts}
+        fallback_crds = (crd_set(None, extra_crds), fingerprint(extra_crds))
 
-    def one(cluster: Cluster) -> ClusterReport:
-        chart = _chart_for(charts, operator_version(fleet, cluster))
-        crds, crds_fp = crd_sets[id(chart)] if chart is not None else fallback_crds
-        return verify_cluster(fleet, cluster, chart, charts, crds, tools, tools.validator(crds, crds_fp))
+        def one(cluster: Cluster) -> ClusterReport:
+            error = pulls.errors.get(cluster.name)
+            chart = None if error else (pulls.by_cluster.get(cluster.name)
+                                        or _chart_for(local_charts, operator_version(fleet, cluster)))
+            crds, crds_fp = crd_sets[id(chart)] if chart is not None else fallback_crds
+            return verify_cluster(fleet, cluster, chart, charts, crds, tools, tools.validator(crds, crds_fp),
+                                  pull_error=error)
 
-    jobs = options.jobs if options.jobs > 0 else min(8, (os.cpu_count() or 2))
-    if jobs == 1 or len(clusters) == 1:
-        reports = [one(c) for c in clusters]
-    else:
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verify") as pool:
-            reports = list(pool.map(one, clusters))
-    findings = [f for report in reports for f in report.findings]
-    gitops_crds, gitops_fp = crd_sets[id(charts[0])] if charts else fallback_crds
-    findings += verify_gitops(fleet, clusters, gitops_crds, tools, tools.validator(gitops_crds, gitops_fp),
-                              all_clusters=not options.clusters)
+        jobs = options.jobs if options.jobs > 0 else min(8, (os.cpu_count() or 2))
+        if jobs == 1 or len(clusters) == 1:
+            reports = [one(c) for c in clusters]
+        else:
+            with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verify") as pool:
+                reports = list(pool.map(one, clusters))
+        findings = [f for report in reports for f in report.findings]
+        gitops_crds, gitops_fp = crd_sets[id(charts[0])] if charts else fallback_crds
+        findings += verify_gitops(fleet, clusters, gitops_crds, tools, tools.validator(gitops_crds, gitops_fp),
+                                  all_clusters=not options.clusters)
     cache.save()
     return VerifyResult(findings, reports, usable=True, duration=time.monotonic() - started)
+
+
+@dataclass
+class ChartPulls:
+    """Charts pulled for a run: every pulled chart, the one of each cluster, and why a cluster has none."""
+
+    charts: list[ChartInfo] = field(default_factory=list)
+    by_cluster: dict[str, ChartInfo] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def _pull_charts(fleet: Fleet, clusters: Sequence[Cluster], local: Sequence[ChartInfo], references: Sequence[str],
+                 helm: Path, folder: Path) -> ChartPulls:
+    """Pull the chart of each cluster whose release no local chart has.
+
+    Sources: ``references`` (tried in order, the first that has the version wins), else the cluster's
+    own chart source.  Each source and version is pulled once per run.
+    """
+    out = ChartPulls()
+    pulled: dict[tuple[str, str], ChartInfo | str] = {}
+    for cluster in clusters:
+        release = operator_version(fleet, cluster)
+        if release is None or _chart_for(local, release) is not None:
+            continue
+        version = chart_version(release)
+        failures: list[str] = []
+        for source in references or [chart_repository(fleet.mirror(cluster.mirror))]:
+            key = (source.rstrip("/"), version)
+            got = pulled.get(key)
+            if got is None:
+                got = pulled[key] = _pull_one(key[0], version, helm, folder)
+                if isinstance(got, ChartInfo):
+                    out.charts.append(got)
+            if isinstance(got, ChartInfo):
+                if got.matches(release):
+                    out.by_cluster[cluster.name] = got
+                break
+            failures.append(f"{key[0]}: {got}" if len(references) > 1 else got)
+        else:
+            out.errors[cluster.name] = "\n".join(failures)
+    return out
+
+
+def _pull_one(source: str, version: str, helm: Path, folder: Path) -> ChartInfo | str:
+    """The pulled chart, or why it could not be pulled or read."""
+    result = pull_chart(source, version, helm=helm, cache_dir=folder)
+    if result.path is None:
+        return result.error
+    try:
+        return ChartInfo.load(result.path)
+    except GpuspecError as exc:
+        return str(exc)
+
+
+@contextmanager
+def _chart_folder(cache_dir: Path | None) -> Iterator[Path]:
+    """Where pulled charts go: ``.gpuspec-cache/charts`` beside the helm cache, else a folder removed afterwards."""
+    if cache_dir is not None:
+        yield cache_dir.parent / "charts"
+        return
+    with tempfile.TemporaryDirectory(prefix="gpuspec-charts-") as tmp:
+        yield Path(tmp)
 
 
 def verify_cluster(
@@ -176,10 +247,13 @@ def verify_cluster(
     crds: CrdSet,
     tools: Toolbox,
     validate: Callable[[Mapping[str, Any], str], list[SchemaError]] | None = None,
+    *,
+    pull_error: str | None = None,
 ) -> ClusterReport:
     """Every GS9xx check of one cluster; ``chart`` is the chart of its release (None when none was given).
 
     ``validate`` replaces plain schema validation against ``crds`` (e.g. :meth:`Toolbox.validator`).
+    ``pull_error`` says why the cluster's chart could not be pulled (reported as GS914 instead of GS902).
     """
     started = time.monotonic()
     report = ClusterReport(cluster.name)
@@ -197,6 +271,13 @@ def verify_cluster(
     helm_result: HelmTemplateResult | None = None
     if release is None:
         pass  # the loader's reference checks report an unresolvable channel
+    elif chart is None and pull_error is not None:
+        findings.append(checks.spec_finding(
+            ids.CHART_PULL_FAILED,
+            f"cluster {cluster.name}: the GPU Operator {release} chart could not be pulled; helm checks skipped: "
+            f"{checks.first_lines(pull_error)}", cluster, checks.operator_path(cluster),
+            hint="check the chart source (--chart, or fleet.yaml mirrors[].chart.repository), that it has this "
+                 "version, and helm's login to it; or pass --chart with a local chart"))
     elif chart is None:
         have = ", ".join(f"{c.path} ({c.version})" for c in charts)
         findings.append(checks.spec_finding(
