@@ -89,11 +89,10 @@ def mark_sensitive(findings: Sequence[Finding], raw: Mapping[str, Any]) -> list[
     """Tag every finding that sits on a credential (same file, same or enclosing spec path) as sensitive.
 
     Reporters show no source excerpt of sensitive findings, so an unknown-key or wrong-type error on a
-    line that holds a password never repeats it in a CI log.
+    line that holds a password never repeats it in a CI log.  Only files that have findings are scanned.
     """
-    hits: dict[str, list[DocPath]] = {}
-    for file, data in raw.items():
-        hits[file] = [hit.path for hit in scan(data)]
+    files = {f.file for f in findings if f.file is not None and f.file in raw}
+    hits: dict[str, list[DocPath]] = {file: [hit.path for hit in scan(raw[file])] for file in sorted(files)}
     out: list[Finding] = []
     for finding in findings:
         paths = hits.get(finding.file or "", [])
