@@ -25,8 +25,11 @@ MINI_CHART = REPO / "tests" / "fixtures" / "charts" / "gpu-operator-mini"
 RELEASE = "v26.7.0"
 
 
-def _mini_chart_as(release: str, out: Path) -> Path:
-    """A copy of the mini chart whose Chart.yaml says ``release`` (version and appVersion)."""
+def mini_chart_as(release: str, out: Path) -> Path:
+    """A copy of the project's mini test chart at ``out/gpu-operator`` whose Chart.yaml says ``release``.
+
+    Both version and appVersion are set, as in a published chart; the tests use it too.
+    """
     chart = out / "gpu-operator"
     shutil.copytree(MINI_CHART, chart)
     meta = chart / "Chart.yaml"
@@ -54,7 +57,7 @@ def main() -> int:
         if render.returncode != 0:
             print(f"render failed ({render.returncode}):\n{render.stdout}{render.stderr}", file=sys.stderr)
             return 1
-        chart = args.chart.resolve() if args.chart else _mini_chart_as(RELEASE, tmp)
+        chart = args.chart.resolve() if args.chart else mini_chart_as(RELEASE, tmp)
         verify = [*gpuspec, "verify", str(fleet), "--rendered", str(tmp / "rendered"), "--chart", str(chart),
                   "--jobs", str(args.jobs), "--format", "json", "--output", str(tmp / "report.json")]
         shutil.rmtree(tmp / ".gpuspec-cache", ignore_errors=True)

@@ -22,6 +22,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from benchmarks.bench_verify import mini_chart_as
 from gpuspec.cli.verify_cmd import verify_command
 from gpuspec.findings import Finding
 from gpuspec.spec.resolve import NGC_CHART_REPOSITORY, chart_repository
@@ -83,13 +84,7 @@ def serve(tmp_path: Path, helm_bin: Path, mini_chart: Path) -> Iterator[Callable
 
     def make(version: str) -> Repo:
         root = tmp_path / f"repo-{len(repos)}"
-        chart = tmp_path / f"src-{len(repos)}" / "gpu-operator"
-        shutil.copytree(mini_chart, chart)
-        meta = chart / "Chart.yaml"
-        lines = [f"version: {version}" if line.startswith("version:") else
-                 f"appVersion: {version}" if line.startswith("appVersion:") else line
-                 for line in meta.read_text().splitlines()]
-        meta.write_text("\n".join(lines) + "\n")
+        chart = mini_chart_as(version, tmp_path / f"src-{len(repos)}")
         root.mkdir()
         for argv in ([helm_bin, "package", chart, "--destination", root], [helm_bin, "repo", "index", root]):
             subprocess.run([str(a) for a in argv], check=True, capture_output=True, timeout=60)
@@ -151,8 +146,8 @@ def test_version_missing_from_the_repository(lab: Path, helm_bin: Path, tmp_path
     result = _run(lab, helm_bin, [repo.url], tmp_path / "cache" / "helm")
     findings = _gs914(result)
     assert {f.rule_id for f in result.findings} == {"GS914"}  # no GS902 / GS901 on top
-    assert [f.file for f in findings] == [str(lab / "fleet" / "clusters" / f"{c}.yaml")
-                                         for c in ("lab-airgap", "lab-online")]
+    assert [Path(f.file or "").resolve() for f in findings] == [lab / "fleet" / "clusters" / f"{c}.yaml"
+                                                               for c in ("lab-airgap", "lab-online")]
     assert all(f.path == ("operator", "version") for f in findings)
     assert f"the GPU Operator {PIN} chart could not be pulled" in findings[0].message
     assert f'chart "gpu-operator" version "{PIN}" not found' in findings[0].message
