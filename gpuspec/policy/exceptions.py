@@ -25,7 +25,7 @@ class Scope:
 
 def finding_scope(fleet: Fleet, finding: Finding) -> Scope:
     """The cluster and pool of a finding, from its file and document path."""
-    cluster = next((c for c in fleet.clusters if c.source_file == finding.file), None)
+    cluster = fleet.cluster_from_file(finding.file) if finding.file is not None else None
     if cluster is None:
         return Scope(None, None)
     path = finding.path

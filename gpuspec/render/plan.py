@@ -50,4 +50,4 @@ class RenderPlan:
 
     def cluster(self, name: str) -> ClusterPlan | None:
         """The plan of cluster ``name``, if any."""
-        return next((c for c in self.clusters if c.name == name), None)
+        return next((c for c in self.clusters if c.name == name), None)  # tests and tools only, never per cluster
