@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,13 +12,14 @@ from pydantic import ValidationError
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
+from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES, cluster_files, display_path
 from gpuspec.loader.yamlread import YamlProblem, read_yaml
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
 from gpuspec.validate.schema_errors import schema_findings
 
-FLEET_FILE = "fleet.yaml"
-CLUSTERS_DIR = "clusters"
-YAML_SUFFIXES = (".yaml", ".yml")
+__all__ = [
+    "CLUSTERS_DIR", "FLEET_FILE", "YAML_SUFFIXES", "LoadResult", "cluster_files", "display_path", "load_fleet",
+]
 
 
 @dataclass
@@ -35,28 +36,9 @@ class LoadResult:
         return self.fleet is not None
 
 
-def display_path(path: Path) -> str:
-    """The path as a user should see it: relative to the working directory when below it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return rel if not rel.startswith("..") else str(path)
-
-
 def _problem(problem: YamlProblem) -> Finding:
     return Finding(
         problem.rule_id, Severity.ERROR, problem.message, problem.file, (), line=problem.line, column=problem.column
-    )
-
-
-def cluster_files(fleet_dir: Path) -> list[Path]:
-    """The cluster spec files of a fleet directory, sorted by name."""
-    clusters_dir = fleet_dir / CLUSTERS_DIR
-    if not clusters_dir.is_dir():
-        return []
-    return sorted(
-        p for p in clusters_dir.iterdir() if p.name.endswith(YAML_SUFFIXES) and not p.name.startswith(".")
     )
 
 
@@ -76,19 +58,23 @@ def _read(path: Path, findings: list[Finding]) -> tuple[str, Any] | None:
     return display, data
 
 
-def load_fleet(fleet_dir: Path) -> LoadResult:
-    """Read fleet.yaml and every cluster file below ``fleet_dir`` into a typed Fleet, or report why not."""
+def load_fleet(fleet_dir: Path, only: Collection[str] | None = None) -> LoadResult:
+    """Read fleet.yaml and every cluster file below ``fleet_dir`` into a typed Fleet, or report why not.
+
+    ``only``: read just the cluster files with these names (``x.yaml``) — a partial fleet for commands that
+    need a few clusters; a name with no file is skipped.
+    """
     # Loading builds hundreds of thousands of acyclic objects; the cyclic collector would only rescan them.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_fleet(fleet_dir)
+        return _load_fleet(fleet_dir, only)
     finally:
         if enabled:
             gc.enable()
 
 
-def _load_fleet(fleet_dir: Path) -> LoadResult:
+def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     if not fleet_dir.exists():
         raise GpuspecError(f"fleet directory {display_path(fleet_dir)} does not exist",
                            hint="run gpuspec in a fleet repository or pass the fleet directory")
@@ -112,7 +98,9 @@ def _load_fleet(fleet_dir: Path) -> LoadResult:
 
     clusters: list[Cluster] = []
     paths = cluster_files(fleet_dir)
-    if not paths:
+    if only is not None:
+        paths = [p for p in paths if p.name in only]
+    elif not paths:
         findings.append(Finding("GS101", Severity.ERROR,
                                 f"no cluster files in {display_path(fleet_dir / CLUSTERS_DIR)}",
                                 settings_display, (), line=1, column=1))

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuspec.loader.fleetload import FLEET_FILE, cluster_files
+from gpuspec.loader.files import FLEET_FILE, cluster_files
 
 
 def _sha256(path: Path) -> str:

@@ -17,7 +17,10 @@ from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
+from gpuspec.loader.files import YAML_SUFFIXES
 from gpuspec.render.compile import compile_cluster
+from gpuspec.render.context import cluster_context
+from gpuspec.render.images import cluster_images
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.plan import RenderPlan
 from gpuspec.render.serialize import serialize
@@ -134,11 +137,31 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     return out
 
 
+def fleet_images(fleet: Fleet, names: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Per named cluster, the images it pulls (upstream → pulled reference), without compiling its files."""
+    out: dict[str, dict[str, str]] = {}
+    for name in names:
+        cluster = fleet.cluster(name)
+        assert cluster is not None
+        out[name] = cluster_images(cluster_context(fleet, cluster))
+    return out
+
+
 def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | None = None,
-            jobs: int = 0) -> Prepared:
-    """Validate ``fleet_dir``; when usable and free of errors, render its output."""
-    validation = validate_fleet(fleet_dir, policies_dir)
+            jobs: int = 0, *, render: bool = True) -> Prepared:
+    """Validate ``fleet_dir``; when usable and free of errors, render its output.
+
+    ``render=False``: validate only, and fill ``rendered.images`` (no files) — enough for ``gpuspec images``.
+    ``only`` with ``render=False`` also limits validation to those clusters' files (``<name>.yaml``/``.yml``).
+    """
+    wanted = sorted(set(only)) if only is not None else None
+    files = None if render or wanted is None else {f"{n}{s}" for n in wanted for s in YAML_SUFFIXES}
+    validation = validate_fleet(fleet_dir, policies_dir, files)
     fleet = validation.fleet
     if fleet is None or any(f.severity.rank >= Severity.ERROR.rank for f in validation.findings):
         return Prepared(validation, None)
+    if not render:
+        names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
+        with _no_cyclic_gc():
+            return Prepared(validation, Rendered(images=fleet_images(fleet, names)))
     return Prepared(validation, render_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only, jobs))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,9 +44,13 @@ def fleet_checks() -> list[FleetCheck]:
     return [matrix_findings]
 
 
-def validate_fleet(fleet_dir: Path, policies_dir: Path | None = None) -> ValidationResult:
-    """Load ``fleet_dir`` and return every schema, reference and support-matrix finding."""
-    load = load_fleet(fleet_dir)
+def validate_fleet(fleet_dir: Path, policies_dir: Path | None = None,
+                   only: Collection[str] | None = None) -> ValidationResult:
+    """Load ``fleet_dir`` and return every schema, reference and support-matrix finding.
+
+    ``only``: validate just the cluster files with these names (see :func:`load_fleet`).
+    """
+    load = load_fleet(fleet_dir, only)
     if load.fleet is None:
         return ValidationResult(load, list(load.findings))
     findings = reference_findings(load.fleet, policy_pack_names(policies_dir))

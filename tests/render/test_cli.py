@@ -83,3 +83,14 @@ def test_images_txt_matches_values(tmp_path: Path) -> None:
     values = yaml.safe_load((tmp_path / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml").read_text())
     toolkit = values["toolkit"]
     assert f"{toolkit['repository']}/{toolkit['image']}:{toolkit['version']}" in listed
+
+
+def test_images_of_one_cluster_read_only_that_cluster(tmp_path: Path) -> None:
+    fleet = write_fleet(tmp_path, [cluster("one", kubernetes={"version": "1.33"}),
+                                   cluster("two", kubernetes={"version": "1.33"})])
+    (fleet / "clusters" / "two.yaml").write_text("apiVersion: [unclosed\n")
+    one = run("images", "--cluster", "one", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert "nvcr.io/nvidia/gpu-operator:v26.7.0" in one.stdout.splitlines()
+    every = run("images", cwd=tmp_path)
+    assert every.returncode == 2 and "two.yaml" in every.stderr
