@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gpuspec.errors import GpuspecError
+from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.fleetrev import RevisionFleet, describe_finding, load_fleet_at
-from gpuspec.plan.gitread import relative_to_repo, repo_root
+from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
 from gpuspec.plan.model import Plan
 from gpuspec.spec.models import Fleet
 
@@ -29,9 +31,10 @@ class Comparison:
         return self.base.require()
 
 
-def load_head(fleet_dir: Path) -> Fleet:
-    """The working-tree fleet, or a GpuspecError naming its first problems when it does not load."""
-    result = load_fleet(fleet_dir)
+def load_head(fleet_dir: Path, only: Collection[str] | None = None) -> Fleet:
+    """The working-tree fleet (or its cluster files named in ``only``), or a GpuspecError naming its first
+    problems when it does not load."""
+    result = load_fleet(fleet_dir, only)
     if result.fleet is not None:
         return result.fleet
     lines = [describe_finding(f) for f in result.findings[:5]]
@@ -59,8 +62,37 @@ def compare(fleet_dir: Path, base_rev: str, head: Fleet | None = None, *, repo: 
     return Comparison(root, fleet_rel, base, head if head is not None else load_head(fleet_dir))
 
 
+def changed_cluster_files(root: Path, commit: str, fleet_rel: str) -> set[str] | None:
+    """Names of the cluster files (``x.yaml``) that differ between ``commit`` and the working tree, or None
+    when fleet.yaml differs (then every cluster may be affected)."""
+    prefix = PurePosixPath(fleet_rel) if fleet_rel else PurePosixPath()
+    clusters_dir = (prefix / CLUSTERS_DIR).as_posix()
+    names: set[str] = set()
+    for path in changed_paths(root, commit):
+        pure = PurePosixPath(path)
+        if path == (prefix / FLEET_FILE).as_posix():
+            return None
+        if pure.parent.as_posix() == clusters_dir:
+            names.add(pure.name)
+    return names
+
+
+def compare_changed(fleet_dir: Path, base_rev: str) -> Comparison:
+    """Like :func:`compare`, but when fleet.yaml is unchanged both sides hold only the cluster files that
+    differ (git knows which): unchanged clusters cannot contribute a change, so they are not parsed."""
+    if not fleet_dir.is_dir():
+        return compare(fleet_dir, base_rev)
+    root = repo_root(fleet_dir)
+    fleet_rel = relative_to_repo(root, fleet_dir)
+    names = changed_cluster_files(root, resolve_commit(root, base_rev), fleet_rel)
+    if names is None:
+        return compare(fleet_dir, base_rev)
+    base = load_fleet_at(root, base_rev, fleet_rel, names)
+    return Comparison(root, fleet_rel, base, load_head(fleet_dir, names))
+
+
 def build_plan(fleet_dir: Path, base_rev: str) -> Plan:
     """The plan of every change from the fleet at ``base_rev`` to the working tree's fleet in ``fleet_dir``."""
-    comparison = compare(fleet_dir, base_rev)
+    comparison = compare_changed(fleet_dir, base_rev)
     base = comparison.base_fleet
     return Plan(base_rev, comparison.base.commit, diff_fleets(base, comparison.head))

@@ -7,6 +7,7 @@ pydantic models and the same schema findings, only the bytes come from git.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
-from gpuspec.loader.fleetload import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
+from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
 from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, decode_utf8, node_to_data
 from gpuspec.plan.gitread import TreeEntry, list_tree, read_blobs, resolve_commit
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
@@ -88,11 +89,12 @@ def _document(
     return data
 
 
-def load_fleet_at(repo_root: Path, rev: str, fleet_rel: str) -> RevisionFleet:
+def load_fleet_at(repo_root: Path, rev: str, fleet_rel: str, only: Collection[str] | None = None) -> RevisionFleet:
     """Read the fleet in ``fleet_rel`` (repository-relative) at git revision ``rev`` into a typed Fleet.
 
     A revision that names no commit, or that has no fleet.yaml in ``fleet_rel``, is a GpuspecError (exit 2);
     files that do not parse or match the schema make the result unusable and are listed in ``findings``.
+    ``only``: read just the cluster files with these names (``x.yaml``): a partial fleet.
     """
     commit = resolve_commit(repo_root, rev)
     prefix = PurePosixPath(fleet_rel) if fleet_rel else PurePosixPath()
@@ -112,6 +114,7 @@ def load_fleet_at(repo_root: Path, rev: str, fleet_rel: str) -> RevisionFleet:
         e for path, e in entries.items()
         if PurePosixPath(path).parent.as_posix() == clusters_key
         and path.endswith(YAML_SUFFIXES) and not PurePosixPath(path).name.startswith(".")
+        and (only is None or PurePosixPath(path).name in only)
     ]
     blobs = read_blobs(repo_root, [entries[settings_key].object_id, *(e.object_id for e in cluster_entries)])
 
@@ -125,7 +128,7 @@ def load_fleet_at(repo_root: Path, rev: str, fleet_rel: str) -> RevisionFleet:
         except ValidationError as exc:
             findings.extend(schema_findings(exc, data, FleetSettings, settings_display))
 
-    if not cluster_entries:
+    if not cluster_entries and only is None:
         _fail(findings, "GS101", f"no cluster files in {clusters_key} at {rev}", settings_display)
     clusters: list[Cluster] = []
     for entry in sorted(cluster_entries, key=lambda e: e.path):

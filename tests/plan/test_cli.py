@@ -103,3 +103,17 @@ def test_markdown_escaping() -> None:
     assert cell("a | b\nc") == "a \\| b c"
     assert cell(None) == "–"
     assert mermaid_label('x "y" <z>') == "x #quot;y#quot; &lt;z&gt;"
+
+
+def test_only_changed_cluster_files_are_read(repo: FleetRepo) -> None:
+    """With fleet.yaml unchanged, a cluster file that is the same at base and head is never parsed."""
+    (repo.fleet / "clusters/zz-broken.yaml").write_text("pools: [\n", encoding="utf-8")
+    repo.commit("an unusable file that stays unchanged")
+    bump_two_pools(repo)
+    result = gpuspec(repo, "plan", "--base", "HEAD~1")
+    assert result.returncode == 0, result.stderr
+    assert "2 change(s) in 1 cluster(s): 2 driver reload" in result.stdout
+    with repo.fleet_settings() as settings:
+        settings["metadata"]["labels"] = {"touched": "yes"}
+    result = gpuspec(repo, "plan", "--base", "HEAD~1")
+    assert result.returncode == 2 and "zz-broken.yaml" in result.stderr
