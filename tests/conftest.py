@@ -21,6 +21,13 @@ def find_shared_dir() -> Path:
     return Path(env) if env else REPO_ROOT.parent / "shared"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_user_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every gpuspec run of the suite (in-process or child) uses a cache folder of its own, never ~/.cache."""
+    os.environ["GPUSPEC_CACHE_DIR"] = str(tmp_path_factory.mktemp("gpuspec-cache"))
+    os.environ.pop("GPUSPEC_NO_CACHE", None)
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """The read-only shared/ folder with upstream data; the tests that need it fail without it."""

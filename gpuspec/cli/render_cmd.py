@@ -5,37 +5,63 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuspec import __version__, exitcodes
 from gpuspec.cli.common import DEFAULT_RENDERED, fleet_argument, policies_option, use_color
 from gpuspec.findings import Finding
-from gpuspec.loader.positions import locate_findings
-from gpuspec.render.run import Prepared, prepare
-from gpuspec.render.writer import check_output, write_output
-from gpuspec.report.base import ReportContext
-from gpuspec.report.registry import reporter
+
+if TYPE_CHECKING:
+    from gpuspec.render.run import Prepared
 
 
-def report_findings(findings: Sequence[Finding], command: str) -> None:
-    """Print findings as text on standard error (standard output stays for the diff / summary)."""
+def report_findings(findings: Sequence[Finding], command: str, *, located: bool = False) -> list[Finding]:
+    """Print findings as text on standard error (standard output stays for the diff / summary).
+
+    Returns them located (line, column, spec path); ``located=True`` when they already are.
+    """
     if not findings:
-        return
+        return []
+    from gpuspec.loader.positions import locate_findings
+    from gpuspec.report.base import ReportContext
+    from gpuspec.report.registry import reporter
+
+    done = list(findings) if located else locate_findings(findings)
     context = ReportContext(tool_version=__version__, command=command, color=use_color(sys.stderr))
-    click.echo(reporter("text").render(locate_findings(findings), context), err=True, nl=False)
+    click.echo(reporter("text").render(done, context), err=True, nl=False)
+    return done
 
 
-def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str) -> Prepared:
-    """Validate and compile; on unusable input exit 2, on errors exit 1 (after printing the findings)."""
-    prepared = prepare(fleet_dir, policies_dir)
-    report_findings(prepared.validation.findings, command)
+def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
+                     only: Sequence[str] | None = None) -> Prepared:
+    """Validate and compile; on unusable input exit 2, on errors exit 1 (after printing the findings).
+
+    ``render=False``: validate and list images only (see :func:`gpuspec.render.run.prepare`).
+    """
+    return _prepared(fleet_dir, policies_dir, command, render=render, only=only)[0]
+
+
+def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
+              only: Sequence[str] | None = None) -> tuple[Prepared, list[Finding]]:
+    from gpuspec.render.run import prepare
+
+    prepared = prepare(fleet_dir, policies_dir, only, render=render)
+    reported = report_findings(prepared.validation.findings, command)
     if not prepared.validation.load.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     if prepared.rendered is None:
         click.echo(f"gpuspec {command}: the fleet has errors; nothing was written", err=True)
         raise SystemExit(exitcodes.FINDINGS)
-    return prepared
+    return prepared, reported
+
+
+def _summary(out_dir: Path, check: bool, files: int, clusters: int, written: int = 0, deleted: int = 0) -> str:
+    if check:
+        return f"{out_dir}: up to date ({files} files, {clusters} clusters)"
+    return (f"rendered {clusters} cluster(s) into {out_dir}: {written} written, "
+            f"{files - written} unchanged, {deleted} deleted")
 
 
 @click.command("render")
@@ -53,7 +79,19 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     is written: exit 0 when the output folder is up to date, else exit 1 and
     print a unified diff.
     """
-    prepared = prepared_or_exit(fleet_dir, policies_dir, "render")
+    from gpuspec.render.stamp import RenderStamp
+
+    stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir)
+    stamped = stamp.current() if stamp is not None else None
+    if stamped is not None:
+        # Inputs, gpuspec and every output file are exactly as after the last successful run.
+        report_findings(stamped.findings, "render", located=True)
+        click.echo(_summary(out_dir, check, stamped.files, stamped.clusters))
+        raise SystemExit(exitcodes.OK)
+
+    from gpuspec.render.writer import check_output, write_output
+
+    prepared, reported = _prepared(fleet_dir, policies_dir, "render")
     assert prepared.rendered is not None
     expected = prepared.rendered.files
     count = len(prepared.rendered.clusters)
@@ -65,11 +103,12 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
             click.echo(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} are stale or hand-edited; "
                        "run `gpuspec render` and commit the result", err=True)
             raise SystemExit(exitcodes.FINDINGS)
-        click.echo(f"{out_dir}: up to date ({len(expected)} files, {count} clusters)")
+        if stamp is not None:
+            stamp.save(reported, len(expected), count)
+        click.echo(_summary(out_dir, True, len(expected), count))
         raise SystemExit(exitcodes.OK)
     result = write_output(out_dir, expected)
-    click.echo(
-        f"rendered {count} cluster(s) into {out_dir}: {len(result.written)} written, "
-        f"{len(result.unchanged)} unchanged, {len(result.deleted)} deleted"
-    )
+    if stamp is not None:
+        stamp.save(reported, len(expected), count)
+    click.echo(_summary(out_dir, False, len(expected), count, len(result.written), len(result.deleted)))
     raise SystemExit(exitcodes.OK)

@@ -1,0 +1,79 @@
+"""A re-render or `render --check` of unchanged inputs is answered from the render stamp, and only then."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gpuspec.render.stamp import RenderStamp, tree_state
+
+from .fleets import cluster, pool, write_fleet
+from .test_cli import run
+
+
+def _stamp(root: Path) -> RenderStamp:
+    stamp = RenderStamp.open(Path("fleet"), Path("policies"), Path("rendered"))
+    assert stamp is not None
+    return stamp
+
+
+def test_unchanged_inputs_and_output_are_served_from_the_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_fleet(tmp_path, [cluster("one", kubernetes={"version": "1.33"})])
+    first = run("render", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    monkeypatch.chdir(tmp_path)
+    stamped = _stamp(tmp_path).current()
+    assert stamped is not None and stamped.clusters == 1 and stamped.files > 1
+    again = run("render", cwd=tmp_path)
+    check = run("render", "--check", cwd=tmp_path)
+    assert again.returncode == 0 and f"0 written, {stamped.files} unchanged" in again.stdout
+    assert check.returncode == 0 and f"up to date ({stamped.files} files, 1 clusters)" in check.stdout
+
+
+def test_an_edited_input_misses_the_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fleet = write_fleet(tmp_path, [cluster("one", kubernetes={"version": "1.33"})])
+    assert run("render", cwd=tmp_path).returncode == 0
+    path = fleet / "clusters" / "one.yaml"
+    path.write_text(path.read_text().replace("nodes: 2", "nodes: 3"))
+    monkeypatch.chdir(tmp_path)
+    assert _stamp(tmp_path).current() is None
+    check = run("render", "--check", cwd=tmp_path)
+    assert check.returncode == 1 and "node-labels.yaml" in check.stdout
+
+
+def test_a_hand_edit_with_restored_mtime_and_size_is_still_caught(tmp_path: Path) -> None:
+    write_fleet(tmp_path, [cluster("one", kubernetes={"version": "1.33"})])
+    assert run("render", cwd=tmp_path).returncode == 0
+    values = tmp_path / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml"
+    before = values.stat()
+    text = values.read_text()
+    values.write_text(text.replace("true", "TRUE", 1))
+    os.utime(values, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert values.stat().st_size == before.st_size
+    check = run("render", "--check", cwd=tmp_path)
+    assert check.returncode == 1, check.stdout
+    assert "gpu-operator.values.yaml" in check.stdout
+
+
+def test_an_extra_output_file_misses_the_stamp(tmp_path: Path) -> None:
+    write_fleet(tmp_path, [cluster("one", kubernetes={"version": "1.33"}, pools=[pool("gpu")])])
+    assert run("render", cwd=tmp_path).returncode == 0
+    (tmp_path / "rendered" / "clusters" / "one" / "stray.yaml").write_text("a: 1\n")
+    check = run("render", "--check", cwd=tmp_path)
+    assert check.returncode == 1 and "stray.yaml" in check.stdout
+
+
+def test_tree_state_refuses_symlinks(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "a.yaml").write_text("a: 1\n")
+    assert tree_state(tmp_path / "out") is not None
+    (tmp_path / "out" / "link").symlink_to(tmp_path / "out" / "a.yaml")
+    assert tree_state(tmp_path / "out") is None
+    assert tree_state(tmp_path / "missing") is None
+
+
+def test_no_stamp_when_caching_is_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUSPEC_NO_CACHE", "1")
+    assert RenderStamp.open(tmp_path, None, tmp_path / "rendered") is None
