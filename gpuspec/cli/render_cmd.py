@@ -64,6 +64,21 @@ def _summary(out_dir: Path, check: bool, files: int, clusters: int, written: int
             f"{files - written} unchanged, {deleted} deleted")
 
 
+def _stale_reason(out_dir: Path) -> str:
+    """Why the output differs: a hand edit or stale output, or output of another gpuspec version."""
+    from gpuspec.render.generator import STAMP_PATH, current_version, stamp_version
+
+    try:
+        recorded = stamp_version((out_dir / STAMP_PATH).read_bytes())
+    except OSError:
+        recorded = None
+    running = current_version()
+    if recorded is not None and recorded != running:
+        return (f"differ from what gpuspec {running} renders (they were written by gpuspec {recorded}; "
+                "re-rendering records this version as a regeneration)")
+    return "are stale or hand-edited"
+
+
 @click.command("render")
 @fleet_argument
 @policies_option
@@ -96,19 +111,20 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     expected = prepared.rendered.files
     count = len(prepared.rendered.clusters)
     if check:
-        drifts = check_output(out_dir, expected, out_dir.name or "rendered")
+        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True)
         for drift in drifts:
             click.echo(drift.diff, nl=False)
         if drifts:
-            click.echo(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} are stale or hand-edited; "
+            click.echo(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} {_stale_reason(out_dir)}; "
                        "run `gpuspec render` and commit the result", err=True)
             raise SystemExit(exitcodes.FINDINGS)
         if stamp is not None:
-            stamp.save(reported, len(expected), count)
-        click.echo(_summary(out_dir, True, len(expected), count))
+            stamp.save(reported, len(expected) + 1, count)
+        click.echo(_summary(out_dir, True, len(expected) + 1, count))
         raise SystemExit(exitcodes.OK)
-    result = write_output(out_dir, expected)
+    result = write_output(out_dir, expected, stamp=True)
+    files = len(result.written) + len(result.unchanged)
     if stamp is not None:
-        stamp.save(reported, len(expected), count)
-    click.echo(_summary(out_dir, False, len(expected), count, len(result.written), len(result.deleted)))
+        stamp.save(reported, files, count)
+    click.echo(_summary(out_dir, False, files, count, len(result.written), len(result.deleted)))
     raise SystemExit(exitcodes.OK)

@@ -13,6 +13,7 @@ from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.fleetrev import RevisionFleet, describe_finding, load_fleet_at
 from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
 from gpuspec.plan.model import Plan
+from gpuspec.plan.regen import read_regeneration, regeneration_change
 from gpuspec.spec.models import Fleet
 
 
@@ -91,8 +92,20 @@ def compare_changed(fleet_dir: Path, base_rev: str) -> Comparison:
     return Comparison(root, fleet_rel, base, load_head(fleet_dir, names))
 
 
-def build_plan(fleet_dir: Path, base_rev: str) -> Plan:
-    """The plan of every change from the fleet at ``base_rev`` to the working tree's fleet in ``fleet_dir``."""
+def build_plan(fleet_dir: Path, base_rev: str, rendered_dir: Path | None = None) -> Plan:
+    """The plan of every change from the fleet at ``base_rev`` to the working tree's fleet in ``fleet_dir``.
+
+    Besides the spec changes it reports a regeneration of ``rendered_dir`` (default: ``rendered`` next to
+    ``fleet_dir``) by another gpuspec version as a change of its own (kind ``regenerated``).
+    """
     comparison = compare_changed(fleet_dir, base_rev)
     base = comparison.base_fleet
-    return Plan(base_rev, comparison.base.commit, diff_fleets(base, comparison.head))
+    changes = diff_fleets(base, comparison.head)
+    rendered = rendered_dir if rendered_dir is not None else fleet_dir.parent / "rendered"
+    rendered_rel = relative_to_repo(comparison.repo_root, rendered)
+    regen = read_regeneration(comparison.repo_root, comparison.base.commit, rendered_rel)
+    if regen.after is not None and regen.after != regen.before:
+        record = regeneration_change(regen, changed_paths(comparison.repo_root, comparison.base.commit), rendered_rel)
+        if record is not None:
+            changes = [record, *changes]
+    return Plan(base_rev, comparison.base.commit, changes)

@@ -61,6 +61,7 @@ class ChangeKind(StrEnum):
     ROLLOUT = "rollout"
     POOL_SIZE = "pool-size"
     POOL_SETTINGS = "pool-settings"
+    REGENERATED = "regenerated"
 
 
 class Dimension(StrEnum):

@@ -28,14 +28,22 @@ def _rule(name: str, expr: str, duration: str, severity: str, summary: str, desc
     }
 
 
+def _vector(metric: str, *matchers: str, indent: int = 2) -> str:
+    """A PromQL vector selector with one label matcher per line (rendered files keep lines short)."""
+    pad = " " * indent
+    inner = ",\n".join(f"{pad}  {m}" for m in matchers)
+    return f"{metric}{{\n{inner}\n{pad}}}"
+
+
 def alert_rules(ctx: ClusterContext) -> list[dict[str, Any]]:
     """The alerting rules, scoped to the cluster's operator namespace."""
     ns = ctx.namespace
     sel = f'namespace="{ns}"'
+    up = _vector("up", f'job="{DCGM_JOB}"', sel)
     rules = [
         _rule(
             "GPUOperatorDCGMExporterTargetMissing",
-            f'absent(up{{job="{DCGM_JOB}",{sel}}} == 1) or (up{{job="{DCGM_JOB}",{sel}}} == 0)',
+            f"absent(\n  {up} == 1\n)\nor (\n  {up} == 0\n)",
             "10m", "warning",
             "DCGM exporter target missing or down",
             "Prometheus scrapes no healthy DCGM exporter in namespace " + ns
@@ -64,15 +72,18 @@ def alert_rules(ctx: ClusterContext) -> list[dict[str, Any]]:
         ),
         _rule(
             "GPUOperatorOperandCrashLooping",
-            "max by (pod, container) "
-            f'(kube_pod_container_status_waiting_reason{{{sel},reason="CrashLoopBackOff"}}) > 0',
+            "max by (pod, container) (\n  "
+            + _vector("kube_pod_container_status_waiting_reason", sel, 'reason="CrashLoopBackOff"')
+            + "\n) > 0",
             "10m", "critical",
             "GPU Operator pod {{ $labels.pod }} ({{ $labels.container }}) is crash-looping",
             f"An operand in namespace {ns} restarts repeatedly; GPUs on its node may be unusable.",
         ),
         _rule(
             "GPUOperatorDriverValidationFailing",
-            f'max by (pod) (kube_pod_init_container_status_waiting{{{sel},pod=~"nvidia-operator-validator-.*"}}) > 0',
+            "max by (pod) (\n  "
+            + _vector("kube_pod_init_container_status_waiting", sel, 'pod=~"nvidia-operator-validator-.*"')
+            + "\n) > 0",
             "30m", "critical",
             "Driver/toolkit validation on {{ $labels.pod }} has not completed for 30 minutes",
             "The operator validator is stuck in its init containers: the driver or container toolkit on that node "
@@ -87,8 +98,10 @@ def alert_rules(ctx: ClusterContext) -> list[dict[str, Any]]:
         ),
         _rule(
             "GPUOperatorDriverNotReady",
-            f'max by (daemonset) (kube_daemonset_status_number_unavailable{{{sel},'
-            f'daemonset=~"nvidia-driver-daemonset.*|nvidia-gpu-driver-.*"}}) > 0',
+            "max by (daemonset) (\n  "
+            + _vector("kube_daemonset_status_number_unavailable", sel,
+                      'daemonset=~"nvidia-driver-daemonset.*|nvidia-gpu-driver-.*"')
+            + "\n) > 0",
             "30m", "critical",
             "Driver DaemonSet {{ $labels.daemonset }} has unavailable pods",
             "Driver pods of the ClusterPolicy or of an NVIDIADriver resource are not ready for 30 minutes.",

@@ -1,7 +1,12 @@
 """Turn plan files into bytes: deterministic YAML (sorted keys, block style, LF) with a provenance header.
 
 Documents are dumped by PyYAML's safe dumper, never assembled from strings, so a
-spec value containing ``: ``, ``#``, newlines or ``{{`` stays one scalar.
+spec value containing ``: ``, ``#``, newlines or ``{{`` stays one scalar.  The
+text passes yamllint's default rules: a ``---`` document start after the
+header, sequences indented under their key (:func:`indent_sequences`), long
+scalars folded near :data:`FOLD_WIDTH` columns.  The header names no gpuspec
+version: output is byte-identical across gpuspec versions that do not change it
+(the generator version is recorded once, in :mod:`gpuspec.render.generator`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from typing import Any
 
 import yaml
 
-from gpuspec import __version__
 from gpuspec.errors import GpuspecError
 from gpuspec.render.plan import FileSpec, TextFile, YamlFile
 
@@ -40,15 +44,56 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
 
 _Dumper.add_representer(str, _represent_str)
 
+#: Column after which the emitter folds a long scalar at the next space (lines stay within yamllint's 80).
+FOLD_WIDTH = 60
 _DUMP_OPTIONS: dict[str, Any] = {
     "Dumper": _Dumper,
     "sort_keys": True,
     "default_flow_style": False,
     "allow_unicode": True,
-    "width": 1 << 20,
+    "width": FOLD_WIDTH,
     "indent": 2,
     "line_break": "\n",
 }
+
+
+_BLOCK_SCALAR = re.compile(r"(?:^|: )[|>][0-9]?[-+]?\Z")
+
+
+def indent_sequences(text: str) -> str:
+    """Indent every block sequence that is a mapping value by two more spaces (yamllint's ``indent-sequences``).
+
+    The C emitter writes such sequences "indentless" (the ``-`` in the key's column).  This pass shifts each
+    of them, with everything nested in it, two columns right; block scalar contents are shifted, never
+    parsed.  Input is one document as written by :func:`dump_document`'s dumper.
+    """
+    if "\n" not in text or "- " not in text:
+        return text
+    out: list[str] = []
+    open_columns: list[int] = []  # dash column of every open indentless sequence, innermost last
+    block_min = -1  # while > 0: lines indented at least this far (or blank) are block scalar content
+    key_column = -1  # column of the previous line's key when its value is a nested block
+    for line in text.split("\n"):
+        raw = len(line) - len(line.lstrip(" "))
+        if block_min > 0 and (raw >= block_min or not line.strip()):
+            out.append(" " * (2 * len(open_columns)) + line if line else line)
+            continue
+        block_min = -1
+        is_item = line.startswith("-", raw) and line[raw + 1:raw + 2] in (" ", "")
+        while open_columns and (raw < open_columns[-1] or (raw == open_columns[-1] and not is_item)):
+            open_columns.pop()
+        if is_item and raw == key_column:
+            open_columns.append(raw)
+        out.append(" " * (2 * len(open_columns)) + line if line else line)
+        column, content = raw, line[raw:]
+        while content.startswith("- ") or content == "-":
+            column, content = column + 2, content[2:]
+        key_column = -1
+        if content.endswith(":"):
+            key_column = column
+        elif _BLOCK_SCALAR.search(content):
+            block_min = column + 1 if ": " in content else column - 1
+    return "\n".join(out)
 
 
 #: Dumped text by canonical JSON of the document: fleets repeat many identical documents across clusters.
@@ -61,10 +106,10 @@ def dump_document(document: Any) -> str:
     try:
         key = json.dumps(document, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
-        return str(yaml.dump(document, **_DUMP_OPTIONS))
+        return indent_sequences(str(yaml.dump(document, **_DUMP_OPTIONS)))
     text = _CACHE.get(key)
     if text is None:
-        text = str(yaml.dump(document, **_DUMP_OPTIONS))
+        text = indent_sequences(str(yaml.dump(document, **_DUMP_OPTIONS)))
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         _CACHE[key] = text
@@ -77,9 +122,10 @@ def dump_documents(documents: Iterable[Any]) -> str:
 
 
 def header(digest: str) -> str:
-    """The comment block that opens every generated file: generator version and input hash, no timestamp."""
+    """The comment block that opens every generated file: the input hash; no version, no timestamp."""
     return (
-        f"{HEADER_MARK} {__version__} from inputs sha256:{digest}\n"
+        f"{HEADER_MARK} from the inputs with\n"
+        f"# sha256:{digest}\n"
         "# Do not edit: change fleet/ (or policies/) and run `gpuspec render`.\n"
     )
 
@@ -98,7 +144,7 @@ def serialize(spec: FileSpec, digest: str) -> bytes:
     """The exact bytes of one output file (UTF-8, LF line ends)."""
     if isinstance(spec, YamlFile):
         docs = spec.documents
-        body = dump_document(docs[0]) if len(docs) == 1 else dump_documents(docs)
+        body = dump_documents(docs)
     else:
         body = _text_lines(spec)
     return (header(digest) + body).encode("utf-8")

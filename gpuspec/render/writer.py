@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from gpuspec.errors import GpuspecError
 from gpuspec.render.serialize import HEADER_MARK
+from gpuspec.render.generator import STAMP_PATH, settle_stamp
 
 _TMP_PREFIX = ".gpuspec-tmp-"
 #: Trees with more files than this are written by several processes (file creation is the slow part).
@@ -128,24 +129,36 @@ def _cleanup_stale(parent: Path, out_name: str) -> None:
             continue
 
 
-def write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
+def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False) -> WriteResult:
     """Make ``out`` hold exactly ``expected`` (relative path → bytes), atomically; return what changed.
 
-    A file-system error (no permission, read-only or full disk, a path that cannot hold a folder) is a
-    GpuspecError naming the output folder; the previous output is left as it was.
+    With ``stamp`` the output also gets the generator stamp (:mod:`gpuspec.render.generator`), rewritten only
+    when another file changes.  A file-system error (no permission, read-only or full disk, a path that
+    cannot hold a folder) is a GpuspecError naming the output folder; the previous output is left as it was.
     """
     try:
-        return _write_output(out, expected)
+        return _write_output(out, expected, stamp)
     except OSError as exc:
         where = exc.filename or out
         raise GpuspecError(f"cannot write the output folder {out}: {exc.strerror or exc} ({where})",
                            hint="choose a writable --out") from None
 
 
-def _write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
+def _with_stamp(expected: Mapping[str, bytes], existing: Mapping[str, Path],
+                current: dict[str, bytes | None]) -> dict[str, bytes]:
+    """``expected`` plus the settled generator stamp; ``current`` gains the stamp's present bytes."""
+    current[STAMP_PATH] = _read(existing[STAMP_PATH]) if STAMP_PATH in existing else None
+    seen: dict[str, bytes | None] = {**dict.fromkeys(existing), **current}
+    return {**expected, STAMP_PATH: settle_stamp(expected, seen)}
+
+
+def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False) -> WriteResult:
     for rel in expected:
         check_relative(rel)
     existing = scan_output(out)
+    current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
+    if stamp:
+        expected = _with_stamp(expected, existing, current)
     foreign = _foreign(existing, expected)
     if foreign:
         raise GpuspecError(
@@ -154,7 +167,6 @@ def _write_output(out: Path, expected: Mapping[str, bytes]) -> WriteResult:
             hint="move them out of the output folder, or pass another --out",
         )
     result = WriteResult()
-    current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
     for rel in sorted(expected):
         (result.unchanged if current[rel] == expected[rel] else result.written).append(rel)
     result.deleted = sorted(set(existing) - set(expected))
@@ -239,9 +251,17 @@ class Drift:
     diff: str
 
 
-def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendered") -> list[Drift]:
-    """Compare ``out`` with ``expected``; one Drift per stale, missing, hand-edited or unexpected file."""
+def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendered", *,
+                 stamp: bool = False) -> list[Drift]:
+    """Compare ``out`` with ``expected``; one Drift per stale, missing, hand-edited or unexpected file.
+
+    With ``stamp`` the generator stamp is expected too: any valid stamp passes while the other files match
+    (a newer or older gpuspec whose output is the same), else it must name this gpuspec's version.
+    """
     existing = scan_output(out)
+    if stamp:
+        current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
+        expected = _with_stamp(expected, existing, current)
     drifts: list[Drift] = []
     for rel in sorted(set(existing) | set(expected)):
         have = _read(existing[rel]) if rel in existing else None
