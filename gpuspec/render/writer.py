@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gpuspec.errors import GpuspecError
-from gpuspec.render.serialize import HEADER_MARK
 from gpuspec.render.generator import STAMP_PATH, settle_stamp
+from gpuspec.render.serialize import HEADER_MARK
 
 _TMP_PREFIX = ".gpuspec-tmp-"
 #: Trees with more files than this are written by several processes (file creation is the slow part).
