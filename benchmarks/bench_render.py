@@ -37,8 +37,8 @@ def _inodes(out: Path) -> dict[str, tuple[int, int]]:
 def _in_process_cost(root: Path) -> float:
     """Seconds per cluster of compile + serialize alone (no validation, no writing), single process."""
     from gpuspec.loader.fleetload import load_fleet
+    from gpuspec.pipeline.render import render_fleet
     from gpuspec.render.inputs import read_input_digests
-    from gpuspec.render.run import render_fleet
 
     fleet = load_fleet(root / "fleet").fleet
     assert fleet is not None

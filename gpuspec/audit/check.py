@@ -6,7 +6,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from gpuspec.audit import rules as R
 from gpuspec.audit.expect import ResourceExpectation, expected_mig_config, expected_resources
 from gpuspec.audit.facts import (
     MIG_DISABLED,
@@ -17,6 +16,8 @@ from gpuspec.audit.facts import (
     version_key,
 )
 from gpuspec.audit.inventory import OperatorResource
+from gpuspec.catalogue import audit as R
+from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix.query import default_driver
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
@@ -79,13 +80,11 @@ class _Collector:
         self.file = cluster.source_file
         self.findings: list[Finding] = []
 
-    def add(self, rule_id: str, message: str, path: DocPath, hint: str | None = None, at_key: bool = False) -> None:
-        """Record one finding of ``rule_id`` at ``path`` of the cluster file, with the rule's default severity."""
-        rule = R.AUDIT_RULES[rule_id]
-        self.findings.append(Finding(rule_id, rule.severity, message, self.file, path, hint, at_key=at_key,
-                                     tags=("audit",)))
+    def add(self, entry: Entry, message: str, path: DocPath, hint: str | None = None, at_key: bool = False) -> None:
+        """Record one finding of ``entry`` at ``path`` of the cluster file, with its default severity."""
+        self.findings.append(entry.finding(message, self.file, path, hint, at_key=at_key))
 
-    def grouped(self, rule_id: str, nodes: Sequence[NodeFacts], key: Callable[[NodeFacts], str | None],
+    def grouped(self, entry: Entry, nodes: Sequence[NodeFacts], key: Callable[[NodeFacts], str | None],
                 message: Callable[[str, list[NodeFacts]], str], path: DocPath, hint: str | None = None) -> None:
         """One finding per distinct observed value, listing the nodes that show it."""
         groups: dict[str, list[NodeFacts]] = defaultdict(list)
@@ -94,7 +93,7 @@ class _Collector:
             if value is not None:
                 groups[value].append(node)
         for value in sorted(groups):
-            self.add(rule_id, message(value, groups[value]), path, hint)
+            self.add(entry, message(value, groups[value]), path, hint)
 
 
 def _pool_label(pool: Pool) -> str:

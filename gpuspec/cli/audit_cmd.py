@@ -10,7 +10,6 @@ from gpuspec import exitcodes
 from gpuspec.audit.check import audit_cluster, summary_table
 from gpuspec.audit.facts import node_facts
 from gpuspec.audit.inventory import OperatorResource, parse_nodes, parse_operator_resources, read_input
-from gpuspec.audit.rules import rule_docs
 from gpuspec.cli.common import emit_report, exit_code, fleet_argument, format_option, output_option
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
@@ -58,6 +57,6 @@ def audit_command(cluster_name: str, nodes_source: str, policies_source: str | N
         for resource in parse_operator_resources(*read_input(source)):
             resources[(resource.kind, resource.metadata.name)] = resource
     result = audit_cluster(fleet, cluster, nodes, list(resources.values()), expect_policy=policies_source is not None)
-    located = emit_report(result.findings, output_format, "audit", output_file, rule_docs=rule_docs(),
+    located = emit_report(result.findings, output_format, "audit", output_file,
                           summary=summary_table(cluster, result))
     raise SystemExit(exit_code(located, Severity(fail_on)))

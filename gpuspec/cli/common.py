@@ -11,9 +11,11 @@ from typing import Any, TypeVar
 import click
 
 from gpuspec import __version__, exitcodes
+from gpuspec.catalogue import CATALOGUE
+from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.positions import locate_findings
-from gpuspec.report.base import ReportContext, RuleDoc
+from gpuspec.report.base import ReportContext
 from gpuspec.report.registry import REPORTERS, reporter
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,13 +73,18 @@ def emit_report(
     output_format: str,
     command: str,
     output_file: Path | None = None,
-    rule_docs: dict[str, RuleDoc] | None = None,
+    rule_docs: dict[str, Entry] | None = None,
     summary: str | None = None,
 ) -> list[Finding]:
-    """Locate findings, render them in ``output_format`` and write the report; return the located findings."""
+    """Locate findings, render them in ``output_format`` and write the report; return the located findings.
+
+    Reporters see the catalogue entry of every id that fired; ``rule_docs`` adds entries the catalogue does
+    not hold (an organisation's custom rules).
+    """
     located = locate_findings(findings)
+    docs = {f.rule_id: CATALOGUE[f.rule_id] for f in located if f.rule_id in CATALOGUE}
     context = ReportContext(
-        tool_version=__version__, command=command, rule_docs=rule_docs or {},
+        tool_version=__version__, command=command, rule_docs={**docs, **(rule_docs or {})},
         color=output_file is None and output_format == "text" and use_color(), summary=summary,
     )
     text = reporter(output_format).render(located, context)

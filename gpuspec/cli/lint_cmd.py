@@ -18,7 +18,7 @@ from gpuspec.cli.common import (
 )
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
-from gpuspec.rules.engine import lint_fleet
+from gpuspec.pipeline.lint import lint_fleet
 
 
 def _parse_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date | None:

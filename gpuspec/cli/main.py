@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "audit": "gpuspec.cli.audit_cmd:audit_command",
     "import": "gpuspec.cli.import_cmd:import_command",
     "schema": "gpuspec.cli.schema_cmd:schema_command",
-    "matrix": "gpuspec.matrix.cli:matrix_command",
+    "matrix": "gpuspec.cli.matrix_cmd:matrix_command",
 }
 
 

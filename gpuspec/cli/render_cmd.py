@@ -14,7 +14,7 @@ from gpuspec.cli.common import DEFAULT_RENDERED, fleet_argument, policies_option
 from gpuspec.findings import Finding
 
 if TYPE_CHECKING:
-    from gpuspec.render.run import Prepared
+    from gpuspec.pipeline.render import Prepared
 
 
 def report_findings(findings: Sequence[Finding], command: str, *, located: bool = False) -> list[Finding]:
@@ -38,14 +38,14 @@ def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, rende
                      only: Sequence[str] | None = None) -> Prepared:
     """Validate and compile; on unusable input exit 2, on errors exit 1 (after printing the findings).
 
-    ``render=False``: validate and list images only (see :func:`gpuspec.render.run.prepare`).
+    ``render=False``: validate and list images only (see :func:`gpuspec.pipeline.render.prepare`).
     """
     return _prepared(fleet_dir, policies_dir, command, render=render, only=only)[0]
 
 
 def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
               only: Sequence[str] | None = None) -> tuple[Prepared, list[Finding]]:
-    from gpuspec.render.run import prepare
+    from gpuspec.pipeline.render import prepare
 
     prepared = prepare(fleet_dir, policies_dir, only, render=render)
     reported = report_findings(prepared.validation.findings, command)

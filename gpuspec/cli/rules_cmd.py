@@ -1,4 +1,4 @@
-"""`gpuspec rules` (the rule table) and `gpuspec explain RULE` (one rule's documentation and parameters)."""
+"""`gpuspec rules` (the table of finding ids) and `gpuspec explain RULE` (one id's documentation and parameters)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,12 @@ from typing import Any
 
 import click
 
-from gpuspec.catalog import all_rule_docs, stage_of
+from gpuspec.catalogue import CATALOGUE, POLICY_STAGES, suggest
+from gpuspec.catalogue.entry import Entry, Param
 from gpuspec.cli.common import policies_option
 from gpuspec.errors import GpuspecError
-from gpuspec.policy.custom import custom_rule_doc
+from gpuspec.policy.custom import custom_entry
 from gpuspec.policy.load import available_packs, load_policy
-from gpuspec.report.base import RuleDoc
-from gpuspec.rules.base import Param, Rule
-from gpuspec.rules.registry import get_rule, rule_doc_text, suggest
 
 
 def _default(value: Any) -> Any:
@@ -23,60 +21,59 @@ def _default(value: Any) -> Any:
 
 
 def param_dict(param: Param) -> dict[str, Any]:
-    """A rule parameter as JSON-ready data."""
+    """A parameter as JSON-ready data."""
     return {"name": param.name, "type": param.type.__name__, "default": _default(param.default),
             "description": param.description}
 
 
-def rule_dict(rule: type[Rule]) -> dict[str, Any]:
-    """A rule's metadata as JSON-ready data."""
+def configurable(entry: Entry) -> bool:
+    """True when policy packs may enable, disable or re-rate ``entry`` (custom rules included)."""
+    return (entry.stage in POLICY_STAGES or entry.stage == "custom") and not entry.input_error
+
+
+def entry_dict(entry: Entry) -> dict[str, Any]:
+    """An entry as JSON-ready data."""
     return {
-        "id": rule.id, "title": rule.title, "severity": rule.severity.value, "tags": list(rule.tags),
-        "rationale": rule.rationale, "doc": rule_doc_text(rule), "params": [param_dict(p) for p in rule.params],
+        "id": entry.id, "title": entry.title, "severity": entry.severity.value, "stage": entry.stage,
+        "tags": list(entry.tags), "rationale": entry.rationale, "doc": entry.documentation,
+        "params": [param_dict(p) for p in entry.params], "configurable": configurable(entry),
+        "helpUri": entry.help_url, **({"source": entry.source} if entry.source else {}),
     }
 
 
-def doc_dict(doc: RuleDoc) -> dict[str, Any]:
-    """A finding id that is not a policy rule (validate, audit, verify) as JSON-ready data."""
-    return {"id": doc.rule_id, "title": doc.title, "severity": doc.severity, "stage": stage_of(doc.rule_id),
-            "doc": doc.help, "params": []}
-
-
-def rules_table(docs: list[RuleDoc]) -> str:
-    """The id / severity / stage / title table of ``docs``."""
-    width = max((len(d.rule_id) for d in docs), default=5)
-    stage = max((len(stage_of(d.rule_id)) for d in docs), default=5)
+def rules_table(entries: list[Entry]) -> str:
+    """The id / severity / stage / title table of ``entries``."""
+    width = max((len(e.id) for e in entries), default=5)
+    stage = max((len(e.stage) for e in entries), default=5)
     rows = [f"{'ID':<{width}}  {'SEVERITY':<8}  {'STAGE':<{stage}}  TITLE"]
-    rows.extend(f"{d.rule_id:<{width}}  {d.severity:<8}  {stage_of(d.rule_id):<{stage}}  {d.title}" for d in docs)
+    rows.extend(f"{e.id:<{width}}  {e.severity.value:<8}  {e.stage:<{stage}}  {e.title}" for e in entries)
     return "\n".join(rows) + "\n"
 
 
-def explain_doc_text(doc: RuleDoc) -> str:
-    """The documentation page of a finding id that is not a policy rule."""
-    stage = stage_of(doc.rule_id)
-    settings = (f"enable it or change its severity under rules.{doc.rule_id} in a policy pack" if stage == "custom"
-                else "not configurable in policy packs")
-    return (f"{doc.rule_id}: {doc.title}\n\ndefault severity: {doc.severity}    reported by: {stage}\n\n"
-            f"{doc.help}\n\nparameters: none ({settings})\n")
-
-
-def explain_text(rule: type[Rule]) -> str:
-    """The documentation page of one rule, for terminals."""
-    lines = [f"{rule.id}: {rule.title}", "",
-             f"default severity: {rule.severity.value}" + (f"    tags: {', '.join(rule.tags)}" if rule.tags else ""),
-             "", f"why: {rule.rationale}", "", rule_doc_text(rule), ""]
-    if rule.params:
+def explain_text(entry: Entry) -> str:
+    """The documentation page of one finding id, for terminals."""
+    head = f"default severity: {entry.severity.value}    reported by: {entry.stage}"
+    lines = [f"{entry.id}: {entry.title}", "", head + (f"    tags: {', '.join(entry.tags)}" if entry.tags else ""),
+             "", f"why: {entry.rationale}", ""]
+    if entry.documentation:
+        lines.extend([entry.documentation, ""])
+    if entry.source:
+        lines.extend([f"source: {entry.source}", ""])
+    if entry.params:
         lines.append("parameters (set in a policy pack under rules.<id>.params):")
-        for p in rule.params:
+        for p in entry.params:
             lines.append(f"  {p.name} ({p.type.__name__}, default {json.dumps(_default(p.default))})")
             lines.append(f"      {p.description}")
+    elif configurable(entry):
+        lines.append(f"parameters: none (enable it or change its severity under rules.{entry.id} in a policy pack)")
     else:
-        lines.append("parameters: none")
+        lines.append("parameters: none (not configurable in policy packs)")
+    lines.append(f"more: {entry.help_url}")
     return "\n".join(lines) + "\n"
 
 
-def custom_docs(policies_dir: Path) -> dict[str, RuleDoc]:
-    """Documentation of the custom rules of every pack in ``policies_dir`` (none when it has no packs).
+def custom_entries(policies_dir: Path) -> dict[str, Entry]:
+    """The custom rules of every pack in ``policies_dir`` (none when it has no packs).
 
     A pack that does not load is an error: the same one lint would report.
     """
@@ -87,29 +84,26 @@ def custom_docs(policies_dir: Path) -> dict[str, RuleDoc]:
         first = policy.findings[0]
         raise GpuspecError(f"policy packs in {policies_dir} do not load: {first.file}: {first.rule_id} "
                            f"{first.message}", hint="run gpuspec lint to see every problem")
-    return {c.rule.id: custom_rule_doc(c) for c in sorted(policy.custom_rules, key=lambda c: c.rule.id)}
+    return {c.rule.id: custom_entry(c) for c in sorted(policy.custom_rules, key=lambda c: c.rule.id)}
 
 
-def catalog(policies_dir: Path) -> dict[str, RuleDoc]:
+def all_entries(policies_dir: Path) -> dict[str, Entry]:
     """Every finding id gpuspec reports plus the custom rules of the packs in ``policies_dir``."""
-    return {**all_rule_docs(), **custom_docs(policies_dir)}
+    return {**CATALOGUE, **custom_entries(policies_dir)}
 
 
-def find_doc(rule_id: str, policies_dir: Path) -> type[Rule] | RuleDoc:
-    """The rule class (policy rules) or documentation (other finding ids, custom rules) of ``rule_id``.
-
-    Raise GpuspecError with a did-you-mean when gpuspec has no such id.
-    """
-    rule = get_rule(rule_id)
-    if rule is not None:
-        return rule
-    docs = catalog(policies_dir)
-    doc = docs.get(rule_id.strip().upper())
-    if doc is None:
-        close = suggest(rule_id, list(docs))
+def find_entry(rule_id: str, policies_dir: Path) -> Entry:
+    """The entry of ``rule_id`` (catalogue or custom rule); GpuspecError with a did-you-mean when unknown."""
+    wanted = rule_id.strip().upper()
+    if wanted in CATALOGUE:
+        return CATALOGUE[wanted]
+    entries = all_entries(policies_dir)
+    entry = entries.get(wanted)
+    if entry is None:
+        close = suggest(rule_id, list(entries))
         hint = f"did you mean {' or '.join(close)}?" if close else "gpuspec rules lists every rule id"
         raise GpuspecError(f"unknown rule {rule_id!r}", hint=hint)
-    return doc
+    return entry
 
 
 @click.command("rules")
@@ -118,15 +112,11 @@ def find_doc(rule_id: str, policies_dir: Path) -> type[Rule] | RuleDoc:
               help="Output format.")
 def rules_command(policies_dir: Path, output_format: str) -> None:
     """List every finding id gpuspec reports, and the custom rules of the policy packs: id, severity, stage, title."""
-    docs = list(catalog(policies_dir).values())
+    entries = list(all_entries(policies_dir).values())
     if output_format == "json":
-        entries = []
-        for doc in docs:
-            rule = get_rule(doc.rule_id)
-            entries.append({**rule_dict(rule), "stage": stage_of(doc.rule_id)} if rule else doc_dict(doc))
-        click.echo(json.dumps(entries, indent=2))
+        click.echo(json.dumps([entry_dict(e) for e in entries], indent=2))
     else:
-        click.echo(rules_table(docs), nl=False)
+        click.echo(rules_table(entries), nl=False)
 
 
 @click.command("explain")
@@ -135,12 +125,9 @@ def rules_command(policies_dir: Path, output_format: str) -> None:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output format.")
 def explain_command(rule_id: str, policies_dir: Path, output_format: str) -> None:
-    """Show one rule's documentation: title, severity, rationale, examples and parameters."""
-    found = find_doc(rule_id, policies_dir)
-    if isinstance(found, RuleDoc):
-        click.echo(json.dumps(doc_dict(found), indent=2) if output_format == "json" else explain_doc_text(found),
-                   nl=output_format == "json")
-    elif output_format == "json":
-        click.echo(json.dumps(rule_dict(found), indent=2))
+    """Show one finding id's documentation: title, severity, rationale, examples and parameters."""
+    entry = find_entry(rule_id, policies_dir)
+    if output_format == "json":
+        click.echo(json.dumps(entry_dict(entry), indent=2))
     else:
-        click.echo(explain_text(found), nl=False)
+        click.echo(explain_text(entry), nl=False)

@@ -15,8 +15,8 @@ from gpuspec.cli.common import (
     output_option,
     policies_option,
 )
+from gpuspec.pipeline.validate import validate_fleet
 from gpuspec.rules.secrets import mark_sensitive
-from gpuspec.validate.run import validate_fleet
 
 
 @click.command("validate")

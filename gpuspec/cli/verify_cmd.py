@@ -15,9 +15,8 @@ from gpuspec.cli.common import (
     format_option,
     output_option,
 )
+from gpuspec.pipeline.verify import VerifyOptions, verify_fleet
 from gpuspec.verify.helm import DEFAULT_CACHE_DIR
-from gpuspec.verify.ids import rule_docs
-from gpuspec.verify.run import VerifyOptions, verify_fleet
 
 
 @click.command("verify")
@@ -74,7 +73,7 @@ def verify_command(
     )
     result = verify_fleet(options)
     summary = result.summary() if output_format == "text" else None
-    emit_report(result.findings, output_format, "verify", output_file, rule_docs=rule_docs(), summary=summary)
+    emit_report(result.findings, output_format, "verify", output_file, summary=summary)
     if not result.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings))

@@ -10,12 +10,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpuspec.catalogue.validate import BAD_VALUE, FILE_UNUSABLE
 from gpuspec.errors import GpuspecError
-from gpuspec.findings import Finding, Severity
+from gpuspec.findings import Finding
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES, cluster_files, display_path
+from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import YamlProblem, read_yaml
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
-from gpuspec.validate.schema_errors import schema_findings
 
 __all__ = [
     "CLUSTERS_DIR", "FLEET_FILE", "YAML_SUFFIXES", "LoadResult", "cluster_files", "display_path", "load_fleet",
@@ -37,9 +38,7 @@ class LoadResult:
 
 
 def _problem(problem: YamlProblem) -> Finding:
-    return Finding(
-        problem.rule_id, Severity.ERROR, problem.message, problem.file, (), line=problem.line, column=problem.column
-    )
+    return problem.entry.finding(problem.message, problem.file, (), line=problem.line, column=problem.column)
 
 
 def _read(path: Path, findings: list[Finding]) -> tuple[str, Any] | None:
@@ -51,8 +50,7 @@ def _read(path: Path, findings: list[Finding]) -> tuple[str, Any] | None:
         return None
     if not isinstance(data, dict):
         findings.append(
-            Finding("GS104", Severity.ERROR, "the document must be a mapping of keys to values", display, (),
-                    line=1, column=1)
+            BAD_VALUE.finding("the document must be a mapping of keys to values", display, (), line=1, column=1)
         )
         return None
     return display, data
@@ -101,9 +99,8 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     if only is not None:
         paths = [p for p in paths if p.name in only]
     elif not paths:
-        findings.append(Finding("GS101", Severity.ERROR,
-                                f"no cluster files in {display_path(fleet_dir / CLUSTERS_DIR)}",
-                                settings_display, (), line=1, column=1))
+        findings.append(FILE_UNUSABLE.finding(f"no cluster files in {display_path(fleet_dir / CLUSTERS_DIR)}",
+                                              settings_display, (), line=1, column=1))
     ok = True
     for path in paths:
         read = _read(path, findings)

@@ -17,6 +17,9 @@ from typing import Any
 
 import yaml
 
+from gpuspec.catalogue.entry import Entry
+from gpuspec.catalogue.validate import DUPLICATE_KEY, FILE_UNUSABLE, YAML_UNREADABLE
+
 #: Largest fleet file gpuspec reads; a real cluster file is a few kilobytes.
 MAX_FILE_BYTES = 1024 * 1024
 #: Most nodes one document may expand to (aliases included).
@@ -46,28 +49,28 @@ class YamlProblem(Exception):
     line: int
     column: int
     message: str
-    rule_id: str = "GS100"
+    entry: Entry = YAML_UNREADABLE
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.rule_id} {self.message}"
+        return f"{self.file}:{self.line}:{self.column}: {self.entry.id} {self.message}"
 
 
 def read_text(path: Path, display: str) -> str:
     """Read a fleet file as UTF-8 text, refusing directories, oversized and undecodable files."""
     if path.is_symlink() and not path.exists():
-        raise YamlProblem(display, 1, 1, "is a broken symbolic link", "GS101")
+        raise YamlProblem(display, 1, 1, "is a broken symbolic link", FILE_UNUSABLE)
     if path.is_dir():
-        raise YamlProblem(display, 1, 1, "is a directory, expected a YAML file", "GS101")
+        raise YamlProblem(display, 1, 1, "is a directory, expected a YAML file", FILE_UNUSABLE)
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise YamlProblem(
                 display, 1, 1, f"is {size} bytes, larger than the {MAX_FILE_BYTES}-byte limit for a fleet file",
-                "GS101",
+                FILE_UNUSABLE,
             )
         data = path.read_bytes()
     except OSError as exc:
-        raise YamlProblem(display, 1, 1, f"cannot be read: {exc.strerror or exc}", "GS101") from None
+        raise YamlProblem(display, 1, 1, f"cannot be read: {exc.strerror or exc}", FILE_UNUSABLE) from None
     return decode_utf8(data, display)
 
 
@@ -79,7 +82,7 @@ def decode_utf8(data: bytes, display: str) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise YamlProblem(
-            display, line, column, f"is not valid UTF-8 (byte 0x{data[exc.start]:02x})", "GS101"
+            display, line, column, f"is not valid UTF-8 (byte 0x{data[exc.start]:02x})", FILE_UNUSABLE
         ) from None
 
 
@@ -111,18 +114,18 @@ def compose(text: str, display: str) -> yaml.Node:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         what = exc.problem or exc.context or "invalid YAML"
-        raise YamlProblem(display, line, column, f"YAML syntax error: {what}", "GS100") from None
+        raise YamlProblem(display, line, column, f"YAML syntax error: {what}", YAML_UNREADABLE) from None
     except yaml.YAMLError as exc:
-        raise YamlProblem(display, 1, 1, f"YAML error: {exc}", "GS100") from None
+        raise YamlProblem(display, 1, 1, f"YAML error: {exc}", YAML_UNREADABLE) from None
     except RecursionError:
-        raise YamlProblem(display, 1, 1, f"is nested deeper than {MAX_DEPTH} levels", "GS100") from None
+        raise YamlProblem(display, 1, 1, f"is nested deeper than {MAX_DEPTH} levels", YAML_UNREADABLE) from None
     if not nodes:
-        raise YamlProblem(display, 1, 1, "is empty: expected a YAML mapping", "GS101")
+        raise YamlProblem(display, 1, 1, "is empty: expected a YAML mapping", FILE_UNUSABLE)
     if len(nodes) > 1:
         mark = nodes[1].start_mark
         raise YamlProblem(
             display, mark.line + 1, mark.column + 1,
-            "holds more than one YAML document; put one object in each file", "GS100",
+            "holds more than one YAML document; put one object in each file", YAML_UNREADABLE,
         )
     return nodes[0]
 
@@ -161,9 +164,9 @@ class _Converter:
         self.count = 0
         self.depth = 0
 
-    def fail(self, node: yaml.Node, message: str, rule_id: str = "GS100") -> YamlProblem:
+    def fail(self, node: yaml.Node, message: str, entry: Entry = YAML_UNREADABLE) -> YamlProblem:
         mark = node.start_mark
-        return YamlProblem(self.display, mark.line + 1, mark.column + 1, message, rule_id)
+        return YamlProblem(self.display, mark.line + 1, mark.column + 1, message, entry)
 
     def convert(self, node: yaml.Node) -> Any:
         self.count += 1
@@ -215,7 +218,7 @@ class _Converter:
             else:
                 key = self.convert(key_node)
             if key in result:
-                raise self.fail(key_node, f"duplicate key {key!r} in this mapping", "GS102")
+                raise self.fail(key_node, f"duplicate key {key!r} in this mapping", DUPLICATE_KEY)
             # Plain and quoted scalar values are by far the most common: convert them inline.
             if value_node.__class__ is scalar_node and value_node.tag == _PLAIN:
                 self.count += 1

@@ -14,13 +14,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpuspec.catalogue.entry import Entry
+from gpuspec.catalogue.validate import BAD_VALUE, FILE_UNUSABLE
 from gpuspec.errors import GpuspecError
-from gpuspec.findings import Finding, Severity
+from gpuspec.findings import Finding
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
+from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, decode_utf8, node_to_data
 from gpuspec.plan.gitread import TreeEntry, list_tree, read_blobs, resolve_commit
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
-from gpuspec.validate.schema_errors import schema_findings
 
 
 @dataclass
@@ -62,29 +64,30 @@ def parse_document(data: bytes, display: str) -> Any:
     if len(data) > MAX_FILE_BYTES:
         raise YamlProblem(
             display, 1, 1, f"is {len(data)} bytes, larger than the {MAX_FILE_BYTES}-byte limit for a fleet file",
-            "GS101",
+            FILE_UNUSABLE,
         )
     text = decode_utf8(data, display)
     return node_to_data(compose(text, display), display)
 
 
-def _fail(findings: list[Finding], rule_id: str, message: str, file: str, line: int = 1, column: int = 1) -> None:
-    findings.append(Finding(rule_id, Severity.ERROR, message, file, (), line=line, column=column))
+def _fail(findings: list[Finding], entry: Entry, message: str, file: str, line: int = 1, column: int = 1) -> None:
+    findings.append(entry.finding(message, file, (), line=line, column=column))
 
 
 def _document(
     entry: TreeEntry, blobs: dict[str, bytes], display: str, findings: list[Finding]
 ) -> dict[str, Any] | None:
     if entry.is_symlink or entry.is_submodule:
-        _fail(findings, "GS101", "is a symbolic link or submodule in git; gpuspec reads only regular files", display)
+        _fail(findings, FILE_UNUSABLE, "is a symbolic link or submodule in git; gpuspec reads only regular files",
+              display)
         return None
     try:
         data = parse_document(blobs[entry.object_id], display)
     except YamlProblem as problem:
-        _fail(findings, problem.rule_id, problem.message, problem.file, problem.line, problem.column)
+        _fail(findings, problem.entry, problem.message, problem.file, problem.line, problem.column)
         return None
     if not isinstance(data, dict):
-        _fail(findings, "GS104", "the document must be a mapping of keys to values", display)
+        _fail(findings, BAD_VALUE, "the document must be a mapping of keys to values", display)
         return None
     return data
 
@@ -129,7 +132,7 @@ def load_fleet_at(repo_root: Path, rev: str, fleet_rel: str, only: Collection[st
             findings.extend(schema_findings(exc, data, FleetSettings, settings_display))
 
     if not cluster_entries and only is None:
-        _fail(findings, "GS101", f"no cluster files in {clusters_key} at {rev}", settings_display)
+        _fail(findings, FILE_UNUSABLE, f"no cluster files in {clusters_key} at {rev}", settings_display)
     clusters: list[Cluster] = []
     for entry in sorted(cluster_entries, key=lambda e: e.path):
         shown = display(entry.path)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Severity
 from gpuspec.policy.load import LocatedCustomRule
 from gpuspec.policy.selectors import item_name, parse_selector, select
-from gpuspec.report.base import RuleDoc
 from gpuspec.spec.models import Fleet
 
 
@@ -17,6 +17,7 @@ def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -
     import jsonschema
 
     spec = rule.rule
+    entry = custom_entry(rule)
     validator = jsonschema.Draft202012Validator(spec.schema_)
     for selected in select(fleet, parse_selector(spec.select)):
         error = jsonschema.exceptions.best_match(validator.iter_errors(selected.node))
@@ -25,10 +26,9 @@ def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -
         name = item_name(selected.node) or ""
         message = spec.message.replace("{name}", name)
         detail = error.message if len(error.message) <= 200 else error.message[:197] + "..."
-        yield Finding(
-            spec.id, severity, message, selected.file, (*selected.path, *_parts(error.absolute_path)),
-            spec.hint or detail, at_key=error.validator == "additionalProperties",
-            tags=("custom",),
+        yield entry.finding(
+            message, selected.file, (*selected.path, *_parts(error.absolute_path)), spec.hint or detail,
+            at_key=error.validator == "additionalProperties", severity=severity,
         )
 
 
@@ -36,9 +36,12 @@ def _parts(path: Any) -> tuple[str | int, ...]:
     return tuple(p if isinstance(p, int) else str(p) for p in path)
 
 
-def custom_rule_doc(rule: LocatedCustomRule) -> RuleDoc:
-    """Reporter metadata of a custom rule."""
+def custom_entry(rule: LocatedCustomRule) -> Entry:
+    """The catalogue-shaped declaration of an organisation's custom rule (stage "custom")."""
     spec = rule.rule
-    help_text = "\n\n".join(t for t in (spec.rationale, f"Custom rule from {rule.place.file}: "
-                                                      f"selects {spec.select} and asserts a JSON Schema.") if t)
-    return RuleDoc(spec.id, spec.title, spec.severity.value, help_text)
+    return Entry(
+        id=spec.id, title=spec.title, severity=spec.severity,
+        rationale=spec.rationale or spec.title,
+        doc=f"Custom rule from {rule.place.file}: selects `{spec.select}` and asserts a JSON Schema.",
+        tags=("custom",),
+    )

@@ -6,12 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from gpuspec.findings import Finding, Severity
+from gpuspec.catalogue.engine import EXCEPTION_EXPIRED, EXCEPTION_UNUSED
+from gpuspec.findings import Finding
 from gpuspec.policy.load import LocatedException, Policy
 from gpuspec.spec.models import Fleet
 
-EXCEPTION_EXPIRED = "GS003"
-EXCEPTION_UNUSED = "GS004"
 ANY_CLUSTER = "*"
 
 
@@ -76,8 +75,7 @@ def apply_exceptions(
         exc, place = located.exception, located.place
         rules = ", ".join(exc.rules)
         if exc.expires < today:
-            problems.append(Finding(
-                EXCEPTION_EXPIRED, Severity.WARNING,
+            problems.append(EXCEPTION_EXPIRED.finding(
                 f"exception for {rules} in {exc.cluster} (owner {exc.owner}) expired on {exc.expires.isoformat()}",
                 place.file, (*place.path, "expires"),
                 hint="fix the findings it covered, or renew it with a new expiry date and reason",
@@ -88,8 +86,7 @@ def apply_exceptions(
         exc, place = located.exception, located.place
         why = _scope_problem(fleet, located)
         where = exc.cluster + (f"/{exc.pool}" if exc.pool else "")
-        problems.append(Finding(
-            EXCEPTION_UNUSED, Severity.WARNING,
+        problems.append(EXCEPTION_UNUSED.finding(
             f"exception for {', '.join(exc.rules)} in {where} matches no finding" + (f": {why}" if why else ""),
             place.file, place.path,
             hint="remove the exception, or fix its rules/cluster/pool",

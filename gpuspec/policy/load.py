@@ -16,19 +16,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpuspec.catalogue import policy_entries
+from gpuspec.catalogue.engine import POLICY_FILE_INVALID, POLICY_SETTING_INVALID
+from gpuspec.catalogue.entry import Entry, Param
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import DocPath, Finding, Severity
 from gpuspec.loader.fleetload import display_path
+from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import YamlProblem, read_yaml
 from gpuspec.policy.model import CustomRule, PolicyException, PolicyPack
 from gpuspec.policy.selectors import SelectorError, parse_selector
-from gpuspec.rules.base import Param, Rule
-from gpuspec.rules.meta import EngineRule
-from gpuspec.rules.registry import RULES
-from gpuspec.validate.schema_errors import schema_findings
-
-POLICY_FILE_INVALID = "GS001"
-POLICY_SETTING_INVALID = "GS002"
 
 #: The pack used when policies/ has no default.yaml: every rule at its defaults.
 BUILTIN_DEFAULT = "default"
@@ -96,8 +93,8 @@ class _Pack:
     pack: PolicyPack
 
 
-def _finding(rule: str, message: str, place: Place, hint: str | None = None, at_key: bool = False) -> Finding:
-    return Finding(rule, Severity.ERROR, message, place.file, place.path, hint, at_key=at_key)
+def _finding(entry: Entry, message: str, place: Place, hint: str | None = None, at_key: bool = False) -> Finding:
+    return entry.finding(message, place.file, place.path, hint, at_key=at_key)
 
 
 def pack_file(policies_dir: Path, name: str) -> Path | None:
@@ -166,14 +163,14 @@ class _Loader:
         try:
             data = read_yaml(path, display)
         except YamlProblem as problem:
-            self.findings.append(Finding(POLICY_FILE_INVALID, Severity.ERROR, problem.message, display,
+            self.findings.append(POLICY_FILE_INVALID.finding(problem.message, display,
                                          line=problem.line, column=problem.column))
             return
         try:
             pack = PolicyPack.model_validate(data)
         except ValidationError as exc:
             for f in schema_findings(exc, data, PolicyPack, display):
-                self.findings.append(Finding(POLICY_FILE_INVALID, Severity.ERROR, f.message, f.file, f.path, f.hint,
+                self.findings.append(POLICY_FILE_INVALID.finding(f.message, f.file, f.path, f.hint,
                                              at_key=f.at_key, line=f.line, column=f.column))
             return
         if pack.metadata.name != name:
@@ -188,7 +185,7 @@ class _Loader:
         self.order.append(loaded)
 
 
-def _check_params(rule: type[Rule], params: dict[str, Any], place: Place) -> list[Finding]:
+def _check_params(rule: Entry, params: dict[str, Any], place: Place) -> list[Finding]:
     problems: list[Finding] = []
     known = {p.name: p for p in rule.params}
     for key, value in params.items():
@@ -269,10 +266,11 @@ def load_policy(
     for name, referrer in zip(packs, places, strict=True):
         loader.read(name, referrer, ())
     custom = _custom_rules(loader)
-    known = sorted(set(RULES) | set(custom))
+    entries = policy_entries()
+    known = sorted(set(entries) | set(custom))
 
     configs: dict[str, RuleConfig] = {
-        rule_id: RuleConfig(True, rule.severity, rule.defaults()) for rule_id, rule in RULES.items()
+        rule_id: RuleConfig(True, entry.severity, entry.defaults()) for rule_id, entry in entries.items()
     }
     for rule_id, located in custom.items():
         configs[rule_id] = RuleConfig(True, located.rule.severity, {})
@@ -286,13 +284,13 @@ def load_policy(
             if rule_id not in configs:
                 loader.findings.append(_unknown_id(rule_id, known, place, at_key=True))
                 continue
-            rule_class = RULES.get(rule_id)
-            if rule_class is not None and issubclass(rule_class, EngineRule) and rule_class.input_error:
+            entry = entries.get(rule_id)
+            if entry is not None and entry.input_error:
                 loader.findings.append(_finding(POLICY_SETTING_INVALID, f"{rule_id} cannot be configured", place,
                                                 "policy and input errors always stop lint", at_key=True))
                 continue
-            if rule_class is not None:
-                problems = _check_params(rule_class, setting.params, place)
+            if entry is not None:
+                problems = _check_params(entry, setting.params, place)
                 loader.findings.extend(problems)
                 if problems:
                     continue

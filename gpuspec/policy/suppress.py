@@ -13,11 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuspec.findings import Finding, Severity
-
-SUPPRESSION_WITHOUT_REASON = "GS005"
-SUPPRESSION_UNUSED = "GS006"
-SUPPRESSION_UNKNOWN_RULE = "GS007"
+from gpuspec.catalogue.engine import SUPPRESSION_UNKNOWN_RULE, SUPPRESSION_UNUSED, SUPPRESSION_WITHOUT_REASON
+from gpuspec.findings import Finding
 
 _DIRECTIVE = re.compile(r"(?:^|\s)(?P<hash>#)\s*gpuspec\s*:\s*ignore\b(?P<body>.*)$", re.IGNORECASE)
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9]*[0-9]{3}")
@@ -88,19 +85,18 @@ def apply_suppressions(
     for s in suppressions:
         unknown = [r for r in s.rules if not known(r)]
         for rule in unknown:
-            problems.append(Finding(SUPPRESSION_UNKNOWN_RULE, Severity.WARNING,
-                                    f"suppression names unknown rule {rule!r}", s.file, (), line=s.line,
-                                    column=s.column, hint="gpuspec rules lists every rule id"))
+            problems.append(SUPPRESSION_UNKNOWN_RULE.finding(
+                f"suppression names unknown rule {rule!r}", s.file, (), line=s.line, column=s.column,
+                hint="gpuspec rules lists every rule id"))
         if not s.rules:
-            problems.append(Finding(SUPPRESSION_UNKNOWN_RULE, Severity.WARNING,
-                                    "suppression names no rule id", s.file, (), line=s.line, column=s.column,
-                                    hint="write # gpuspec: ignore GS604 -- reason"))
+            problems.append(SUPPRESSION_UNKNOWN_RULE.finding(
+                "suppression names no rule id", s.file, (), line=s.line, column=s.column,
+                hint="write # gpuspec: ignore GS604 -- reason"))
             continue
         if not s.reason:
-            problems.append(Finding(SUPPRESSION_WITHOUT_REASON, Severity.ERROR,
-                                    f"suppression of {', '.join(s.rules)} has no reason; it is ignored",
-                                    s.file, (), line=s.line, column=s.column,
-                                    hint=f"write # gpuspec: ignore {', '.join(s.rules)} -- <why this is acceptable>"))
+            problems.append(SUPPRESSION_WITHOUT_REASON.finding(
+                f"suppression of {', '.join(s.rules)} has no reason; it is ignored", s.file, (), line=s.line,
+                column=s.column, hint=f"write # gpuspec: ignore {', '.join(s.rules)} -- <why this is acceptable>"))
             continue
         valid.setdefault((s.file, s.target), []).append(s)
     kept: list[Finding] = []
@@ -115,8 +111,7 @@ def apply_suppressions(
         for s in group:
             unused = [r for r in s.rules if r not in s.used and known(r) and enabled(r)]
             if unused:
-                problems.append(Finding(SUPPRESSION_UNUSED, Severity.WARNING,
-                                        f"suppression of {', '.join(unused)} matches no finding on line {s.target}",
-                                        s.file, (), line=s.line, column=s.column,
-                                        hint="remove it if the problem is fixed"))
+                problems.append(SUPPRESSION_UNUSED.finding(
+                    f"suppression of {', '.join(unused)} matches no finding on line {s.target}", s.file, (),
+                    line=s.line, column=s.column, hint="remove it if the problem is fixed"))
     return kept, problems

@@ -7,6 +7,7 @@ from typing import Any
 
 from gpuspec.render.alerts import prometheus_rule
 from gpuspec.render.context import ClusterContext, cluster_context
+from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import argocd_applications, flux_kustomizations, flux_release_files
 from gpuspec.render.images import cluster_images
 from gpuspec.render.inputs import InputDigests
@@ -22,7 +23,6 @@ from gpuspec.render.overlay import (
     rbac,
     tenant_objects,
 )
-from gpuspec.render.plan import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.values import helm_values
 from gpuspec.spec.models import Cluster, Fleet
 

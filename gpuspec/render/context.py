@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuspec.errors import GpuspecError
-from gpuspec.render.catalog import ReleaseFacts, driver_version, release_facts
+from gpuspec.render.facts import ReleaseFacts, driver_version, release_facts
 from gpuspec.spec.models import (
     Cluster,
     DriverSource,

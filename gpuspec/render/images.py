@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.model import Image
-from gpuspec.render.catalog import NFD, image_ref, image_tag, os_tag
 from gpuspec.render.context import ClusterContext, PoolDriver
+from gpuspec.render.facts import NFD, image_ref, image_tag, os_tag
 from gpuspec.spec.models import Mirror, Pool
 
 #: Components that only run for sandbox (VM passthrough / vGPU) workloads and that gpuspec turns on with them.

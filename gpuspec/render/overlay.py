@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuspec.render.catalog import mig_layout_entries, mig_layout_profiles, nvidiadriver_has_field
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
@@ -20,6 +19,7 @@ from gpuspec.render.context import (
     ClusterContext,
     PoolDriver,
 )
+from gpuspec.render.facts import mig_layout_entries, mig_layout_profiles, nvidiadriver_has_field
 from gpuspec.render.images import rewrite
 from gpuspec.render.serialize import dump_document
 from gpuspec.render.values import proxy_env, toleration, upgrade_policy

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from gpuspec.errors import GpuspecError
-from gpuspec.render.plan import FileSpec, TextFile, YamlFile
+from gpuspec.render.filetree import FileSpec, TextFile, YamlFile
 
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

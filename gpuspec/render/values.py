@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuspec.render.catalog import NFD, image_tag
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIGMAP,
     DEVICE_PLUGIN_DEFAULT_KEY,
@@ -12,6 +11,7 @@ from gpuspec.render.context import (
     MIG_DEFAULT_LAYOUT,
     ClusterContext,
 )
+from gpuspec.render.facts import NFD, image_tag
 from gpuspec.render.images import component_enabled, rewrite
 from gpuspec.spec.models import Taint
 

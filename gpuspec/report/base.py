@@ -1,4 +1,4 @@
-"""The reporter contract and the metadata a reporter may show about a rule id."""
+"""The reporter contract: findings in, report text out; what a reporter may show about an id is its catalogue entry."""
 
 from __future__ import annotations
 
@@ -6,17 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding
-
-
-@dataclass(frozen=True, slots=True)
-class RuleDoc:
-    """What a reporter may show about a rule id: plain data handed in by the command."""
-
-    rule_id: str
-    title: str
-    severity: str
-    help: str = ""
 
 
 @dataclass(frozen=True)
@@ -25,7 +16,7 @@ class ReportContext:
 
     tool_version: str
     command: str
-    rule_docs: Mapping[str, RuleDoc] = field(default_factory=dict)
+    rule_docs: Mapping[str, Entry] = field(default_factory=dict)
     color: bool = False
     summary: str | None = None
 

@@ -9,8 +9,9 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
+from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding
-from gpuspec.report.base import ReportContext, RuleDoc
+from gpuspec.report.base import ReportContext
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -43,17 +44,18 @@ def _fingerprint(finding: Finding) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
-def _rule(rule_id: str, doc: RuleDoc | None) -> dict[str, object]:
+def _rule(rule_id: str, doc: Entry | None) -> dict[str, object]:
     if doc is None:
         return {"id": rule_id, "shortDescription": {"text": rule_id}}
-    first = doc.help.split("\n\n", 1)[0].strip() or doc.title
+    first = doc.rationale.strip() or doc.title
     return {
         "id": rule_id,
         "name": "".join(w.capitalize() for w in doc.title.replace("-", " ").split() if w.isalnum()) or rule_id,
         "shortDescription": {"text": doc.title},
         "fullDescription": {"text": first},
-        "help": {"text": doc.help or doc.title},
-        "defaultConfiguration": {"level": _LEVELS.get(doc.severity, "warning")},
+        "helpUri": doc.help_url,
+        "help": {"text": doc.help_markdown or doc.title, "markdown": doc.help_markdown or doc.title},
+        "defaultConfiguration": {"level": _LEVELS.get(doc.severity.value, "warning")},
     }
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpuspec.findings import SENSITIVE, Severity
+from gpuspec.catalogue import airgap as cat
 from gpuspec.matrix.query import component_images
-from gpuspec.rules.base import Param, Problem, Rule, RuleContext
-from gpuspec.rules.common import PUBLIC_HOSTS, air_gapped, host_of, is_public_host, mirror_index, param
+from gpuspec.rules.base import Problem, Rule, RuleContext
+from gpuspec.rules.common import air_gapped, host_of, is_public_host, mirror_index
 from gpuspec.rules.secrets import scan
 from gpuspec.spec.models import DriverSource
 from gpuspec.spec.resolve import operator_version, pool_path
@@ -21,42 +21,13 @@ def _covered(repository: str, prefixes: list[str]) -> bool:
 
 
 class MirrorCoversRegistries(Rule):
-    """Every registry the operator release pulls from is mapped by the cluster's mirror.
+    """Every registry the operator release pulls from is mapped by the cluster's mirror."""
 
-    For an air-gapped cluster (``mirror:`` set) gpuspec looks up, in the support
-    matrix, every image the cluster's GPU Operator release pins (operator,
-    validator, driver, toolkit, device plugin, DCGM, MIG manager, … and the
-    Node Feature Discovery subchart image when ``operator.operands.nfd`` is on)
-    and checks that the image's registry is a key of the mirror's
-    ``registries`` map in ``fleet.yaml``.  It also reports a mirror whose
-    target prefix is itself a public registry, since such a "mirror" still
-    reaches the internet.  Releases the matrix does not know are left to the
-    support-matrix checks.
-
-    Failing (fleet.yaml)::
-
-        mirrors:
-          - name: dc-north
-            registries:
-              nvcr.io: harbor.dc-north.example/nvcr   # registry.k8s.io (NFD) missing
-
-    Passing::
-
-            registries:
-              nvcr.io: harbor.dc-north.example/nvcr
-              registry.k8s.io: harbor.dc-north.example/k8s
-    """
-
-    id = "GS401"
-    title = "Air-gap mirror covers every registry of the operator release"
-    rationale = "An air-gapped node cannot pull from a registry the mirror does not serve; the rollout stalls."
-    severity = Severity.ERROR
-    params = (Param("public_hosts", list, PUBLIC_HOSTS, "Hosts that are public registries, never mirrors."),)
-    tags = ("air-gap", "images")
+    entry = cat.MIRROR_COVERS_REGISTRIES
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per unmapped registry of each air-gapped cluster, and per public mirror target."""
-        public = list(param(self, ctx, "public_hosts"))
+        public = list(self.param(ctx, "public_hosts"))
         reported: set[str] = set()
         for cluster, mirror in air_gapped(ctx.fleet):
             version = operator_version(ctx.fleet, cluster)
@@ -89,32 +60,13 @@ class MirrorCoversRegistries(Rule):
 
 
 class ChartFromMirror(Rule):
-    """The GPU Operator chart of an air-gapped cluster comes from its mirror, not a public repository.
+    """The GPU Operator chart of an air-gapped cluster comes from its mirror, not a public repository."""
 
-    The chart source is ``mirrors[].chart.repository`` in ``fleet.yaml``; it must
-    not be a public host such as ``helm.ngc.nvidia.com`` or ``nvcr.io``.
-
-    Failing::
-
-        chart:
-          repository: https://helm.ngc.nvidia.com/nvidia
-
-    Passing::
-
-        chart:
-          repository: oci://harbor.dc-north.example/charts/nvidia
-    """
-
-    id = "GS402"
-    title = "Air-gapped cluster pulls the chart from its mirror"
-    rationale = "Argo CD / Flux in an air-gapped cluster cannot fetch a chart from the internet."
-    severity = Severity.ERROR
-    params = (Param("public_hosts", list, PUBLIC_HOSTS, "Hosts that are public chart repositories."),)
-    tags = ("air-gap", "chart")
+    entry = cat.CHART_FROM_MIRROR
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per mirror used by an air-gapped cluster whose chart repository is public."""
-        public = list(param(self, ctx, "public_hosts"))
+        public = list(self.param(ctx, "public_hosts"))
         seen: set[str] = set()
         for cluster, mirror in air_gapped(ctx.fleet):
             if mirror.name in seen:
@@ -139,27 +91,9 @@ def looks_like_credential(name: str) -> bool:
 
 
 class PullSecretsByName(Rule):
-    """Pull secrets (and Flux kubeconfig secrets) are referenced by Secret name, never by value.
+    """Pull secrets (and Flux kubeconfig secrets) are referenced by Secret name, never by value."""
 
-    The schema already only accepts DNS-1123 names; this rule catches a token
-    pasted where a name belongs (a long run of letters and digits without
-    dashes, such as a hex or base32 token), which the name syntax cannot
-    refuse.
-
-    Failing::
-
-        pullSecrets: [3f9a0c1e7b2d4a6f8e0c1b3d5f7a9c2e]
-
-    Passing::
-
-        pullSecrets: [harbor-dc-north-pull]
-    """
-
-    id = "GS403"
-    title = "Pull secrets are Secret names, not credentials"
-    rationale = "A credential in a git-tracked spec is leaked to everyone who can read the repository."
-    severity = Severity.ERROR
-    tags = ("air-gap", "secrets", SENSITIVE)
+    entry = cat.PULL_SECRETS_BY_NAME
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per secret reference that looks like a credential value."""
@@ -182,24 +116,9 @@ class PullSecretsByName(Rule):
 
 
 class PackageRepoForCompiledDrivers(Rule):
-    """Pools whose driver the operator compiles on the node need a package-repository ConfigMap in air-gap.
+    """Pools whose driver the operator compiles on the node need a package-repository ConfigMap in air-gap."""
 
-    With ``driver.source: operator`` the driver container installs kernel
-    headers from the OS package repositories.  An air-gapped node reaches
-    none, so the mirror must name ``packageRepoConfigMap`` (rendered as
-    ``driver.repoConfig``).  Precompiled and host drivers need no packages.
-
-    Failing: an air-gapped cluster with a ``source: operator`` pool and a
-    mirror without ``packageRepoConfigMap``.  Passing: the mirror sets
-    ``packageRepoConfigMap: ubuntu-jammy-mirror`` or the pool uses
-    ``source: precompiled``.
-    """
-
-    id = "GS404"
-    title = "Operator-compiled drivers in air-gap have a package-repo config"
-    rationale = "The driver container cannot build kernel modules without a reachable package repository."
-    severity = Severity.ERROR
-    tags = ("air-gap", "driver")
+    entry = cat.PACKAGE_REPO_FOR_COMPILED_DRIVERS
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per operator-compiled pool of an air-gapped cluster whose mirror lacks a repo config."""
@@ -217,30 +136,9 @@ class PackageRepoForCompiledDrivers(Rule):
 
 
 class NoCredentialsInSpec(Rule):
-    """No credential is written anywhere in the spec.
+    """No credential is written anywhere in the spec."""
 
-    Every string of every spec file is scanned: PEM private keys, values of
-    password/secret/token/API-key-like keys, bearer tokens, AWS, GitHub,
-    GitLab, Slack and NGC tokens, JSON Web Tokens, Docker ``auths`` configs and
-    URLs carrying ``user:password@``.  The finding names the kind of secret,
-    never the secret.
-
-    Failing::
-
-        git:
-          repoURL: https://deploy:s3cr3t@git.example/fleet.git
-
-    Passing::
-
-        git:
-          repoURL: https://git.example/fleet.git
-    """
-
-    id = "GS405"
-    title = "No credentials, tokens or private keys in the spec"
-    rationale = "Anything in git is readable by every clone and every CI log; credentials belong in Secrets."
-    severity = Severity.ERROR
-    tags = ("secrets", SENSITIVE)
+    entry = cat.NO_CREDENTIALS_IN_SPEC
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per credential found in the raw data of each spec file."""
@@ -253,10 +151,10 @@ class NoCredentialsInSpec(Rule):
                 )
 
 
-RULES: list[type[Rule]] = [
-    MirrorCoversRegistries,
-    ChartFromMirror,
-    PullSecretsByName,
-    PackageRepoForCompiledDrivers,
-    NoCredentialsInSpec,
+RULES: list[Rule] = [
+    MirrorCoversRegistries(),
+    ChartFromMirror(),
+    PullSecretsByName(),
+    PackageRepoForCompiledDrivers(),
+    NoCredentialsInSpec(),
 ]

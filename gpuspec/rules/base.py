@@ -1,8 +1,9 @@
-"""The rule contract: rules are pure functions of the typed fleet that yield problems.
+"""The rule contract: a rule implements one catalogue entry as a pure function of the typed fleet.
 
-A rule never prints and never stamps its own id or severity on what it finds:
-the engine turns each :class:`Problem` into a :class:`~gpuspec.findings.Finding`
-with the rule's id and the severity the policy gives it.
+A rule never prints and never stamps an id or a severity on what it finds: it yields
+:class:`Problem` records, and :func:`run_rule` turns each into a
+:class:`~gpuspec.findings.Finding` through the rule's catalogue entry, with the severity the policy
+gives it.
 """
 
 from __future__ import annotations
@@ -10,20 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, ClassVar
+from typing import Any
 
+from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding, Severity
 from gpuspec.spec.models import Fleet
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """A typed rule parameter with its default and meaning."""
-
-    name: str
-    type: type
-    default: Any
-    description: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +33,7 @@ class Problem:
 class RuleContext:
     """What a rule may look at: the fleet, its parameters and the date lifecycle checks judge at.
 
+    ``params`` holds every parameter of the rule's entry (the policy's value, else the default).
     ``raw`` maps each spec file (display path) to its plain YAML data, for rules
     that must see every written value (e.g. the credential scan).  ``shared`` is a
     memo that lives for one lint run and is handed to every rule of that run, so
@@ -56,32 +49,23 @@ class RuleContext:
 
 
 class Rule:
-    """Base class of every rule; subclasses set the class attributes and implement :meth:`check`.
+    """Base class of every rule: ``entry`` is the catalogue entry it reports, :meth:`check` finds the problems."""
 
-    The class docstring is the rule's long documentation (shown by ``gpuspec explain``).
-    """
-
-    id: ClassVar[str]
-    title: ClassVar[str]
-    rationale: ClassVar[str]
-    severity: ClassVar[Severity]
-    params: ClassVar[tuple[Param, ...]] = ()
-    tags: ClassVar[tuple[str, ...]] = ()
+    entry: Entry
+    #: True for change-set rules: they run only when a base revision is given (`lint --base`).
+    needs_base: bool = False
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield every problem this rule finds in ``ctx.fleet``."""
         raise NotImplementedError
 
-    @classmethod
-    def defaults(cls) -> dict[str, Any]:
-        """The rule's parameters with their default values."""
-        return {p.name: p.default for p in cls.params}
+    def param(self, ctx: RuleContext, name: str) -> Any:
+        """The policy's value of parameter ``name``, else the entry's default."""
+        return ctx.params[name] if name in ctx.params else self.entry.defaults()[name]
 
 
 def run_rule(rule: Rule, ctx: RuleContext, severity: Severity | None = None) -> list[Finding]:
-    """Run one rule and stamp its id and (policy) severity on every problem it yields."""
-    level = severity or rule.severity
-    return [
-        Finding(rule.id, level, p.message, p.file, p.path, p.hint, at_key=p.at_key, tags=rule.tags)
-        for p in rule.check(ctx)
-    ]
+    """Run one rule and report every problem it yields through its entry, at the policy's severity."""
+    entry = rule.entry
+    return [entry.finding(p.message, p.file, p.path, p.hint, at_key=p.at_key, severity=severity)
+            for p in rule.check(ctx)]

@@ -3,34 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 from urllib.parse import urlparse
 
-from gpuspec.rules.base import Rule, RuleContext
 from gpuspec.spec.models import Cluster, Fleet, Mirror
-
-#: Public registries and chart hosts: a mirror that points at one of them is no mirror.
-PUBLIC_HOSTS: tuple[str, ...] = (
-    "nvcr.io",
-    "helm.ngc.nvidia.com",
-    "registry.k8s.io",
-    "k8s.gcr.io",
-    "gcr.io",
-    "docker.io",
-    "registry-1.docker.io",
-    "index.docker.io",
-    "ghcr.io",
-    "quay.io",
-    "public.ecr.aws",
-    "kubernetes-sigs.github.io",
-)
-
-
-def param(rule: Rule, ctx: RuleContext, name: str) -> Any:
-    """The value of parameter ``name`` for ``rule``: the policy's, else the rule's default."""
-    if name in ctx.params:
-        return ctx.params[name]
-    return type(rule).defaults()[name]
 
 
 def host_of(reference: str) -> str | None:

@@ -5,28 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import combinations
 
-from gpuspec.findings import Severity
-from gpuspec.rules.base import Param, Problem, Rule, RuleContext
-from gpuspec.rules.common import param
+from gpuspec.catalogue import observability as cat
+from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.spec.models import Pool
 from gpuspec.spec.resolve import pool_path
 
 
 class DcgmExporterOn(Rule):
-    """The DCGM exporter runs (``operator.operands.dcgmExporter.enabled``).
+    """The DCGM exporter runs (``operator.operands.dcgmExporter.enabled``)."""
 
-    Without it there are no GPU metrics: no utilisation, no XID errors, no
-    temperature or ECC data for dashboards and alerts.
-
-    Failing: ``dcgmExporter: {enabled: false}``.  Passing: the default, or
-    ``enabled: true``.
-    """
-
-    id = "GS701"
-    title = "DCGM exporter is on"
-    rationale = "GPU health and utilisation are invisible without DCGM metrics."
-    severity = Severity.WARNING
-    tags = ("observability",)
+    entry = cat.DCGM_EXPORTER_ON
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster with the DCGM exporter off."""
@@ -38,17 +26,9 @@ class DcgmExporterOn(Rule):
 
 
 class ServiceMonitorOn(Rule):
-    """The DCGM exporter has a ServiceMonitor (``dcgmExporter.serviceMonitor``), so Prometheus scrapes it.
+    """The DCGM exporter has a ServiceMonitor (``dcgmExporter.serviceMonitor``), so Prometheus scrapes it."""
 
-    Failing: ``dcgmExporter: {serviceMonitor: false}``.  Passing: the default.
-    Clusters with the exporter off are left to GS701.
-    """
-
-    id = "GS702"
-    title = "DCGM exporter ServiceMonitor is on"
-    rationale = "Metrics nobody scrapes do not reach dashboards or alerts."
-    severity = Severity.WARNING
-    tags = ("observability",)
+    entry = cat.SERVICE_MONITOR_ON
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose running DCGM exporter has no ServiceMonitor."""
@@ -61,16 +41,9 @@ class ServiceMonitorOn(Rule):
 
 
 class AlertsOn(Rule):
-    """gpuspec renders its GPU and operator alerts (``operator.operands.alerts``).
+    """gpuspec renders its GPU and operator alerts (``operator.operands.alerts``)."""
 
-    Failing: ``operands: {alerts: false}``.  Passing: the default.
-    """
-
-    id = "GS703"
-    title = "GPU alerting is on"
-    rationale = "Failed driver upgrades, XID errors and lost GPUs must page someone."
-    severity = Severity.WARNING
-    tags = ("observability",)
+    entry = cat.ALERTS_ON
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster with alerts off."""
@@ -86,31 +59,13 @@ def label_domain(key: str) -> str | None:
 
 
 class SelectorsAvoidOwnedLabels(Rule):
-    """Pool node selectors do not use labels that the GPU Operator, NFD or GFD own.
+    """Pool node selectors do not use labels that the GPU Operator, NFD or GFD own."""
 
-    ``nvidia.com/*`` and ``feature.node.kubernetes.io/*`` labels are written by
-    the operator's components from what they detect; they appear only after
-    the operator runs (a selector on them cannot bootstrap the pool) and
-    change when the driver or MIG layout changes.  Select pools with labels
-    your provisioning sets.
-
-    Failing: ``nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}``.
-    Passing: ``nodeSelector: {acme.example/gpu-pool: h100}``.
-    """
-
-    id = "GS704"
-    title = "Node selectors do not use operator-owned labels"
-    rationale = "Labels the operator writes move under the pool when drivers or MIG change, and lag provisioning."
-    severity = Severity.ERROR
-    params = (
-        Param("reserved_domains", list, ("nvidia.com", "feature.node.kubernetes.io"),
-              "Label domains (and their subdomains) owned by the operator, NFD and GFD."),
-    )
-    tags = ("labels",)
+    entry = cat.SELECTORS_AVOID_OWNED_LABELS
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per node-selector key in a reserved label domain."""
-        reserved = [str(d).lower() for d in param(self, ctx, "reserved_domains")]
+        reserved = [str(d).lower() for d in self.param(ctx, "reserved_domains")]
         for cluster in ctx.fleet.clusters:
             for pool in cluster.pools:
                 for key in pool.node_selector:
@@ -139,32 +94,13 @@ def selectors_overlap(a: dict[str, str], b: dict[str, str], strict: bool) -> boo
 
 
 class SelectorsDisjoint(Rule):
-    """No node can belong to two pools: pool node selectors exclude each other.
+    """No node can belong to two pools: pool node selectors exclude each other."""
 
-    By default two selectors clash when one is a subset of the other, so every
-    node of the narrower pool also matches the wider one.  With
-    ``strict_disjoint`` they clash unless they share a key with different
-    values.
-
-    Failing: ``{acme.example/gpu: "true"}`` and
-    ``{acme.example/gpu: "true", acme.example/pool: h100}``.  Passing:
-    ``{acme.example/gpu-pool: h100}`` and ``{acme.example/gpu-pool: a100}``.
-    """
-
-    id = "GS705"
-    title = "Pool node selectors are disjoint"
-    rationale = "A node in two pools gets two driver and MIG configurations; the operator flaps between them."
-    severity = Severity.ERROR
-    params = (
-        Param("strict_disjoint", bool, False,
-              "Also clash when the selectors merely do not contradict each other (no shared key with "
-              "different values)."),
-    )
-    tags = ("labels",)
+    entry = cat.SELECTORS_DISJOINT
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per pair of pools whose selectors can match one node."""
-        strict = bool(param(self, ctx, "strict_disjoint"))
+        strict = bool(self.param(ctx, "strict_disjoint"))
         for cluster in ctx.fleet.clusters:
             pair: tuple[Pool, Pool]
             for pair in combinations(cluster.pools, 2):
@@ -177,10 +113,10 @@ class SelectorsDisjoint(Rule):
                     )
 
 
-RULES: list[type[Rule]] = [
-    DcgmExporterOn,
-    ServiceMonitorOn,
-    AlertsOn,
-    SelectorsAvoidOwnedLabels,
-    SelectorsDisjoint,
+RULES: list[Rule] = [
+    DcgmExporterOn(),
+    ServiceMonitorOn(),
+    AlertsOn(),
+    SelectorsAvoidOwnedLabels(),
+    SelectorsDisjoint(),
 ]

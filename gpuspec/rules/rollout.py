@@ -4,33 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuspec.findings import Severity
-from gpuspec.rules.base import Param, Problem, Rule, RuleContext
-from gpuspec.rules.common import param
+from gpuspec.catalogue import rollout as cat
+from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.spec.resolve import pool_path
 
 
 class CanaryPoolNamed(Rule):
-    """A cluster with several pools names a canary pool (``rollout.canaryPool``).
+    """A cluster with several pools names a canary pool (``rollout.canaryPool``)."""
 
-    The canary pool takes every driver and operator change first, so a bad
-    change hits a few nodes before it hits production capacity.  Clusters with
-    fewer pools than ``min_pools`` are exempt.
-
-    Failing: three pools and no ``rollout.canaryPool``.  Passing:
-    ``rollout: {canaryPool: h100-canary}``.
-    """
-
-    id = "GS501"
-    title = "Multi-pool cluster names a canary pool"
-    rationale = "Without a canary, a bad driver or operator change reaches every pool at once."
-    severity = Severity.WARNING
-    params = (Param("min_pools", int, 2, "Clusters with at least this many pools need a canary pool."),)
-    tags = ("rollout",)
+    entry = cat.CANARY_POOL_NAMED
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster with at least ``min_pools`` pools and no canary pool."""
-        minimum = int(param(self, ctx, "min_pools"))
+        minimum = int(self.param(ctx, "min_pools"))
         for cluster in ctx.fleet.clusters:
             if len(cluster.pools) >= minimum and cluster.rollout.canary_pool is None:
                 yield Problem(
@@ -42,25 +28,13 @@ class CanaryPoolNamed(Rule):
 
 
 class MaxParallelUpgradesBounded(Rule):
-    """``rollout.maxParallelUpgrades`` is between 1 and ``max_parallel_upgrades``.
+    """``rollout.maxParallelUpgrades`` is between 1 and ``max_parallel_upgrades``."""
 
-    0 means "unlimited" to the operator's upgrade controller: every node of the
-    cluster may reload its driver at the same time.
-
-    Failing: ``maxParallelUpgrades: 0`` or above the bound.  Passing:
-    ``maxParallelUpgrades: 1``.
-    """
-
-    id = "GS502"
-    title = "Parallel driver upgrades within policy bounds"
-    rationale = "Each upgrading node drains its GPU workloads; too many at once is an outage."
-    severity = Severity.WARNING
-    params = (Param("max_parallel_upgrades", int, 4, "Most nodes that may upgrade their driver at once."),)
-    tags = ("rollout", "upgrade")
+    entry = cat.MAX_PARALLEL_UPGRADES_BOUNDED
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose maxParallelUpgrades is 0 (unlimited) or above the bound."""
-        bound = int(param(self, ctx, "max_parallel_upgrades"))
+        bound = int(self.param(ctx, "max_parallel_upgrades"))
         for cluster in ctx.fleet.clusters:
             value = cluster.rollout.max_parallel_upgrades
             if value == 0:
@@ -81,25 +55,13 @@ def unavailable_percent(value: int | str, nodes: int) -> float:
 
 
 class MaxUnavailableBounded(Rule):
-    """``rollout.maxUnavailable`` is at most ``max_unavailable_percent`` of the cluster's GPU nodes.
+    """``rollout.maxUnavailable`` is at most ``max_unavailable_percent`` of the cluster's GPU nodes."""
 
-    A count is judged against the cluster's total node count (sum of pool
-    ``nodes``); a percentage is judged as written.
-
-    Failing: ``maxUnavailable: 50%`` with the default bound 25.  Passing:
-    ``maxUnavailable: 10%`` or ``1`` on a cluster of 20 nodes.
-    """
-
-    id = "GS503"
-    title = "maxUnavailable within policy bounds"
-    rationale = "The capacity lost while nodes upgrade must stay within what the workloads tolerate."
-    severity = Severity.WARNING
-    params = (Param("max_unavailable_percent", int, 25, "Largest share of GPU nodes that may be unavailable."),)
-    tags = ("rollout", "upgrade")
+    entry = cat.MAX_UNAVAILABLE_BOUNDED
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose maxUnavailable exceeds the bound."""
-        bound = float(param(self, ctx, "max_unavailable_percent"))
+        bound = float(self.param(ctx, "max_unavailable_percent"))
         for cluster in ctx.fleet.clusters:
             value = cluster.rollout.max_unavailable
             nodes = sum(p.nodes for p in cluster.pools)
@@ -114,20 +76,9 @@ class MaxUnavailableBounded(Rule):
 
 
 class AutoUpgradeHasDrainSettings(Rule):
-    """With driver auto-upgrade on, ``rollout.drain`` and ``rollout.podDeletion`` are written out.
+    """With driver auto-upgrade on, ``rollout.drain`` and ``rollout.podDeletion`` are written out."""
 
-    The upgrade controller evicts pods with these settings; leaving them to the
-    chart defaults hides from reviewers how running jobs are treated.
-
-    Failing: ``autoUpgrade: true`` without ``drain`` or ``podDeletion``.
-    Passing: both are set, or ``autoUpgrade: false``.
-    """
-
-    id = "GS504"
-    title = "Driver auto-upgrade has explicit drain and pod-deletion settings"
-    rationale = "Reviewers must see how GPU jobs are evicted when a driver upgrade rolls."
-    severity = Severity.WARNING
-    tags = ("rollout", "upgrade")
+    entry = cat.AUTO_UPGRADE_HAS_DRAIN_SETTINGS
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per auto-upgrading cluster missing drain or podDeletion settings."""
@@ -149,21 +100,9 @@ class AutoUpgradeHasDrainSettings(Rule):
 
 
 class CanaryInFirstWave(Rule):
-    """The canary pool is alone in the lowest wave of its cluster.
+    """The canary pool is alone in the lowest wave of its cluster."""
 
-    A canary that shares its wave with another pool, or that a pool precedes,
-    no longer goes first.
-
-    Failing: canary ``wave: 2`` while another pool has ``wave: 1``, or both
-    ``wave: 1``.  Passing: canary ``wave: 1``, every other pool ``wave: 2`` or
-    higher.
-    """
-
-    id = "GS505"
-    title = "Canary pool is alone in the first wave"
-    rationale = "A canary only protects the fleet if it is upgraded before every other pool."
-    severity = Severity.ERROR
-    tags = ("rollout",)
+    entry = cat.CANARY_IN_FIRST_WAVE
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per canary pool that is not strictly before every other pool."""
@@ -184,10 +123,10 @@ class CanaryInFirstWave(Rule):
                           hint="give the canary pool the lowest wave and every other pool a higher one")
 
 
-RULES: list[type[Rule]] = [
-    CanaryPoolNamed,
-    MaxParallelUpgradesBounded,
-    MaxUnavailableBounded,
-    AutoUpgradeHasDrainSettings,
-    CanaryInFirstWave,
+RULES: list[Rule] = [
+    CanaryPoolNamed(),
+    MaxParallelUpgradesBounded(),
+    MaxUnavailableBounded(),
+    AutoUpgradeHasDrainSettings(),
+    CanaryInFirstWave(),
 ]

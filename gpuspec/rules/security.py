@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuspec.findings import Severity
-from gpuspec.rules.base import Param, Problem, Rule, RuleContext
-from gpuspec.rules.common import param
+from gpuspec.catalogue import security as cat
+from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.spec.models import Cluster, SharingMode
 from gpuspec.spec.resolve import pool_path
 
@@ -20,29 +19,13 @@ DEVICE_FEATURES: tuple[tuple[str, str, str, str], ...] = (
 
 
 class DedicatedOperatorNamespace(Rule):
-    """The GPU Operator runs in a namespace of its own, not ``default`` or a ``kube-*`` system namespace.
+    """The GPU Operator runs in a namespace of its own, not ``default`` or a ``kube-*`` system namespace."""
 
-    gpuspec renders the operator namespace with Pod Security Admission labels
-    (privileged, since the operands load kernel modules); sharing that
-    namespace would grant the same to every other workload in it.
-
-    Failing: ``operator: {namespace: kube-system}``.  Passing:
-    ``operator: {namespace: gpu-operator}``.
-    """
-
-    id = "GS601"
-    title = "Operator namespace is dedicated"
-    rationale = "The operator namespace is privileged; other workloads must not share it."
-    severity = Severity.ERROR
-    params = (
-        Param("forbidden_namespaces", list, ("default", "kube-system", "kube-public", "kube-node-lease"),
-              "Namespaces the operator must not use."),
-    )
-    tags = ("security",)
+    entry = cat.DEDICATED_OPERATOR_NAMESPACE
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose operator namespace is a shared or system namespace."""
-        forbidden = set(param(self, ctx, "forbidden_namespaces"))
+        forbidden = set(self.param(ctx, "forbidden_namespaces"))
         for cluster in ctx.fleet.clusters:
             namespace = cluster.operator.namespace
             if namespace in forbidden:
@@ -54,22 +37,9 @@ class DedicatedOperatorNamespace(Rule):
 
 
 class DeviceOperandsOnlyWhenNeeded(Rule):
-    """RDMA, GDS, GDRCopy and sandbox workloads are enabled for a cluster only if some pool declares the need.
+    """RDMA, GDS, GDRCopy and sandbox workloads are enabled for a cluster only if some pool declares the need."""
 
-    Each of these operands exposes extra host devices or kernel modules.  A
-    pool declares its need in ``devices`` (``rdma``, ``gds``, ``gdrcopy``,
-    ``sandbox``); enabling the operand in ``operator.operands`` without such a
-    pool is exposure nobody asked for.
-
-    Failing: ``operands: {gds: true}`` and no pool with ``devices: {gds: true}``.
-    Passing: a pool declares ``devices: {gds: true}``.
-    """
-
-    id = "GS602"
-    title = "Device operands enabled only where a pool needs them"
-    rationale = "Least privilege: host devices and kernel modules no pool uses are pure attack surface."
-    severity = Severity.WARNING
-    tags = ("security", "devices")
+    entry = cat.DEVICE_OPERANDS_ONLY_WHEN_NEEDED
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per operand enabled at cluster level that no pool of the cluster declares."""
@@ -85,20 +55,9 @@ class DeviceOperandsOnlyWhenNeeded(Rule):
 
 
 class DeviceNeedsEnabled(Rule):
-    """A pool that declares a device need is in a cluster that enables the matching operand.
+    """A pool that declares a device need is in a cluster that enables the matching operand."""
 
-    ``devices.rdma`` on a pool does nothing unless ``operator.operands.rdma``
-    is on; the workloads scheduled there would start without the device.
-
-    Failing: a pool with ``devices: {rdma: true}`` in a cluster without
-    ``operands: {rdma: true}``.  Passing: both set.
-    """
-
-    id = "GS603"
-    title = "Pools declare device needs only where the cluster enables them"
-    rationale = "A declared but unserved device need fails at run time, on the workload."
-    severity = Severity.ERROR
-    tags = ("security", "devices")
+    entry = cat.DEVICE_NEEDS_ENABLED
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per pool device need whose operand the cluster does not enable."""
@@ -115,25 +74,13 @@ class DeviceNeedsEnabled(Rule):
 
 
 class SharingJustified(Rule):
-    """GPU sharing (time-slicing or MPS) carries a written justification of at least ``min_length`` characters.
+    """GPU sharing (time-slicing or MPS) carries a written justification of at least ``min_length`` characters."""
 
-    Shared GPUs give no memory or fault isolation between pods; the spec must
-    say why that is acceptable for this pool.
-
-    Failing: ``sharing: {mode: time-slicing, replicas: 4}``.  Passing: the
-    same with ``justification: Stateless inference replicas of trusted models``.
-    """
-
-    id = "GS604"
-    title = "GPU sharing has a written justification"
-    rationale = "Time-slicing and MPS share memory and faults between pods; the choice must be deliberate."
-    severity = Severity.ERROR
-    params = (Param("min_length", int, 20, "Shortest acceptable justification, in characters."),)
-    tags = ("security", "sharing")
+    entry = cat.SHARING_JUSTIFIED
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per sharing pool whose justification is missing or too short."""
-        minimum = int(param(self, ctx, "min_length"))
+        minimum = int(self.param(ctx, "min_length"))
         for cluster in ctx.fleet.clusters:
             for pool in cluster.pools:
                 sharing = pool.sharing
@@ -160,19 +107,9 @@ def _tenant_quota_missing(cluster: Cluster) -> Iterator[int]:
 
 
 class TenantsHaveGpuQuota(Rule):
-    """In a cluster with tenants, every tenant has a GPU quota (``gpuQuota`` or ``migQuota``).
+    """In a cluster with tenants, every tenant has a GPU quota (``gpuQuota`` or ``migQuota``)."""
 
-    Without a quota one team can take every GPU of the cluster.
-
-    Failing: a tenant without ``gpuQuota`` and ``migQuota``.  Passing:
-    ``gpuQuota: 32`` (``0`` with a ``migQuota`` is fine too).
-    """
-
-    id = "GS605"
-    title = "Every tenant has a GPU quota"
-    rationale = "Shared clusters need quotas so one tenant cannot starve the others."
-    severity = Severity.ERROR
-    tags = ("security", "tenancy")
+    entry = cat.TENANTS_HAVE_GPU_QUOTA
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per tenant with neither gpuQuota nor migQuota."""
@@ -186,20 +123,9 @@ class TenantsHaveGpuQuota(Rule):
 
 
 class TenantPoolsTainted(Rule):
-    """In a cluster with tenants, every GPU pool carries a ``NoSchedule`` or ``NoExecute`` taint.
+    """In a cluster with tenants, every GPU pool carries a ``NoSchedule`` or ``NoExecute`` taint."""
 
-    Without a taint any pod can land on a GPU node and hold its CPU and
-    memory; quotas only count GPU requests.
-
-    Failing: a pool without ``taints`` in a cluster with ``tenants``.
-    Passing: ``taints: [{key: acme.example/gpu, value: h100, effect: NoSchedule}]``.
-    """
-
-    id = "GS606"
-    title = "GPU pools of multi-tenant clusters are tainted"
-    rationale = "Taints keep non-GPU workloads of any tenant off scarce GPU nodes."
-    severity = Severity.ERROR
-    tags = ("security", "tenancy")
+    entry = cat.TENANT_POOLS_TAINTED
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per untainted pool of a cluster that has tenants."""
@@ -217,11 +143,11 @@ class TenantPoolsTainted(Rule):
                     )
 
 
-RULES: list[type[Rule]] = [
-    DedicatedOperatorNamespace,
-    DeviceOperandsOnlyWhenNeeded,
-    DeviceNeedsEnabled,
-    SharingJustified,
-    TenantsHaveGpuQuota,
-    TenantPoolsTainted,
+RULES: list[Rule] = [
+    DedicatedOperatorNamespace(),
+    DeviceOperandsOnlyWhenNeeded(),
+    DeviceNeedsEnabled(),
+    SharingJustified(),
+    TenantsHaveGpuQuota(),
+    TenantPoolsTainted(),
 ]

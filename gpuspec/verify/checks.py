@@ -8,12 +8,12 @@ from typing import Any
 
 import yaml
 
+from gpuspec.catalogue import verify as ids
+from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix import query
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror
 from gpuspec.spec.resolve import effective_driver
-from gpuspec.verify import ids
-from gpuspec.verify.ids import VerifyCheck
 from gpuspec.verify.images import ImageRef, ImageUse, get_path, object_images
 from gpuspec.verify.manifests import Manifest, load_yaml
 from gpuspec.verify.rendered import RenderedFile
@@ -41,21 +41,20 @@ class Origin:
     note: str = ""
 
 
-def make_finding(check: VerifyCheck, message: str, origin: Origin, path: DocPath = (), *,
+def make_finding(check: Entry, message: str, origin: Origin, path: DocPath = (), *,
                  hint: str | None = None, at_key: bool = False) -> Finding:
     """A finding of ``check`` at ``path`` inside the object of ``origin`` (line/column resolved for rendered files)."""
     full = (*origin.prefix, *path)
     line = column = None
     if origin.file is not None:
         line, column = origin.file.position(origin.doc_index, full, at_key=at_key)
-    return Finding(check.id, check.severity, message, file=origin.display, path=full, hint=hint,
-                   at_key=at_key, line=line, column=column)
+    return check.finding(message, origin.display, full, hint, at_key=at_key, line=line, column=column)
 
 
-def spec_finding(check: VerifyCheck, message: str, cluster: Cluster, path: DocPath = (), *,
+def spec_finding(check: Entry, message: str, cluster: Cluster, path: DocPath = (), *,
                  hint: str | None = None) -> Finding:
     """A finding of ``check`` in the cluster's spec file."""
-    return Finding(check.id, check.severity, message, file=cluster.source_file, path=path, hint=hint)
+    return check.finding(message, cluster.source_file, path, hint)
 
 
 def operator_path(cluster: Cluster) -> DocPath:

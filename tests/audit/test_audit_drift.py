@@ -13,7 +13,7 @@ from audit_fixtures import DRIFTS, FLEET_DIR, NODES_DIR, drifted, healthy, node_
 from gpuspec.audit.check import AuditResult, audit_cluster, summary_table
 from gpuspec.audit.facts import node_facts
 from gpuspec.audit.inventory import parse_nodes
-from gpuspec.audit.rules import AUDIT_RULES
+from gpuspec.catalogue import CATALOGUE as AUDIT_RULES
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
 from gpuspec.report.registry import REPORTERS

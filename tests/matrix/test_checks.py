@@ -14,9 +14,9 @@ import yaml
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
-from gpuspec.matrix import checks
-from gpuspec.matrix.checks import MATRIX_RULES, matrix_findings
+from gpuspec.rules import matrix as checks
 from gpuspec.rules.base import RuleContext
+from gpuspec.rules.matrix import MATRIX_RULES, matrix_findings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,11 +89,12 @@ def test_example_fleet_is_clean() -> None:
 
 
 def test_rule_catalogue() -> None:
-    ids = [r.id for r in MATRIX_RULES]
+    ids = [r.entry.id for r in MATRIX_RULES]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     for rule in MATRIX_RULES:
-        assert rule.id.startswith(("GS2", "GS3")) and rule.title and rule.rationale and rule.__doc__
-    assert {r.id: r.severity for r in MATRIX_RULES}["GS200"] is Severity.WARNING
+        entry = rule.entry
+        assert entry.id.startswith(("GS2", "GS3")) and entry.title and entry.rationale and entry.doc
+    assert {r.entry.id: r.entry.severity for r in MATRIX_RULES}["GS200"] is Severity.WARNING
 
 
 def _set(path: tuple[Any, ...], value: Any) -> Edit:

@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from gpuspec.cli.matrix_cmd import matrix_command
 from gpuspec.errors import GpuspecError
-from gpuspec.matrix.cli import matrix_command
 
 
 def _run(*args: str) -> str:

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from gpuspec.plan.rules import changeset_findings
 
 import gpuspec
 from gpuspec.cli.main import run as run_cli
 from gpuspec.plan.model import ChangeKind
-from gpuspec.plan.rules import changeset_findings
 from gpuspec.render import alerts
 from gpuspec.render.generator import STAMP_PATH, stamp_version, version_key
 

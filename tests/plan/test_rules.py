@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from gpuspec.findings import Finding, Severity
-from gpuspec.plan.rules import CHANGESET_RULES, ChangeSetContext, changeset_findings
 from gpuspec.rules.base import Rule, RuleContext
+from gpuspec.rules.changeset import CHANGESET_RULES, ChangeSetContext, changeset_findings
 
 from .helpers import FleetRepo, pool, tenant
 
@@ -25,11 +25,12 @@ def bump_driver(data: dict[str, object], name: str, branch: str = "595", version
 
 
 def test_rules_follow_the_contract() -> None:
-    ids = [r.id for r in CHANGESET_RULES]
+    ids = [r.entry.id for r in CHANGESET_RULES]
     assert ids == ["GS801", "GS802", "GS803", "GS804", "GS805", "GS806"]
     for rule in CHANGESET_RULES:
-        assert issubclass(rule, Rule) and rule.title and rule.rationale and rule.__doc__
-        assert rule.severity is Severity.ERROR
+        assert isinstance(rule, Rule) and rule.needs_base
+        assert rule.entry.title and rule.entry.rationale and rule.entry.documentation
+        assert rule.entry.severity is Severity.ERROR
 
 
 def test_change_set_rules_find_nothing_without_a_base(repo: FleetRepo) -> None:
@@ -38,7 +39,7 @@ def test_change_set_rules_find_nothing_without_a_base(repo: FleetRepo) -> None:
     fleet = load_fleet(Path("fleet")).fleet
     assert fleet is not None
     for rule in CHANGESET_RULES:
-        assert list(rule().check(RuleContext(fleet=fleet))) == []
+        assert list(rule.check(RuleContext(fleet=fleet))) == []
 
 
 def test_clean_change_has_no_findings(repo: FleetRepo) -> None:
@@ -280,7 +281,7 @@ def test_severity_override_and_disable(repo: FleetRepo) -> None:
 
 
 def test_context_carries_base_and_head(repo: FleetRepo) -> None:
-    from gpuspec.plan.rules import changeset_context
+    from gpuspec.rules.changeset import changeset_context
 
     with repo.cluster("infer-north") as data:
         bump_driver(data, "l40s-canary")

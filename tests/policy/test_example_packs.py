@@ -7,8 +7,8 @@ from pathlib import Path
 from rules.harness import EXAMPLE_FLEET, EXAMPLE_POLICIES
 
 from gpuspec.findings import Severity
+from gpuspec.pipeline.lint import lint_fleet
 from gpuspec.policy.load import load_policy
-from gpuspec.rules.engine import lint_fleet
 
 
 def test_example_fleet_is_clean_under_default() -> None:

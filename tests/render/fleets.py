@@ -10,11 +10,11 @@ from typing import Any
 import yaml
 
 from gpuspec.loader.fleetload import load_fleet
-from gpuspec.render.catalog import release_facts
+from gpuspec.pipeline.render import expected_bytes
 from gpuspec.render.compile import compile_fleet
+from gpuspec.render.facts import release_facts
+from gpuspec.render.filetree import RenderPlan
 from gpuspec.render.inputs import read_input_digests
-from gpuspec.render.plan import RenderPlan
-from gpuspec.render.run import expected_bytes
 from gpuspec.spec.models import Fleet
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

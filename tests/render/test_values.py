@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpuspec.render.catalog import release_facts
 from gpuspec.render.context import cluster_context
+from gpuspec.render.facts import release_facts
 from gpuspec.render.images import component_enabled
 from gpuspec.verify.values_keys import commented_keys
 
@@ -66,7 +66,7 @@ def test_only_keys_the_chart_knows(tag: str, tmp_path: Path, upstream: Path) -> 
 
 
 def _render(tmp_path: Path, tag: str) -> dict[str, bytes]:
-    from gpuspec.render.run import expected_bytes
+    from gpuspec.pipeline.render import expected_bytes
 
     return expected_bytes(compile_dir(write_fleet(tmp_path, coverage_clusters(tag))))
 

@@ -184,8 +184,8 @@ def test_new_output_folder_gets_normal_permissions(tmp_path: Path) -> None:
 
 
 def test_parallel_render_and_write_match_serial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuspec.pipeline.render import render_fleet
     from gpuspec.render.inputs import read_input_digests
-    from gpuspec.render.run import render_fleet
 
     from .fleets import load
 

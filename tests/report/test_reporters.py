@@ -9,8 +9,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from gpuspec.catalogue import CATALOGUE
+from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Severity
-from gpuspec.report.base import ReportContext, RuleDoc
+from gpuspec.report.base import ReportContext
 from gpuspec.report.github import GithubReporter, escape_data, escape_property
 from gpuspec.report.junit import JunitReporter
 from gpuspec.report.registry import REPORTERS
@@ -19,10 +21,9 @@ from gpuspec.report.sarif import SarifReporter, repo_relative
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = str(REPO / "fleet" / "clusters" / "train-east.yaml")
 DOCS = {
-    "GS502": RuleDoc("GS502", "Parallel driver upgrades within policy bounds", "warning",
-                     "Each upgrading node drains.\n\nLong doc."),
-    "GS405": RuleDoc("GS405", "No credentials, tokens or private keys in the spec", "error", "Secrets leak."),
-    "GS999": RuleDoc("GS999", "never hit", "error", ""),
+    "GS502": CATALOGUE["GS502"],
+    "GS405": CATALOGUE["GS405"],
+    "GS999": Entry("GS999", "never hit", Severity.ERROR, "never"),
 }
 FINDINGS = [
     Finding("GS502", Severity.ERROR, "maxParallelUpgrades 2 is above the policy bound of 1", CLUSTER,

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from gpuspec.findings import Finding
-from gpuspec.rules.engine import LintResult, lint_fleet
+from gpuspec.pipeline.lint import LintResult, lint_fleet
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO_ROOT = Path(__file__).resolve().parents[2]

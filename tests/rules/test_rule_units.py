@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from gpuspec.catalogue import get, suggest
 from gpuspec.rules.airgap import looks_like_credential
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.common import host_of, is_public_host
 from gpuspec.rules.observability import selectors_overlap
-from gpuspec.rules.registry import RULES, get_rule, rule_doc, suggest
+from gpuspec.rules.registry import RULES
 from gpuspec.rules.rollout import MaxParallelUpgradesBounded, unavailable_percent
 from gpuspec.rules.secrets import classify_value, is_secret_key, scan
 from rules.harness import FIXTURES, build_fleet, lint, where
@@ -108,18 +109,18 @@ def test_registry_is_complete_and_documented() -> None:
     ids = list(RULES)
     assert ids == sorted(ids)
     for rule_id, rule in RULES.items():
-        assert rule.id == rule_id
-        assert rule.title and rule.rationale and (rule.__doc__ or "").strip()
-        assert not (rule_id.startswith(("GS1", "GS2", "GS3", "GS8", "GS9")) and rule.__module__.startswith(
-            "gpuspec.rules")), f"{rule_id} is outside the lint pack's id ranges"
-        assert rule_doc(rule).help.startswith(rule.rationale)
-        for param in rule.params:
+        entry = rule.entry
+        assert entry.id == rule_id
+        assert entry.title and entry.rationale and entry.documentation
+        assert not rule_id.startswith(("GS0", "GS1", "GS9")), f"{rule_id} is outside the lint rules' id ranges"
+        assert entry.help_markdown.startswith(entry.rationale)
+        for param in entry.params:
             assert param.description
 
 
 def test_lookup_and_suggestions() -> None:
-    assert get_rule("gs604") is RULES["GS604"]
-    assert get_rule("GS999") is None
+    assert get("gs604") is RULES["GS604"].entry
+    assert get("GS999") is None
     assert "GS604" in suggest("GS64")
 
 
@@ -131,19 +132,16 @@ def test_a_crashing_rule_becomes_a_finding(tmp_path: Path, monkeypatch: pytest.M
     from gpuspec.rules.base import Problem, Rule
 
     class Broken(Rule):
-        """Always fails."""
+        """Always fails (stands in for GS501's implementation)."""
 
-        id = "GS499"
-        title = "broken"
-        rationale = "test"
-        severity = Severity.WARNING
+        entry = RULES["GS501"].entry
 
         def check(self, ctx: RuleContext) -> Iterator[Problem]:
             raise KeyError("boom")
 
-    monkeypatch.setitem(registry.RULES, "GS499", Broken)
+    monkeypatch.setitem(registry.RULES, "GS501", Broken())
     result = lint(build_fleet(tmp_path, FIXTURES / "GS502" / "fail"))
     assert result.usable
     assert [(f.rule_id, f.severity) for f in result.findings] == [("GS502", Severity.WARNING),
                                                                  ("GS000", Severity.ERROR)]
-    assert "rule GS499 failed: KeyError" in result.findings[1].message
+    assert "rule GS501 failed: KeyError" in result.findings[1].message

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from gpuspec.cli.main import cli
 from gpuspec.loader.positions import locate_findings
-from gpuspec.validate.run import validate_fleet
+from gpuspec.pipeline.validate import validate_fleet
 
 TRAIN = "clusters/train-east.yaml"
 INFER = "clusters/infer-north.yaml"

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from gpuspec.cli.main import cli
 from gpuspec.loader.positions import locate_findings
+from gpuspec.pipeline.lint import lint_fleet
+from gpuspec.pipeline.validate import validate_fleet
 from gpuspec.report.base import ReportContext
 from gpuspec.report.jsonreport import JsonReporter
 from gpuspec.report.registry import reporter
 from gpuspec.report.text import TextReporter
-from gpuspec.rules.engine import lint_fleet
-from gpuspec.validate.run import validate_fleet
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "fleet" / "clusters" / "train-east.yaml"

@@ -25,9 +25,9 @@ from click.testing import CliRunner
 from benchmarks.bench_verify import mini_chart_as
 from gpuspec.cli.verify_cmd import verify_command
 from gpuspec.findings import Finding
+from gpuspec.pipeline.verify import VerifyOptions, VerifyResult, verify_fleet
 from gpuspec.spec.resolve import NGC_CHART_REPOSITORY, chart_repository
 from gpuspec.verify.pull import is_chart_reference, pull_argv
-from gpuspec.verify.run import VerifyOptions, VerifyResult, verify_fleet
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "mini"

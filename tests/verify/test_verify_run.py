@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from gpuspec.cli.verify_cmd import verify_command
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
-from gpuspec.verify.run import VerifyOptions, VerifyResult, verify_fleet
+from gpuspec.pipeline.verify import VerifyOptions, VerifyResult, verify_fleet
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "mini"

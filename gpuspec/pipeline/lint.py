@@ -1,4 +1,4 @@
-"""The lint engine: validate the fleet, run every enabled rule through the policy, apply exceptions and suppressions."""
+"""The lint pipeline: validate the fleet, run every enabled rule under the policy, apply exceptions and suppressions."""
 
 from __future__ import annotations
 
@@ -9,23 +9,22 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-from gpuspec.findings import Finding, Severity
+from gpuspec.catalogue import CATALOGUE
+from gpuspec.catalogue.engine import RULE_CRASHED
+from gpuspec.catalogue.entry import Entry
+from gpuspec.findings import Finding
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
-from gpuspec.plan.rules import ChangeSetContext, ChangeSetRule, changeset_context
-from gpuspec.policy.custom import custom_findings, custom_rule_doc
+from gpuspec.policy.custom import custom_entry, custom_findings
 from gpuspec.policy.exceptions import apply_exceptions
 from gpuspec.policy.load import Place, Policy, load_policy
 from gpuspec.policy.suppress import apply_suppressions, read_suppressions
-from gpuspec.report.base import RuleDoc
 from gpuspec.rules.base import RuleContext, run_rule
-from gpuspec.rules.meta import EngineRule
-from gpuspec.rules.registry import RULES, rule_doc
+from gpuspec.rules.changeset import ChangeSetContext, changeset_context
+from gpuspec.rules.references import reference_findings
+from gpuspec.rules.registry import RULES
 from gpuspec.rules.secrets import mark_sensitive
 from gpuspec.spec.models import Fleet
-from gpuspec.validate.references import reference_findings
-
-RULE_CRASHED = "GS000"
 
 
 @dataclass
@@ -34,7 +33,7 @@ class LintResult:
 
     findings: list[Finding]
     usable: bool
-    rule_docs: dict[str, RuleDoc] = field(default_factory=dict)
+    rule_docs: dict[str, Entry] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
 
 
@@ -51,25 +50,24 @@ def _run_rules(
     as_of = policy.as_of or default_as_of()
     findings: list[Finding] = []
     shared: dict[object, object] = {}  # one memo per run, see RuleContext.shared
-    for rule_id, rule_class in RULES.items():
+    for rule_id, rule in RULES.items():
         config = policy.rules[rule_id]
-        if not config.enabled or issubclass(rule_class, EngineRule):
+        if not config.enabled:
             continue
         ctx: RuleContext
-        if issubclass(rule_class, ChangeSetRule):
+        if rule.needs_base:
             if changeset is None:
                 continue
             ctx = replace(changeset, params=config.params, as_of=as_of, raw=raw, shared=shared)
         else:
             ctx = RuleContext(fleet=fleet, params=config.params, as_of=as_of, raw=raw, shared=shared)
         try:
-            findings.extend(run_rule(rule_class(), ctx, config.severity))
+            findings.extend(run_rule(rule, ctx, config.severity))
         except Exception as exc:  # a broken rule must not hide the others' findings
             if os.environ.get("GPUSPEC_DEBUG"):
                 traceback.print_exc()
-            findings.append(Finding(
-                RULE_CRASHED, Severity.ERROR, f"rule {rule_id} failed: {type(exc).__name__}: {exc}",
-                fleet.settings_file, (),
+            findings.append(RULE_CRASHED.finding(
+                f"rule {rule_id} failed: {type(exc).__name__}: {exc}", fleet.settings_file, (),
                 "this is a bug in gpuspec; set GPUSPEC_DEBUG=1 for the traceback and report it",
             ))
     for located in policy.custom_rules:
@@ -91,17 +89,18 @@ def _restamp(findings: Sequence[Finding], policy: Policy) -> list[Finding]:
     return out
 
 
-def _docs(findings: Sequence[Finding], policy: Policy) -> dict[str, RuleDoc]:
-    docs: dict[str, RuleDoc] = {}
+def _docs(findings: Sequence[Finding], policy: Policy) -> dict[str, Entry]:
+    """The entries of the ids in ``findings``: the catalogue's, and the policy's custom rules."""
+    docs: dict[str, Entry] = {}
     custom = {c.rule.id: c for c in policy.custom_rules}
     for finding in findings:
         rule_id = finding.rule_id
         if rule_id in docs:
             continue
-        if rule_id in RULES:
-            docs[rule_id] = rule_doc(RULES[rule_id])
+        if rule_id in CATALOGUE:
+            docs[rule_id] = CATALOGUE[rule_id]
         elif rule_id in custom:
-            docs[rule_id] = custom_rule_doc(custom[rule_id])
+            docs[rule_id] = custom_entry(custom[rule_id])
     return docs
 
 
@@ -134,7 +133,8 @@ def lint_fleet(
         return LintResult(located, usable=False, rule_docs=_docs(located, policy), packs=policy.packs)
 
     changeset = (
-        changeset_context(None, base_rev, fleet_dir, policies_dir=policies_dir, head=fleet)
+        changeset_context(None, base_rev, fleet_dir, policies_dir=policies_dir, head=fleet,
+                          exceptions=policy.exceptions)
         if base_rev is not None else None
     )
     findings.extend(_run_rules(fleet, load.raw, policy, changeset))
@@ -144,7 +144,7 @@ def lint_fleet(
 
     def known(rule_id: str) -> bool:
         """Rules ``gpuspec rules`` lists and custom rules; validation findings (GS1xx) cannot be suppressed."""
-        return rule_id in RULES or rule_id in custom_ids
+        return rule_id in policy.rules or rule_id in custom_ids
 
     located, suppression_findings = apply_suppressions(
         located, read_suppressions(load.raw), known, policy.enabled)

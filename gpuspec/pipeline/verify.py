@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuspec.catalogue import verify as ids
 from gpuspec.errors import GpuspecError, ToolMissingError
 from gpuspec.findings import Finding
 from gpuspec.loader.fleetload import display_path, load_fleet
@@ -20,7 +21,7 @@ from gpuspec.spec.models import Cluster, Fleet
 from gpuspec.spec.resolve import chart_repository, operator_version
 from gpuspec.tools.discover import KustomizeCommand, find_helm, find_kustomize
 from gpuspec.tools.versions import kubectl_version
-from gpuspec.verify import checks, ids
+from gpuspec.verify import checks
 from gpuspec.verify.cache import VerifyCache, fingerprint, stays_inside, tree_digest
 from gpuspec.verify.chart import ChartInfo, crd_set
 from gpuspec.verify.checks import Origin

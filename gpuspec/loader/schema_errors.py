@@ -10,14 +10,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from gpuspec.findings import DocPath, Finding, Severity
+from gpuspec.catalogue.validate import BAD_API_VERSION, BAD_VALUE, MISSING_KEY, UNKNOWN_KEY
+from gpuspec.findings import DocPath, Finding
 from gpuspec.spec import models
-
-#: Rule ids of schema problems; any of them makes the input unusable (exit 2).
-UNKNOWN_KEY = "GS103"
-BAD_VALUE = "GS104"
-MISSING_KEY = "GS105"
-BAD_API_VERSION = "GS106"
 
 _PATTERN_WORDS = {
     models.DNS_LABEL_PATTERN: "a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters, "
@@ -123,14 +118,14 @@ def schema_findings(
             hint = f"did you mean {close[0]!r}?" if close else (
                 f"known keys here: {', '.join(sorted(choices))}" if choices else None
             )
-            finding = Finding(UNKNOWN_KEY, Severity.ERROR, f"unknown key {key!r}", file, path, hint, at_key=True)
+            finding = UNKNOWN_KEY.finding(f"unknown key {key!r}", file, path, hint, at_key=True)
         elif kind == "missing":
             path = _data_path(data, loc[:-1])
-            finding = Finding(MISSING_KEY, Severity.ERROR, f"missing required key {str(loc[-1])!r}", file, path,
+            finding = MISSING_KEY.finding(f"missing required key {str(loc[-1])!r}", file, path,
                               at_key=True)
         else:
             path = _data_path(data, loc)
             rule = BAD_API_VERSION if path and path[-1] in ("apiVersion", "kind") and len(path) == 1 else BAD_VALUE
-            finding = Finding(rule, Severity.ERROR, _message(err, err.get("input")), file, path)
+            finding = rule.finding(_message(err, err.get("input")), file, path)
         findings.setdefault((finding.path, finding.rule_id), finding)
     return list(findings.values())

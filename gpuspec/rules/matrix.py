@@ -1,4 +1,4 @@
-"""Support-matrix checks of a typed fleet: GS2xx (versions and platform) and GS3xx (MIG and sharing).
+"""Support-matrix rules of a typed fleet: GS2xx (versions and platform) and GS3xx (MIG and sharing).
 
 Every fact comes from :mod:`gpuspec.matrix.query`.  When the matrix cannot
 answer (unknown release, a docs column that does not exist, a fact written as
@@ -16,34 +16,37 @@ import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from gpuspec.findings import DocPath, Finding, Severity
+from gpuspec.catalogue import matrix as cat
+from gpuspec.catalogue.entry import Entry
+from gpuspec.catalogue.matrix import (
+    CANNOT_VERIFY_MIG,
+    CANNOT_VERIFY_PLATFORM,
+    DEPRECATED,
+    DRIVER_BRANCH,
+    DRIVER_VERSION_BRANCH,
+    DRIVER_VERSION_UNLISTED,
+    END_OF_SUPPORT,
+    GPU_DRIVER_TOO_OLD,
+    GPU_NOT_LISTED,
+    GPU_UNKNOWN,
+    KUBERNETES_RANGE,
+    MIG_LAYOUT,
+    MIG_LIMITS,
+    MIG_NOT_CAPABLE,
+    MIG_PROFILE,
+    MIG_SINGLE_MIXED,
+    OS_UNSUPPORTED,
+    PER_POOL_DRIVERS,
+    PRECOMPILED_UNAVAILABLE,
+    RUNTIME_UNSUPPORTED,
+    SHARING_WITH_MIG,
+    UNKNOWN_RELEASE,
+)
+from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix import query as q
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.spec.resolve import effective_driver, operator_version
-
-CANNOT_VERIFY_PLATFORM = "GS200"
-UNKNOWN_RELEASE = "GS201"
-END_OF_SUPPORT = "GS202"
-DEPRECATED = "GS203"
-KUBERNETES_RANGE = "GS204"
-OS_UNSUPPORTED = "GS205"
-RUNTIME_UNSUPPORTED = "GS206"
-DRIVER_BRANCH = "GS207"
-DRIVER_VERSION_BRANCH = "GS208"
-DRIVER_VERSION_UNLISTED = "GS209"
-GPU_UNKNOWN = "GS210"
-GPU_NOT_LISTED = "GS211"
-GPU_DRIVER_TOO_OLD = "GS212"
-PRECOMPILED_UNAVAILABLE = "GS213"
-PER_POOL_DRIVERS = "GS214"
-CANNOT_VERIFY_MIG = "GS300"
-MIG_NOT_CAPABLE = "GS301"
-MIG_LAYOUT = "GS302"
-MIG_PROFILE = "GS303"
-MIG_LIMITS = "GS304"
-MIG_SINGLE_MIXED = "GS305"
-SHARING_WITH_MIG = "GS306"
 
 #: spec `kubernetes.distribution` -> support-matrix distribution id.
 _DISTRIBUTION = {"upstream": "kubernetes"}
@@ -57,7 +60,8 @@ class _Result:
     problems: dict[str, list[Problem]] = field(default_factory=dict)
     seen: set[tuple[str, str, DocPath, str]] = field(default_factory=set)
 
-    def add(self, rule: str, message: str, file: str, path: DocPath, hint: str | None = None) -> None:
+    def add(self, entry: Entry, message: str, file: str, path: DocPath, hint: str | None = None) -> None:
+        rule = entry.id
         key = (rule, file, path, message)
         if key not in self.seen:
             self.seen.add(key)
@@ -80,7 +84,7 @@ def evaluate(fleet: Fleet, when: dt.date) -> _Result:
 def _evaluation(ctx: RuleContext) -> _Result:
     """The evaluation of ``ctx.fleet``, computed once per lint run (memoised in ``ctx.shared``)."""
     when = ctx.as_of or q.data_date()
-    key = ("gpuspec.matrix.checks", when)
+    key = ("gpuspec.rules.matrix", when)
     result = ctx.shared.get(key)
     if not isinstance(result, _Result):
         result = evaluate(ctx.fleet, when)
@@ -558,334 +562,19 @@ def _layouts_for(product: str, version: str | None) -> list[str]:
 # ---------------------------------------------------------------- rules
 
 
-class _MatrixRule(Rule):
-    """Base of the support-matrix rules: each picks its own problems from the shared evaluation."""
+class MatrixView(Rule):
+    """A support-matrix rule: the problems of one entry, picked from the shared evaluation of the fleet."""
+
+    def __init__(self, entry: Entry) -> None:
+        self.entry = entry
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
-        """Yield the problems of this rule for ``ctx.fleet``, judged at ``ctx.as_of`` (default: data date)."""
-        yield from _evaluation(ctx).problems.get(self.id, [])
-
-
-class MatrixCannotVerify(_MatrixRule):
-    """The support matrix cannot answer a version or platform question for this spec.
-
-    Raised instead of passing silently when the release, a docs column (e.g. AKS in 26.x docs, K3s in 25.10
-    docs) or a fact is unknown, or when the life-cycle date is after the matrix's data date.
-
-    Failing: ``kubernetes: {distribution: aks, version: "1.33"}`` with operator ``v26.7.0`` (no AKS column).
-    Passing: ``distribution: upstream``.
-    """
-
-    id = CANNOT_VERIFY_PLATFORM
-    title = "Support matrix cannot verify a version or platform fact"
-    rationale = "Unknown is not the same as supported; a human should confirm it."
-    severity = Severity.WARNING
-    tags = ("support-matrix",)
-
-
-class UnknownOperatorRelease(_MatrixRule):
-    """The GPU Operator release (cluster pin or channel) is not one of the 22 releases the matrix knows.
-
-    Failing: ``operator: {version: v25.10.2}``.  Passing: ``operator: {version: v25.10.1}``.
-    The hint names the nearest known release.
-    """
-
-    id = UNKNOWN_RELEASE
-    title = "Unknown GPU Operator release"
-    rationale = "Images, platforms and drivers of an unknown release cannot be pinned or checked."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "versions")
-
-
-class EndOfSupportLine(_MatrixRule):
-    """The cluster runs a release line that is end of support on the judged date (policy ``as_of`` or data date).
-
-    Failing: ``operator: {version: v25.10.1}`` (end of support on 2026-08-21).  Passing: ``v26.7.0``.
-    """
-
-    id = END_OF_SUPPORT
-    title = "GPU Operator release line is end of support"
-    rationale = "End-of-support lines get no bug or CVE fixes."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "lifecycle")
-
-
-class DeprecatedLine(_MatrixRule):
-    """The cluster runs a deprecated release line (only critical and CVE fixes until the next line ships).
-
-    Failing: ``operator: {version: v26.3.3}`` on 2026-08-21.  Passing: ``v26.7.0``.
-    """
-
-    id = DEPRECATED
-    title = "GPU Operator release line is deprecated"
-    rationale = "A deprecated line becomes end of support with the next release; plan the upgrade now."
-    severity = Severity.WARNING
-    tags = ("support-matrix", "lifecycle")
-
-
-class KubernetesOutsideRange(_MatrixRule):
-    """The Kubernetes (or OpenShift) version is outside what the operator release lists for the distribution.
-
-    Per-patch limits apply (e.g. Kubernetes 1.35 only from v25.10.1).
-    Failing: ``kubernetes: {version: "1.31"}`` with ``v26.7.0``.  Passing: ``"1.34"``.
-    """
-
-    id = KUBERNETES_RANGE
-    title = "Kubernetes version outside the release's supported range"
-    rationale = "The operator is validated only on the listed versions."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "platform")
-
-
-class UnsupportedOs(_MatrixRule):
-    """A pool's OS (distribution and version) is not listed for the operator release.
-
-    Failing: ``os: {distribution: ubuntu, version: "20.04"}`` with ``v26.7.0``.  Passing: ``"22.04"``.
-    """
-
-    id = OS_UNSUPPORTED
-    title = "Operating system not supported by the release"
-    rationale = "Driver containers are built and tested only for the listed OS versions."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "platform")
-
-
-class UnsupportedRuntime(_MatrixRule):
-    """The container runtime is not listed for the release (or for a pool's OS, e.g. containerd on RHCOS).
-
-    Failing: ``runtime: containerd`` on an RHCOS pool.  Passing: ``runtime: cri-o``.
-    """
-
-    id = RUNTIME_UNSUPPORTED
-    title = "Container runtime not supported"
-    rationale = "The toolkit configures only the listed runtimes."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "platform")
-
-
-class DriverBranchUnsupported(_MatrixRule):
-    """The driver branch (pool or channel) is not in the release's component matrix.
-
-    Failing: ``driver: {branch: "570"}`` with ``v26.7.0``.  Passing: ``branch: "580"``.
-    """
-
-    id = DRIVER_BRANCH
-    title = "Driver branch not supported by the operator release"
-    rationale = "Only listed driver branches are validated with the release's operands."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "driver")
-
-
-class DriverVersionNotInBranch(_MatrixRule):
-    """The exact driver version does not belong to the declared branch.
-
-    Failing: ``driver: {branch: "580", version: 595.91.07}``.  Passing: ``version: 580.173.02``.
-    """
-
-    id = DRIVER_VERSION_BRANCH
-    title = "Driver version not in its branch"
-    rationale = "A version outside its branch is a typo or a silent branch change."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "driver")
-
-
-class DriverVersionNotListed(_MatrixRule):
-    """The exact driver version is not listed for the release (docs component matrix or chart default).
-
-    Failing: ``version: 580.173.03`` with ``v26.7.0``.  Passing: ``580.173.02``.
-    """
-
-    id = DRIVER_VERSION_UNLISTED
-    title = "Driver version not listed for the release"
-    rationale = "Unlisted driver containers may not exist for the node OS or may be untested."
-    severity = Severity.WARNING
-    tags = ("support-matrix", "driver")
-
-
-class UnknownGpuProduct(_MatrixRule):
-    """The pool's GPU product id is not in gpuspec's product catalogue.
-
-    Failing: ``gpu: {product: H100-80G}``.  Passing: ``H100-SXM5-80GB`` (``gpuspec matrix`` lists the ids).
-    """
-
-    id = GPU_UNKNOWN
-    title = "Unknown GPU product"
-    rationale = "MIG, driver and support checks need to know the GPU."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "gpu")
-
-
-class GpuNotListed(_MatrixRule):
-    """The GPU product is not in the release line's supported-GPU list.
-
-    Failing: ``product: B200`` with ``v24.9.2``.  Passing: ``product: B200`` with ``v26.7.0``.
-    """
-
-    id = GPU_NOT_LISTED
-    title = "GPU not supported by the operator release"
-    rationale = "The operator is validated only on the listed GPUs."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "gpu")
-
-
-class GpuDriverTooOld(_MatrixRule):
-    """The pool's driver is older than the documented minimum for its GPU (e.g. HGX B200 needs 570.133.20+).
-
-    Failing: ``product: B200`` with ``driver: {branch: "535"}``.  Passing: ``branch: "580"``.
-    """
-
-    id = GPU_DRIVER_TOO_OLD
-    title = "Driver too old for the GPU"
-    rationale = "Drivers older than the GPU's minimum do not support it."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "gpu", "driver")
-
-
-class PrecompiledUnavailable(_MatrixRule):
-    """Precompiled drivers are requested for an OS / kernel flavour / branch without precompiled images.
-
-    Failing: ``driver: {source: precompiled, branch: "535"}`` on Ubuntu 22.04 with ``v26.7.0``.
-    Passing: ``branch: "580"`` with kernel ``5.15.0-105-generic``.
-    """
-
-    id = PRECOMPILED_UNAVAILABLE
-    title = "No precompiled driver images for this OS, kernel and branch"
-    rationale = "The driver pod cannot start without a matching precompiled image."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "driver")
-
-
-class PerPoolDriversNeedNvidiaDriver(_MatrixRule):
-    """Pools of one cluster use different operator-managed drivers, which needs NVIDIADriver resources.
-
-    Before v26.3.0 NVIDIADriver resources are a technology preview (not for production).
-    Failing: two pools with drivers 580.x and 535.x on ``v25.10.1``.  Passing: the same on ``v26.3.0``.
-    """
-
-    id = PER_POOL_DRIVERS
-    title = "Different drivers per pool need NVIDIADriver support"
-    rationale = "ClusterPolicy alone manages one driver version per cluster."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "driver")
-
-
-class MigCannotVerify(_MatrixRule):
-    """The support matrix cannot answer a MIG or sharing question for this pool.
-
-    For example MIG on a product whose MIG capability the sources do not state, or MPS combined with MIG
-    (the MPS configuration is not documented in the sources).
-    """
-
-    id = CANNOT_VERIFY_MIG
-    title = "Support matrix cannot verify a MIG or sharing fact"
-    rationale = "Unknown is not the same as supported; a human should confirm it."
-    severity = Severity.WARNING
-    tags = ("support-matrix", "mig")
-
-
-class MigOnNonMigGpu(_MatrixRule):
-    """MIG is requested on a GPU known not to support MIG.
-
-    Failing: ``mig: {strategy: single}`` on a product recorded with ``mig_capable: false``.
-    """
-
-    id = MIG_NOT_CAPABLE
-    title = "MIG requested on a GPU without MIG"
-    rationale = "MIG Manager cannot partition a GPU without MIG."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "mig")
-
-
-class MigLayoutInvalid(_MatrixRule):
-    """The named MIG layout does not exist (at that release) or has no entry for the pool's GPU.
-
-    Failing: ``layout: all-1g.10gb`` on A30-24GB.  Passing: ``layout: all-1g.6gb``.
-    """
-
-    id = MIG_LAYOUT
-    title = "Named MIG layout invalid for the GPU"
-    rationale = "mig-parted fails on a layout the GPU cannot take; the node stays unpartitioned."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "mig")
-
-
-class MigProfileInvalid(_MatrixRule):
-    """A custom MIG layout uses a profile that is not valid on the pool's GPU.
-
-    Failing: ``{"3g.40gb": 2}`` on A100-SXM4-40GB.  Passing: ``{"3g.20gb": 2}``.
-    """
-
-    id = MIG_PROFILE
-    title = "MIG profile not valid on the GPU"
-    rationale = "Profiles are fixed per GPU model; an invalid one fails the repartition."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "mig")
-
-
-class MigLayoutExceedsLimits(_MatrixRule):
-    """A custom MIG layout needs more compute slices than the GPU has, or more instances of a profile than allowed.
-
-    Failing: ``{"3g.20gb": 2, "2g.10gb": 1}`` on A100-40GB (8 of 7 slices).  Passing: ``{"3g.20gb": 2}``.
-    """
-
-    id = MIG_LIMITS
-    title = "Custom MIG layout exceeds the GPU's slices or instance limits"
-    rationale = "MIG Manager cannot create more instances than the hardware has."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "mig")
-
-
-class MigSingleWithMixedProfiles(_MatrixRule):
-    """Strategy ``single`` with more than one MIG profile on a node.
-
-    Failing: ``mig: {strategy: single, layout: all-balanced}``.  Passing: ``strategy: mixed``.
-    """
-
-    id = MIG_SINGLE_MIXED
-    title = "MIG strategy single with different profiles"
-    rationale = "The single strategy advertises one homogeneous resource; mixed geometries need mixed."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "mig")
-
-
-class SharingWithMigUnsupported(_MatrixRule):
-    """A sharing mode is combined with MIG where the sources say it is not supported.
-
-    Time-slicing with MIG is documented as supported; MPS with MIG is undocumented (GS300).
-    """
-
-    id = SHARING_WITH_MIG
-    title = "GPU sharing combined with MIG where unsupported"
-    rationale = "The device plugin rejects unsupported sharing configurations."
-    severity = Severity.ERROR
-    tags = ("support-matrix", "mig", "sharing")
+        """Yield the problems of this rule's entry for ``ctx.fleet``, judged at ``ctx.as_of`` (default: data date)."""
+        yield from _evaluation(ctx).problems.get(self.entry.id, [])
 
 
 #: Every support-matrix rule, in id order.
-MATRIX_RULES: list[type[Rule]] = [
-    MatrixCannotVerify,
-    UnknownOperatorRelease,
-    EndOfSupportLine,
-    DeprecatedLine,
-    KubernetesOutsideRange,
-    UnsupportedOs,
-    UnsupportedRuntime,
-    DriverBranchUnsupported,
-    DriverVersionNotInBranch,
-    DriverVersionNotListed,
-    UnknownGpuProduct,
-    GpuNotListed,
-    GpuDriverTooOld,
-    PrecompiledUnavailable,
-    PerPoolDriversNeedNvidiaDriver,
-    MigCannotVerify,
-    MigOnNonMigGpu,
-    MigLayoutInvalid,
-    MigProfileInvalid,
-    MigLayoutExceedsLimits,
-    MigSingleWithMixedProfiles,
-    SharingWithMigUnsupported,
-]
+MATRIX_RULES: list[Rule] = [MatrixView(entry) for entry in cat.ENTRIES]
 
 
 def matrix_findings(fleet: Fleet, as_of: dt.date | None = None) -> list[Finding]:
@@ -893,5 +582,5 @@ def matrix_findings(fleet: Fleet, as_of: dt.date | None = None) -> list[Finding]
     ctx = RuleContext(fleet=fleet, as_of=as_of)
     findings: list[Finding] = []
     for rule in MATRIX_RULES:
-        findings.extend(run_rule(rule(), ctx))
+        findings.extend(run_rule(rule, ctx))
     return findings

@@ -18,14 +18,14 @@ from pathlib import Path
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.files import YAML_SUFFIXES
+from gpuspec.pipeline.validate import ValidationResult, validate_fleet
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
+from gpuspec.render.filetree import RenderPlan
 from gpuspec.render.images import cluster_images
 from gpuspec.render.inputs import InputDigests, read_input_digests
-from gpuspec.render.plan import RenderPlan
 from gpuspec.render.serialize import serialize
 from gpuspec.spec.models import Fleet
-from gpuspec.validate.run import ValidationResult, validate_fleet
 
 #: Fleets smaller than this render in-process (starting workers costs more than it saves).
 PARALLEL_THRESHOLD = 200

@@ -1,26 +1,28 @@
-"""Reference and consistency checks on a typed fleet (GS110-GS119)."""
+"""Reference and consistency checks on a typed fleet (the GS110-GS115 entries of the validate stage)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from gpuspec.findings import DocPath, Finding, Severity
+from gpuspec.catalogue.entry import Entry
+from gpuspec.catalogue.validate import (
+    DUPLICATE_NAME,
+    FILE_NAME_MISMATCH,
+    MIG_LAYOUT_CHOICE,
+    SHARING_SETTINGS,
+    UNRESOLVED_REFERENCE,
+    VERSION_XOR_CHANNEL,
+)
+from gpuspec.findings import DocPath, Finding
 from gpuspec.spec.models import Cluster, Fleet, MigStrategy, SharingMode
-
-FILE_NAME_MISMATCH = "GS110"
-DUPLICATE_NAME = "GS111"
-UNRESOLVED_REFERENCE = "GS112"
-VERSION_XOR_CHANNEL = "GS113"
-MIG_LAYOUT_CHOICE = "GS114"
-SHARING_SETTINGS = "GS115"
 
 #: PriorityClasses every Kubernetes cluster has.
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 
 
-def _error(rule: str, message: str, file: str, path: DocPath, hint: str | None = None) -> Finding:
-    return Finding(rule, Severity.ERROR, message, file, path, hint)
+def _error(entry: Entry, message: str, file: str, path: DocPath, hint: str | None = None) -> Finding:
+    return entry.finding(message, file, path, hint)
 
 
 def _duplicates(names: Iterable[str], file: str, path: DocPath, what: str, key: str = "name") -> Iterator[Finding]:
@@ -51,8 +53,8 @@ def _cluster(fleet: Fleet, cluster: Cluster) -> Iterator[Finding]:
                      file, ("metadata", "name"), f"rename the file to {cluster.name}.yaml or the cluster to {stem}")
     op = cluster.operator
     if (op.version is None) == (op.channel is None):
-        yield Finding(VERSION_XOR_CHANNEL, Severity.ERROR, "set exactly one of operator.version and operator.channel",
-                      file, ("operator",), at_key=True)
+        yield VERSION_XOR_CHANNEL.finding("set exactly one of operator.version and operator.channel",
+                                          file, ("operator",), at_key=True)
     if op.channel is not None and fleet.channel(op.channel) is None:
         yield _error(UNRESOLVED_REFERENCE, f"channel {op.channel!r} is not defined in fleet.yaml", file,
                      ("operator", "channel"))

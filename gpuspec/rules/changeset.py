@@ -12,23 +12,24 @@ through the policy engine instead (:func:`changeset_context` builds the context 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from gpuspec.catalogue import changeset as cat
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix.query import upgrade_supported
 from gpuspec.plan.build import compare
 from gpuspec.plan.diff import diff_fleets, driver_key, driver_text
-from gpuspec.plan.exceptions import ExceptionRef, read_exceptions
 from gpuspec.plan.gitread import changed_paths, relative_to_repo
 from gpuspec.plan.model import Change, ChangeKind, Dimension
 from gpuspec.plan.regen import read_regeneration
+from gpuspec.policy.load import LocatedException, load_policy
 from gpuspec.render.generator import Regeneration
-from gpuspec.rules.base import Param, Problem, Rule, RuleContext, run_rule
+from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
 from gpuspec.spec.models import Fleet
 from gpuspec.spec.resolve import effective_driver, operator_version
 
@@ -39,7 +40,7 @@ class ChangeSetContext(RuleContext):
 
     ``changed_files`` are repository-relative POSIX paths that differ between the base commit and the working
     tree (untracked files included); ``fleet_rel``, ``policies_rel`` and ``rendered_rel`` name the three folders
-    the same way.  ``exceptions`` are the policy exceptions of the head's policy packs.
+    the same way.  ``exceptions`` are the policy exceptions of the packs in effect (the typed policy of the run).
     """
 
     base: Fleet | None = None
@@ -50,14 +51,14 @@ class ChangeSetContext(RuleContext):
     fleet_rel: str = "fleet"
     policies_rel: str = "policies"
     rendered_rel: str = "rendered"
-    exceptions: tuple[ExceptionRef, ...] = field(default=())
+    exceptions: tuple[LocatedException, ...] = field(default=())
     regeneration: Regeneration | None = None
 
 
 class ChangeSetRule(Rule):
     """Base of GS8xx rules: :meth:`check` hands a :class:`ChangeSetContext` to :meth:`check_changes`."""
 
-    tags = ("change-set",)
+    needs_base = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield the rule's problems, or nothing when ``ctx`` carries no base (not a change-set run)."""
@@ -68,36 +69,15 @@ class ChangeSetRule(Rule):
         """Yield every problem in the change from ``ctx.base`` to ``ctx.fleet``."""
         raise NotImplementedError
 
-    def param(self, ctx: RuleContext, name: str) -> Any:
-        """The policy's value of parameter ``name``, else its default."""
-        return ctx.params[name] if name in ctx.params else type(self).defaults()[name]
-
 
 def _changes(ctx: ChangeSetContext, *kinds: ChangeKind) -> Iterator[Change]:
     return (c for c in ctx.changes if c.kind in kinds)
 
 
 class OneLayerPerChange(ChangeSetRule):
-    """At most ``max_dimensions`` of {Kubernetes, OS or kernel, driver, operator} change per cluster in one change.
+    """At most ``max_dimensions`` of {Kubernetes, OS or kernel, driver, operator} change per cluster in one change."""
 
-    Changing several layers of the GPU stack at once makes a failure impossible to attribute and a
-    rollback ambiguous: which layer broke the nodes?  Upgrade Kubernetes, the node OS or kernel, the
-    driver and the GPU Operator in separate pull requests, each after the previous one has rolled out.
-
-    Only written changes count: a driver that moves because it follows the operator release is part of
-    the operator change.  Kubernetes counts version, distribution and runtime; OS counts version and
-    kernel of any pool; driver counts source, branch, version and module type of any pool (including
-    through a channel); operator counts the effective release.
-
-    Failing: one pull request bumps ``kubernetes.version`` and a pool's ``driver.branch``.
-    Passing: the same two changes in two pull requests.
-    """
-
-    id = "GS801"
-    title = "One platform layer per change and cluster"
-    rationale = "Several layers changed at once cannot be attributed or rolled back one by one."
-    severity = Severity.ERROR
-    params = (Param("max_dimensions", int, 1, "Most layers (kubernetes, os, driver, operator) one change may touch."),)
+    entry = cat.ONE_LAYER_PER_CHANGE
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose change touches more layers than allowed."""
@@ -121,21 +101,9 @@ class OneLayerPerChange(ChangeSetRule):
 
 
 class OperatorUpgradePath(ChangeSetRule):
-    """A GPU Operator upgrade stays within its release line or goes to the next line only.
+    """A GPU Operator upgrade stays within its release line or goes to the next line only."""
 
-    NVIDIA supports upgrades within a release line (YY.MM) or to the next line; skipping a line
-    (25.3 -> 25.10 -> 26.3: going from 25.3 straight to 26.3) is not supported and may leave CRDs and
-    operands in a state no release was tested with.  Upgrade one line at a time.  The answer comes from
-    the support matrix's ``upgrade_supported``; a release the matrix does not know cannot be verified and
-    is reported too.
-
-    Failing: ``v25.3.4 -> v26.3.0``.  Passing: ``v25.3.4 -> v25.10.1``.
-    """
-
-    id = "GS802"
-    title = "Operator upgrade skips no release line"
-    rationale = "Upgrades are supported only within a release line or to the next one."
-    severity = Severity.ERROR
+    entry = cat.OPERATOR_UPGRADE_PATH
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield a problem per operator upgrade the support matrix does not support or cannot verify."""
@@ -153,20 +121,9 @@ class OperatorUpgradePath(ChangeSetRule):
 
 
 class DowngradeAcknowledged(ChangeSetRule):
-    """An operator or driver downgrade carries ``operator.rollback: true`` in the head spec of its cluster.
+    """An operator or driver downgrade carries ``operator.rollback: true`` in the head spec of its cluster."""
 
-    Downgrades are rollbacks: Helm does not downgrade CRDs, and a driver downgrade reloads every
-    node again.  They must be deliberate, so the cluster spec acknowledges them with
-    ``operator.rollback: true`` (remove it in the next change).
-
-    Failing: ``operator.version: v26.3.1`` after ``v26.7.0`` without ``rollback: true``.
-    Passing: the same with ``operator: {version: v26.3.1, rollback: true}``.
-    """
-
-    id = "GS803"
-    title = "Downgrade acknowledged with operator.rollback"
-    rationale = "An unintended downgrade reloads drivers and leaves newer CRDs behind."
-    severity = Severity.ERROR
+    entry = cat.DOWNGRADE_ACKNOWLEDGED
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield a problem per operator or driver downgrade of a cluster without the acknowledgment."""
@@ -186,25 +143,9 @@ class DowngradeAcknowledged(ChangeSetRule):
 
 
 class CanaryFirst(ChangeSetRule):
-    """Driver and operator changes reach non-canary targets only after the canary runs the target in the base.
+    """Driver and operator changes reach non-canary targets only after the canary runs the target in the base."""
 
-    Pools: a driver change on a pool that is not the cluster's ``rollout.canaryPool`` needs the canary
-    pool to run exactly that driver (source, branch, version, module type) in the base already: change
-    the canary in one pull request, the other pools in a later one.  Clusters without a canary pool are
-    not checked here (GS501 asks for one).
-
-    Clusters: the operator runs once per cluster, so its canary is a cluster.  An operator change on a
-    cluster outside the fleet's first rollout wave needs a cluster of an earlier wave to run the target
-    release in the base already.
-
-    Failing: one change moves ``h100-canary`` and ``h100`` to branch 595.  Passing: the canary moved in
-    the base; this change moves ``h100``.
-    """
-
-    id = "GS804"
-    title = "Canary first for driver and operator changes"
-    rationale = "A bad driver or operator must hit the canary before it hits production capacity."
-    severity = Severity.ERROR
+    entry = cat.CANARY_FIRST
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield a problem per non-canary driver change and per operator change that is not preceded by its canary."""
@@ -263,21 +204,17 @@ class CanaryFirst(ChangeSetRule):
             )
 
 
+def _names(exc_cluster: str, exc_pool: str | None, cluster: str, pool: str | None) -> bool:
+    """True when an exception for ``exc_cluster``/``exc_pool`` names ``pool`` of ``cluster`` (or the cluster)."""
+    if pool is None:
+        return exc_cluster == cluster
+    return exc_pool == pool and exc_cluster in ("*", cluster)
+
+
 class RemovedPoolUnreferenced(ChangeSetRule):
-    """A removed pool (or cluster) is no longer referenced by tenants or policy exceptions.
+    """A removed pool (or cluster) is no longer referenced by tenants or policy exceptions."""
 
-    A tenant whose ``pools`` still list a removed pool loses its capacity without anyone deciding it;
-    a policy exception that names a removed pool is dead weight that will silently cover a future pool
-    of the same name.  Move the tenant and drop the exception in the same change.
-
-    Failing: pool ``t4-batch`` removed while tenant ``batch`` lists it.  Passing: tenant ``batch`` moved to
-    another pool in the same change.
-    """
-
-    id = "GS805"
-    title = "Removed pool still referenced"
-    rationale = "Tenants and exceptions that name a removed pool break or linger unnoticed."
-    severity = Severity.ERROR
+    entry = cat.REMOVED_POOL_UNREFERENCED
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield a problem per tenant and per exception that still names a removed pool or cluster."""
@@ -298,37 +235,24 @@ class RemovedPoolUnreferenced(ChangeSetRule):
             yield from self._exceptions(ctx, change.cluster, pool)
 
     def _exceptions(self, ctx: ChangeSetContext, cluster: str, pool: str | None) -> Iterator[Problem]:
-        for ref in ctx.exceptions:
-            if not ref.names(cluster, pool):
+        for located in ctx.exceptions:
+            named = located.exception
+            if not _names(named.cluster, named.pool, cluster, pool):
                 continue
-            if ref.cluster == "*" and pool is not None and any(c.pool(pool) for c in ctx.fleet.clusters):
+            if named.cluster == "*" and pool is not None and any(c.pool(pool) for c in ctx.fleet.clusters):
                 continue  # the exception still applies to a pool of that name elsewhere
             what = f"pool {pool!r} of cluster {cluster!r}" if pool else f"cluster {cluster!r}"
             yield Problem(
-                f"{what} is removed but a policy exception still names it", ref.file, ref.path,
+                f"{what} is removed but a policy exception still names it", located.place.file,
+                located.place.path,
                 hint="remove the exception in the same change",
             )
 
 
 class RenderedNotHandEdited(ChangeSetRule):
-    """``rendered/`` changes only together with ``fleet/`` or ``policies/``.
+    """``rendered/`` changes only together with ``fleet/`` or ``policies/``."""
 
-    ``rendered/`` is generated by ``gpuspec render``; a change there without a change to its sources
-    is a hand edit that the next render silently overwrites (and that Argo CD / Flux applies
-    meanwhile).  A newer gpuspec whose output differs re-renders without source changes too: that
-    regeneration passes, because ``gpuspec render`` records the newer version in the generator stamp
-    ``rendered/generator.yaml`` together with the changed files (``gpuspec plan`` lists it as a
-    ``regenerated`` change, and ``render --check`` proves the files are exactly that version's output).
-
-    Failing: only ``rendered/clusters/train-east/gpu-operator.values.yaml`` changed.
-    Passing: ``fleet/clusters/train-east.yaml`` and the rendered files changed together, or the rendered
-    files changed with the generator stamp naming a newer gpuspec.
-    """
-
-    id = "GS806"
-    title = "rendered/ is not edited by hand"
-    rationale = "Hand edits to generated output are applied by GitOps and lost on the next render."
-    severity = Severity.ERROR
+    entry = cat.RENDERED_NOT_HAND_EDITED
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield one problem when rendered files changed while fleet and policy files did not."""
@@ -357,13 +281,13 @@ class RenderedNotHandEdited(ChangeSetRule):
 
 
 #: Every change-set rule, in id order.
-CHANGESET_RULES: list[type[Rule]] = [
-    OneLayerPerChange,
-    OperatorUpgradePath,
-    DowngradeAcknowledged,
-    CanaryFirst,
-    RemovedPoolUnreferenced,
-    RenderedNotHandEdited,
+CHANGESET_RULES: list[Rule] = [
+    OneLayerPerChange(),
+    OperatorUpgradePath(),
+    DowngradeAcknowledged(),
+    CanaryFirst(),
+    RemovedPoolUnreferenced(),
+    RenderedNotHandEdited(),
 ]
 
 
@@ -377,6 +301,7 @@ def changeset_context(
     head: Fleet | None = None,
     params: Mapping[str, Any] | None = None,
     as_of: date | None = None,
+    exceptions: Sequence[LocatedException] = (),
 ) -> ChangeSetContext:
     """Build the change-set context: base fleet from git, head fleet, diff, changed files and exceptions.
 
@@ -403,7 +328,7 @@ def changeset_context(
         fleet_rel=comparison.fleet_rel,
         policies_rel=relative_to_repo(comparison.repo_root, policies),
         rendered_rel=rendered_rel,
-        exceptions=tuple(read_exceptions(policies)),
+        exceptions=tuple(exceptions),
         regeneration=read_regeneration(comparison.repo_root, comparison.base.commit, rendered_rel),
     )
 
@@ -423,17 +348,22 @@ def changeset_findings(
 ) -> list[Finding]:
     """Run every GS8xx rule on the change from ``base_rev`` to the working tree and return their findings.
 
+    A convenience for tests and scripts; ``gpuspec lint --base`` runs the same rules through the lint pipeline.
+
     ``params``, ``severities`` and ``enabled`` are keyed by rule id (the policy engine's settings); rules
     not named run with their defaults.  ``head`` is the already loaded working-tree fleet, if the caller
     has it.  Findings are not located (``gpuspec.loader.positions.locate_findings`` does that).
     """
+    policies = policies_dir if policies_dir is not None else fleet_dir.parent / "policies"
     ctx = changeset_context(
         repo_root, base_rev, fleet_dir, policies_dir=policies_dir, rendered_dir=rendered_dir, head=head, as_of=as_of,
     )
+    ctx = replace(ctx, exceptions=tuple(load_policy(policies, ctx.fleet.settings.policy.packs).exceptions))
     findings: list[Finding] = []
-    for rule_class in CHANGESET_RULES:
-        if enabled is not None and enabled.get(rule_class.id, True) is False:
+    for rule in CHANGESET_RULES:
+        rule_id = rule.entry.id
+        if enabled is not None and enabled.get(rule_id, True) is False:
             continue
-        rule_params = {**rule_class.defaults(), **dict((params or {}).get(rule_class.id, {}))}
-        findings.extend(run_rule(rule_class(), replace(ctx, params=rule_params), (severities or {}).get(rule_class.id)))
+        rule_params = {**rule.entry.defaults(), **dict((params or {}).get(rule_id, {}))}
+        findings.extend(run_rule(rule, replace(ctx, params=rule_params), (severities or {}).get(rule_id)))
     return findings

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from gpuspec.findings import Finding
 from gpuspec.loader.fleetload import LoadResult, load_fleet
-from gpuspec.matrix.checks import matrix_findings
+from gpuspec.rules.matrix import matrix_findings
+from gpuspec.rules.references import reference_findings
 from gpuspec.spec.models import Fleet
-from gpuspec.validate.references import reference_findings
 
 #: Further checks run on a usable fleet (the support-matrix checks register here).
 FleetCheck = Callable[[Fleet], list[Finding]]

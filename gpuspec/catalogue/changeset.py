@@ -1,0 +1,140 @@
+"""Change-set findings (GS8xx): they judge the change from a base revision and need `--base`."""
+
+from __future__ import annotations
+
+from gpuspec.catalogue.entry import Entry, Param
+from gpuspec.findings import Severity
+
+ONE_LAYER_PER_CHANGE = Entry(
+    id="GS801",
+    title="One platform layer per change and cluster",
+    severity=Severity.ERROR,
+    rationale="Several layers changed at once cannot be attributed or rolled back one by one.",
+    doc="""
+At most `max_dimensions` of {Kubernetes, OS or kernel, driver, operator} change per cluster in one change.
+
+Changing several layers of the GPU stack at once makes a failure impossible to attribute and a
+rollback ambiguous: which layer broke the nodes?  Upgrade Kubernetes, the node OS or kernel, the
+driver and the GPU Operator in separate pull requests, each after the previous one has rolled out.
+
+Only written changes count: a driver that moves because it follows the operator release is part of
+the operator change.  Kubernetes counts version, distribution and runtime; OS counts version and
+kernel of any pool; driver counts source, branch, version and module type of any pool (including
+through a channel); operator counts the effective release.
+
+Failing: one pull request bumps `kubernetes.version` and a pool's `driver.branch`.
+Passing: the same two changes in two pull requests.
+""",
+    params=(Param("max_dimensions", int, 1, "Most layers (kubernetes, os, driver, operator) one change may touch."),),
+    tags=("change-set",),
+)
+
+OPERATOR_UPGRADE_PATH = Entry(
+    id="GS802",
+    title="Operator upgrade skips no release line",
+    severity=Severity.ERROR,
+    rationale="Upgrades are supported only within a release line or to the next one.",
+    doc="""
+A GPU Operator upgrade stays within its release line or goes to the next line only.
+
+NVIDIA supports upgrades within a release line (YY.MM) or to the next line; skipping a line
+(25.3 -> 25.10 -> 26.3: going from 25.3 straight to 26.3) is not supported and may leave CRDs and
+operands in a state no release was tested with.  Upgrade one line at a time.  The answer comes from
+the support matrix's `upgrade_supported`; a release the matrix does not know cannot be verified and
+is reported too.
+
+Failing: `v25.3.4 -> v26.3.0`.  Passing: `v25.3.4 -> v25.10.1`.
+""",
+    tags=("change-set",),
+)
+
+DOWNGRADE_ACKNOWLEDGED = Entry(
+    id="GS803",
+    title="Downgrade acknowledged with operator.rollback",
+    severity=Severity.ERROR,
+    rationale="An unintended downgrade reloads drivers and leaves newer CRDs behind.",
+    doc="""
+An operator or driver downgrade carries `operator.rollback: true` in the head spec of its cluster.
+
+Downgrades are rollbacks: Helm does not downgrade CRDs, and a driver downgrade reloads every
+node again.  They must be deliberate, so the cluster spec acknowledges them with
+`operator.rollback: true` (remove it in the next change).
+
+Failing: `operator.version: v26.3.1` after `v26.7.0` without `rollback: true`.
+Passing: the same with `operator: {version: v26.3.1, rollback: true}`.
+""",
+    tags=("change-set",),
+)
+
+CANARY_FIRST = Entry(
+    id="GS804",
+    title="Canary first for driver and operator changes",
+    severity=Severity.ERROR,
+    rationale="A bad driver or operator must hit the canary before it hits production capacity.",
+    doc="""
+Driver and operator changes reach non-canary targets only after the canary runs the target in the base.
+
+Pools: a driver change on a pool that is not the cluster's `rollout.canaryPool` needs the canary
+pool to run exactly that driver (source, branch, version, module type) in the base already: change
+the canary in one pull request, the other pools in a later one.  Clusters without a canary pool are
+not checked here (GS501 asks for one).
+
+Clusters: the operator runs once per cluster, so its canary is a cluster.  An operator change on a
+cluster outside the fleet's first rollout wave needs a cluster of an earlier wave to run the target
+release in the base already.
+
+Failing: one change moves `h100-canary` and `h100` to branch 595.  Passing: the canary moved in
+the base; this change moves `h100`.
+""",
+    tags=("change-set",),
+)
+
+REMOVED_POOL_UNREFERENCED = Entry(
+    id="GS805",
+    title="Removed pool still referenced",
+    severity=Severity.ERROR,
+    rationale="Tenants and exceptions that name a removed pool break or linger unnoticed.",
+    doc="""
+A removed pool (or cluster) is no longer referenced by tenants or policy exceptions.
+
+A tenant whose `pools` still list a removed pool loses its capacity without anyone deciding it;
+a policy exception that names a removed pool is dead weight that will silently cover a future pool
+of the same name.  Move the tenant and drop the exception in the same change.
+
+Failing: pool `t4-batch` removed while tenant `batch` lists it.  Passing: tenant `batch` moved to
+another pool in the same change.
+""",
+    tags=("change-set",),
+)
+
+RENDERED_NOT_HAND_EDITED = Entry(
+    id="GS806",
+    title="rendered/ is not edited by hand",
+    severity=Severity.ERROR,
+    rationale="Hand edits to generated output are applied by GitOps and lost on the next render.",
+    doc="""
+`rendered/` changes only together with `fleet/` or `policies/`.
+
+`rendered/` is generated by `gpuspec render`; a change there without a change to its sources
+is a hand edit that the next render silently overwrites (and that Argo CD / Flux applies
+meanwhile).  A newer gpuspec whose output differs re-renders without source changes too: that
+regeneration passes, because `gpuspec render` records the newer version in the generator stamp
+`rendered/generator.yaml` together with the changed files (`gpuspec plan` lists it as a
+`regenerated` change, and `render --check` proves the files are exactly that version's output).
+
+Failing: only `rendered/clusters/train-east/gpu-operator.values.yaml` changed.
+Passing: `fleet/clusters/train-east.yaml` and the rendered files changed together, or the rendered
+files changed with the generator stamp naming a newer gpuspec.
+""",
+    tags=("change-set",),
+)
+
+#: This area's entries, in id order.
+ENTRIES: tuple[Entry, ...] = (
+    ONE_LAYER_PER_CHANGE,
+    OPERATOR_UPGRADE_PATH,
+    DOWNGRADE_ACKNOWLEDGED,
+    CANARY_FIRST,
+    REMOVED_POOL_UNREFERENCED,
+    RENDERED_NOT_HAND_EDITED,
+)

@@ -1,0 +1,170 @@
+"""Findings of `gpuspec verify` (GS9xx): what helm, kustomize and the schemas say about rendered/."""
+
+from __future__ import annotations
+
+from gpuspec.catalogue.entry import Entry
+from gpuspec.findings import Severity
+
+HELM_TEMPLATE_FAILED = Entry(
+    id="GS901",
+    title="helm template failed",
+    severity=Severity.ERROR,
+    rationale=(
+        "helm template of the GPU Operator chart with the cluster's rendered values and Kubernetes version "
+        "failed (template error, kubeVersion constraint, invalid output). Argo CD / Flux would fail the same "
+        "way."
+    ),
+)
+
+CHART_VERSION_MISMATCH = Entry(
+    id="GS902",
+    title="chart version differs from the cluster's operator pin",
+    severity=Severity.ERROR,
+    rationale=(
+        "The chart given with --chart has another version than the GPU Operator release the cluster pins, so "
+        "the helm checks of that cluster were skipped. Pass the chart of the pinned release (--chart may be "
+        "repeated)."
+    ),
+)
+
+UNKNOWN_VALUES_KEY = Entry(
+    id="GS903",
+    title="values key the chart does not know",
+    severity=Severity.ERROR,
+    rationale=(
+        "helm ignores values keys its chart does not read; the setting silently has no effect. Keys are "
+        "compared with the chart's own values.yaml (including keys it documents in comments)."
+    ),
+)
+
+IMAGE_OUTSIDE_MIRROR = Entry(
+    id="GS904",
+    title="image outside the cluster's mirror",
+    severity=Severity.ERROR,
+    rationale=(
+        "An air-gapped cluster pulls an image whose reference does not start with one of its mirror's "
+        "registry prefixes (fleet.yaml mirrors[].registries); the pull would fail or leave the air gap."
+    ),
+)
+
+IMAGE_VERSION_NOT_PINNED = Entry(
+    id="GS905",
+    title="operand image version differs from the release pin",
+    severity=Severity.ERROR,
+    rationale=(
+        "An operand image version in what helm renders (ClusterPolicy spec, Deployments, DaemonSets, Jobs) or "
+        "in an NVIDIADriver differs from the version gpuspec's support matrix pins for the cluster's GPU "
+        "Operator release (drivers: the versions the cluster's pools choose)."
+    ),
+)
+
+CONFIG_NOT_FOUND = Entry(
+    id="GS906",
+    title="MIG or device-plugin config name without a ConfigMap",
+    severity=Severity.ERROR,
+    rationale=(
+        "migManager.config.name or devicePlugin.config.name in the values names a ConfigMap that neither the "
+        "cluster's overlay nor the chart creates in the operator namespace, or its default key is missing "
+        "from it."
+    ),
+)
+
+KUSTOMIZE_FAILED = Entry(
+    id="GS907",
+    title="kustomize build of the overlay failed",
+    severity=Severity.ERROR,
+    rationale=(
+        "`kubectl kustomize` (or `kustomize build`) of rendered/clusters/<cluster> failed; Argo CD / Flux "
+        "would fail to sync it."
+    ),
+)
+
+BUILTIN_SCHEMA_INVALID = Entry(
+    id="GS908",
+    title="object invalid against the Kubernetes schema",
+    severity=Severity.ERROR,
+    rationale=(
+        "A built-in object (ConfigMap, Deployment, ResourceQuota, …) does not validate against the strict "
+        "Kubernetes JSON schema of the cluster's Kubernetes version; the API server would reject it."
+    ),
+)
+
+CRD_SCHEMA_INVALID = Entry(
+    id="GS909",
+    title="custom resource invalid against its CRD",
+    severity=Severity.ERROR,
+    rationale=(
+        "A custom resource (ClusterPolicy, NVIDIADriver, Argo CD / Flux / Prometheus Operator objects) does "
+        "not validate against the openAPIV3Schema of its CRD (the chart's crds/ plus --crds directories), or "
+        "uses a version the CRD does not serve."
+    ),
+)
+
+NO_SCHEMA = Entry(
+    id="GS910",
+    title="no schema for an object",
+    severity=Severity.WARNING,
+    rationale=(
+        "Neither a built-in Kubernetes schema nor a loaded CRD knows the object's kind and apiVersion, so it "
+        "was not validated. Point --crds at the CRDs of Argo CD, Flux or the Prometheus Operator."
+    ),
+)
+
+RENDERED_MISSING = Entry(
+    id="GS911",
+    title="rendered output missing or unreadable",
+    severity=Severity.ERROR,
+    rationale=(
+        "rendered/clusters/<cluster>/ lacks a file verify needs (gpu-operator.values.yaml, "
+        "kustomization.yaml, images.txt), or a rendered file is not valid YAML. Run `gpuspec render`."
+    ),
+)
+
+RELEASE_UNKNOWN = Entry(
+    id="GS912",
+    title="release not in the support matrix",
+    severity=Severity.WARNING,
+    rationale=(
+        "The cluster's GPU Operator release is not in gpuspec's support matrix, so operand image versions "
+        "could not be compared with its pins."
+    ),
+)
+
+IMAGE_NOT_LISTED = Entry(
+    id="GS913",
+    title="image missing from images.txt",
+    severity=Severity.ERROR,
+    rationale=(
+        "An image the cluster pulls (per helm's output and the overlay) is not listed in the cluster's "
+        "images.txt, the list an air-gap mirror sync works from."
+    ),
+)
+
+CHART_PULL_FAILED = Entry(
+    id="GS914",
+    title="chart could not be pulled",
+    severity=Severity.ERROR,
+    rationale=(
+        "helm pull of the GPU Operator chart at the cluster's pinned version failed: the source (--chart "
+        "reference, else fleet.yaml mirrors[].chart.repository, else NGC) is unreachable, does not have that "
+        "version, or needs a login. The helm checks of that cluster were skipped."
+    ),
+)
+
+#: This area's entries, in id order.
+ENTRIES: tuple[Entry, ...] = (
+    HELM_TEMPLATE_FAILED,
+    CHART_VERSION_MISMATCH,
+    UNKNOWN_VALUES_KEY,
+    IMAGE_OUTSIDE_MIRROR,
+    IMAGE_VERSION_NOT_PINNED,
+    CONFIG_NOT_FOUND,
+    KUSTOMIZE_FAILED,
+    BUILTIN_SCHEMA_INVALID,
+    CRD_SCHEMA_INVALID,
+    NO_SCHEMA,
+    RENDERED_MISSING,
+    RELEASE_UNKNOWN,
+    IMAGE_NOT_LISTED,
+    CHART_PULL_FAILED,
+)

@@ -1,1 +1,0 @@
-"""Validation of the fleet spec: schema errors and reference checks (GS1xx)."""
