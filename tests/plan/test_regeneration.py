@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpuspec.plan.rules import changeset_findings
 
 import gpuspec
 from gpuspec.cli.main import run as run_cli
 from gpuspec.plan.model import ChangeKind
 from gpuspec.render import alerts
 from gpuspec.render.generator import STAMP_PATH, stamp_version, version_key
+from gpuspec.rules.changeset import changeset_findings
 
 from .helpers import FleetRepo
 
