@@ -19,6 +19,7 @@ import yaml
 
 from gpuspec.catalogue.entry import Entry
 from gpuspec.catalogue.validate import DUPLICATE_KEY, FILE_UNUSABLE, YAML_UNREADABLE
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
 
 #: Largest fleet file gpuspec reads; a real cluster file is a few kilobytes.
 MAX_FILE_BYTES = 1024 * 1024
@@ -56,19 +57,20 @@ class YamlProblem(Exception):
 
 
 def read_text(path: Path, display: str) -> str:
-    """Read a fleet file as UTF-8 text, refusing directories, oversized and undecodable files."""
+    """Read a fleet file as UTF-8 text.
+
+    Refused with a GS101 problem: directories, broken links, links out of the repository, FIFOs and
+    devices, oversized and undecodable files.  Nothing is read past the size limit.
+    """
     if path.is_symlink() and not path.exists():
         raise YamlProblem(display, 1, 1, "is a broken symbolic link", FILE_UNUSABLE)
-    if path.is_dir():
-        raise YamlProblem(display, 1, 1, "is a directory, expected a YAML file", FILE_UNUSABLE)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise YamlProblem(
-                display, 1, 1, f"is {size} bytes, larger than the {MAX_FILE_BYTES}-byte limit for a fleet file",
-                FILE_UNUSABLE,
-            )
-        data = path.read_bytes()
+        data = read_bounded(path, MAX_FILE_BYTES)
+    except UnsafeFile as refused:
+        message = refused.message
+        if "limit" in message:
+            message += " for a fleet file"
+        raise YamlProblem(display, 1, 1, message, FILE_UNUSABLE) from None
     except OSError as exc:
         raise YamlProblem(display, 1, 1, f"cannot be read: {exc.strerror or exc}", FILE_UNUSABLE) from None
     return decode_utf8(data, display)

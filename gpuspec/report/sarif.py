@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +24,7 @@ _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 @lru_cache(maxsize=8)
 def repo_root(start: Path | None = None) -> Path:
     """The root of the git repository holding ``start`` (default: the working directory), else ``start`` itself."""
-    here = (start or Path.cwd()).resolve()
+    here = Path(os.path.realpath(start or Path.cwd()))
     for candidate in (here, *here.parents):
         if (candidate / ".git").exists():
             return candidate
@@ -34,7 +35,7 @@ def repo_relative(file: str, root: Path | None = None) -> str | None:
     """``file`` as a POSIX path relative to the repository root, or None when it lies outside."""
     base = root or repo_root()
     try:
-        return Path(file).resolve().relative_to(base).as_posix()
+        return Path(os.path.realpath(file)).relative_to(base).as_posix()
     except ValueError:
         return None
 
@@ -67,7 +68,7 @@ def _location(finding: Finding, root: Path) -> dict[str, object] | None:
     if rel is not None:
         artifact = {"uri": quote(rel), "uriBaseId": SRCROOT}
     else:
-        artifact = {"uri": Path(finding.file).resolve().as_uri()}
+        artifact = {"uri": Path(os.path.realpath(finding.file)).as_uri()}
     physical: dict[str, object] = {"artifactLocation": artifact}
     if finding.line:
         physical["region"] = {"startLine": finding.line, "startColumn": finding.column or 1}
