@@ -20,6 +20,7 @@ from gpuspec.catalogue import audit as R
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix.query import default_driver
+from gpuspec.redaction import one_line
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
 from gpuspec.spec.resolve import effective_driver, operator_version, pool_path
 
@@ -451,7 +452,7 @@ def summary_table(cluster: Cluster, result: AuditResult) -> str:
     header = ("POOL", "NODES", "MATCHED", "READY", "GPUS", "GPUS SEEN", "ADVERTISED/EXPECTED")
     rows = [header] + [
         (s.pool, str(s.declared), str(s.matched), str(s.ready), str(s.gpus_declared), str(s.gpus_seen),
-         _advertised_text(s))
+         one_line(_advertised_text(s)))
         for s in result.pools
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]

@@ -43,7 +43,7 @@ def audit_command(cluster_name: str, nodes_source: str, policies_source: str | N
         raise GpuspecError("only one input can be read from standard input (-)")
     load = load_fleet(fleet_dir)
     if load.fleet is None:
-        emit_report(load.findings, output_format, "audit", output_file)
+        emit_report(load.findings, output_format, "audit", output_file, raw=load.raw)
         click.echo("gpuspec: error: the fleet spec does not load; fix it first (gpuspec validate)", err=True)
         raise SystemExit(exitcodes.INPUT_ERROR)
     fleet = load.fleet
@@ -58,5 +58,5 @@ def audit_command(cluster_name: str, nodes_source: str, policies_source: str | N
             resources[(resource.kind, resource.metadata.name)] = resource
     result = audit_cluster(fleet, cluster, nodes, list(resources.values()), expect_policy=policies_source is not None)
     located = emit_report(result.findings, output_format, "audit", output_file,
-                          summary=summary_table(cluster, result))
+                          summary=summary_table(cluster, result), raw=load.raw)
     raise SystemExit(exit_code(located, Severity(fail_on)))

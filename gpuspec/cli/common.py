@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from gpuspec import __version__, exitcodes
 from gpuspec.catalogue import CATALOGUE
 from gpuspec.catalogue.entry import Entry
+from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.positions import locate_findings
+from gpuspec.loader.yamlread import YamlProblem, read_yaml
+from gpuspec.redaction import redact_text
 from gpuspec.report.base import ReportContext
 from gpuspec.report.registry import REPORTERS, reporter
+from gpuspec.rules.secrets import mark_sensitive
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,11 +39,19 @@ def fleet_argument(func: F) -> F:
     )(func)
 
 
+def _policies_folder(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
+    """A --policies the user named must be a folder; the default ./policies may be absent (built-in pack)."""
+    source = ctx.get_parameter_source(param.name or "")
+    if source is not ParameterSource.DEFAULT and not value.is_dir():
+        raise click.BadParameter(f"{value} is not a folder of policy packs", ctx, param)
+    return value
+
+
 def policies_option(func: F) -> F:
-    """The --policies option, defaulting to ./policies."""
+    """The --policies option, defaulting to ./policies; a folder named explicitly must exist."""
     return click.option(
         "--policies", "policies_dir", default=str(DEFAULT_POLICIES), show_default=True,
-        type=click.Path(path_type=Path, file_okay=False), help="Folder of policy packs.",
+        type=click.Path(path_type=Path, file_okay=False), callback=_policies_folder, help="Folder of policy packs.",
     )(func)
 
 
@@ -68,6 +82,46 @@ def use_color(stream: Any = None) -> bool:
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
 
 
+def redact_findings(findings: Sequence[Finding], raw: Mapping[str, Any] | None = None) -> list[Finding]:
+    """Findings as every report may show them: no credential in a message or hint, none in a code frame.
+
+    Findings on a credential (same file, same or enclosing document path) are tagged sensitive, so no
+    reporter prints their source line; ``raw`` holds the files' data when the caller already read them,
+    other files are read here (bounded, regular files only).  Credential shapes in messages and hints
+    (tokens, keys, URL ``user:password@``) are replaced by ``<redacted>``.
+    """
+    data: dict[str, Any] = dict(raw or {})
+    for file in sorted({f.file for f in findings if f.file is not None and f.file not in data}):
+        try:
+            data[file] = read_yaml(Path(file), file)
+        except YamlProblem:
+            continue
+    marked = mark_sensitive(findings, data)
+    return [
+        replace(f, message=redact_text(f.message), hint=redact_text(f.hint) if f.hint else f.hint)
+        for f in marked
+    ]
+
+
+def write_report(text: str, output_file: Path | None, err: bool = False) -> None:
+    """Write a report to ``output_file``, else to standard output (standard error with ``err``).
+
+    A file that cannot be written (missing folder, no permission, a folder of that name) is a clear
+    GpuspecError (exit 2), never an internal error.
+    """
+    if output_file is None:
+        click.echo(text, nl=False, err=err)
+        return
+    try:
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, FileNotFoundError) and not output_file.parent.is_dir():
+            reason = f"the folder {output_file.parent} does not exist"
+        raise GpuspecError(f"cannot write the report to {output_file}: {reason}",
+                           hint="pass --output a file in an existing, writable folder") from None
+
+
 def emit_report(
     findings: Sequence[Finding],
     output_format: str,
@@ -75,24 +129,30 @@ def emit_report(
     output_file: Path | None = None,
     rule_docs: dict[str, Entry] | None = None,
     summary: str | None = None,
+    *,
+    raw: Mapping[str, Any] | None = None,
+    err: bool = False,
+    located: bool = False,
 ) -> list[Finding]:
-    """Locate findings, render them in ``output_format`` and write the report; return the located findings.
+    """Locate, redact and render findings in ``output_format``, write the report; return the located findings.
 
-    Reporters see the catalogue entry of every id that fired; ``rule_docs`` adds entries the catalogue does
-    not hold (an organisation's custom rules).
+    The one report path of every command: credentials never reach a report (see :func:`redact_findings`),
+    and an unwritable ``output_file`` is an exit-2 error.  ``err`` writes to standard error instead of
+    standard output; ``located`` says the findings already carry their positions.  Reporters see the
+    catalogue entry of every id that fired; ``rule_docs`` adds entries the catalogue does not hold (an
+    organisation's custom rules).
     """
-    located = locate_findings(findings)
-    docs = {f.rule_id: CATALOGUE[f.rule_id] for f in located if f.rule_id in CATALOGUE}
+    shown = redact_findings(list(findings) if located else locate_findings(findings), raw)
+    docs = {f.rule_id: CATALOGUE[f.rule_id] for f in shown if f.rule_id in CATALOGUE}
+    stream = sys.stderr if err else sys.stdout
     context = ReportContext(
         tool_version=__version__, command=command, rule_docs={**docs, **(rule_docs or {})},
-        color=output_file is None and output_format == "text" and use_color(), summary=summary,
+        color=output_file is None and output_format == "text" and use_color(stream),
+        summary=summary,
     )
-    text = reporter(output_format).render(located, context)
-    if output_file is not None:
-        output_file.write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=False)
-    return located
+    text = reporter(output_format).render(shown, context)
+    write_report(text, output_file, err)
+    return shown
 
 
 def exit_code(findings: Sequence[Finding], fail_on: Severity = Severity.ERROR) -> int:

@@ -16,7 +16,6 @@ from gpuspec.cli.common import (
     output_option,
     policies_option,
 )
-from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
 from gpuspec.pipeline.lint import lint_fleet
 
@@ -56,10 +55,7 @@ def lint_command(
     """
     result = lint_fleet(fleet_dir, policies_dir, packs or None, today, base_rev)
     summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
-    try:
-        emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary)
-    except OSError as exc:
-        raise GpuspecError(f"cannot write {output_file}: {exc.strerror or exc}") from None
+    emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary, raw=result.raw)
     if not result.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings, Severity(fail_on)))

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import fleet_argument, output_option
-from gpuspec.errors import GpuspecError
+from gpuspec.cli.common import fleet_argument, output_option, write_report
 from gpuspec.plan.build import build_plan
 from gpuspec.plan.markdown import render_markdown
 from gpuspec.plan.output import render_json, render_text
@@ -42,11 +41,5 @@ def plan_command(base_rev: str, fleet_dir: Path, output_format: str, output_file
     """
     plan = build_plan(fleet_dir, base_rev)
     text = RENDERERS[output_format](plan)
-    if output_file is not None:
-        try:
-            output_file.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise GpuspecError(f"cannot write {output_file}: {exc.strerror or exc}") from None
-    else:
-        click.echo(text, nl=False)
+    write_report(text, output_file)
     raise SystemExit(exitcodes.OK)

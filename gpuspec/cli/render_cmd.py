@@ -2,36 +2,30 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gpuspec import __version__, exitcodes
-from gpuspec.cli.common import DEFAULT_RENDERED, fleet_argument, policies_option, use_color
+from gpuspec import exitcodes
+from gpuspec.cli.common import DEFAULT_RENDERED, emit_report, fleet_argument, policies_option
 from gpuspec.findings import Finding
 
 if TYPE_CHECKING:
     from gpuspec.pipeline.render import Prepared
 
 
-def report_findings(findings: Sequence[Finding], command: str, *, located: bool = False) -> list[Finding]:
+def report_findings(findings: Sequence[Finding], command: str, *, located: bool = False,
+                    raw: Mapping[str, Any] | None = None) -> list[Finding]:
     """Print findings as text on standard error (standard output stays for the diff / summary).
 
-    Returns them located (line, column, spec path); ``located=True`` when they already are.
+    Goes through the shared report path (credentials redacted).  Returns them located (line, column, spec
+    path); ``located=True`` when they already are.
     """
     if not findings:
         return []
-    from gpuspec.loader.positions import locate_findings
-    from gpuspec.report.base import ReportContext
-    from gpuspec.report.registry import reporter
-
-    done = list(findings) if located else locate_findings(findings)
-    context = ReportContext(tool_version=__version__, command=command, color=use_color(sys.stderr))
-    click.echo(reporter("text").render(done, context), err=True, nl=False)
-    return done
+    return emit_report(findings, "text", command, raw=raw, err=True, located=located)
 
 
 def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
@@ -48,7 +42,7 @@ def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool
     from gpuspec.pipeline.render import prepare
 
     prepared = prepare(fleet_dir, policies_dir, only, render=render)
-    reported = report_findings(prepared.validation.findings, command)
+    reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
     if not prepared.validation.load.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     if prepared.rendered is None:

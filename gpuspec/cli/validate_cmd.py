@@ -16,7 +16,6 @@ from gpuspec.cli.common import (
     policies_option,
 )
 from gpuspec.pipeline.validate import validate_fleet
-from gpuspec.rules.secrets import mark_sensitive
 
 
 @click.command("validate")
@@ -31,7 +30,7 @@ def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, ou
     (YAML or schema problems).
     """
     result = validate_fleet(fleet_dir, policies_dir)
-    emit_report(mark_sensitive(result.findings, result.load.raw), output_format, "validate", output_file)
+    emit_report(result.findings, output_format, "validate", output_file, raw=result.load.raw)
     if not result.load.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings))

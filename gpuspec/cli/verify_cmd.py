@@ -34,7 +34,7 @@ from gpuspec.verify.helm import DEFAULT_CACHE_DIR
               help="Extra CRD file or directory (repeatable), e.g. Argo CD, Flux, Prometheus Operator CRDs. "
                    "The chart's own crds/ are always used.")
 @click.option("--helm", "helm", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="helm binary (default: $GPUSPEC_HELM, .tools/bin/helm, PATH).")
+              help="helm binary (default: $GPUSPEC_HELM, the gpuspec checkout's .tools/bin/helm, PATH).")
 @click.option("--jobs", "-j", "jobs", type=click.IntRange(min=0), default=0, show_default=True,
               help="Clusters verified in parallel (0 = number of CPUs, at most 8).")
 @click.option("--no-cache", "no_cache", is_flag=True,

@@ -12,6 +12,7 @@ from pydantic_core import ErrorDetails
 
 from gpuspec.catalogue.validate import BAD_API_VERSION, BAD_VALUE, MISSING_KEY, UNKNOWN_KEY
 from gpuspec.findings import DocPath, Finding
+from gpuspec.redaction import REDACTED, is_secret_key
 from gpuspec.spec import models
 
 _PATTERN_WORDS = {
@@ -22,6 +23,12 @@ _PATTERN_WORDS = {
     r"^[0-9]{3}$": 'a driver branch such as "580"',
     r"^[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?$": 'a driver version such as "580.95.05"',
     r"^[0-9]{1,3}%$": 'a whole number or a percentage such as "25%"',
+    models.PRODUCT_PATTERN: 'a GPU product id such as "H100-SXM5-80GB"',
+    models.OS_VERSION_PATTERN: 'an OS version such as "22.04"',
+    models.KERNEL_PATTERN: 'a kernel release such as "5.15.0-105-generic"',
+    models.MIG_PROFILE_PATTERN: 'a MIG profile such as "1g.10gb" or "1g.24gb+me"',
+    models.MIG_RESOURCE_PATTERN: 'a MIG resource such as "mig-1g.10gb" (nvidia.com/ is added)',
+    models.REPO_PATH_PATTERN: 'a folder inside the repository such as "rendered" (relative, no "..")',
 }
 
 
@@ -126,6 +133,7 @@ def schema_findings(
         else:
             path = _data_path(data, loc)
             rule = BAD_API_VERSION if path and path[-1] in ("apiVersion", "kind") and len(path) == 1 else BAD_VALUE
-            finding = rule.finding(_message(err, err.get("input")), file, path)
+            shown = REDACTED if any(isinstance(p, str) and is_secret_key(p) for p in path) else err.get("input")
+            finding = rule.finding(_message(err, shown), file, path)
         findings.setdefault((finding.path, finding.rule_id), finding)
     return list(findings.values())

@@ -35,6 +35,7 @@ class LintResult:
     usable: bool
     rule_docs: dict[str, Entry] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
+    raw: dict[str, object] = field(default_factory=dict)
 
 
 def default_as_of() -> date:
@@ -120,7 +121,8 @@ def lint_fleet(
     load = load_fleet(fleet_dir)
     fleet = load.fleet
     if fleet is None:
-        return LintResult(mark_sensitive(locate_findings(load.findings), load.raw), usable=False, rule_docs={})
+        return LintResult(mark_sensitive(locate_findings(load.findings), load.raw), usable=False, rule_docs={},
+                          raw=load.raw)
     if packs:
         policy = load_policy(policies_dir, list(packs))
     else:
@@ -130,7 +132,7 @@ def lint_fleet(
     findings = reference_findings(fleet, None)
     if not policy.usable:
         located = mark_sensitive(locate_findings([*findings, *policy.findings]), load.raw)
-        return LintResult(located, usable=False, rule_docs=_docs(located, policy), packs=policy.packs)
+        return LintResult(located, usable=False, rule_docs=_docs(located, policy), packs=policy.packs, raw=load.raw)
 
     changeset = (
         changeset_context(None, base_rev, fleet_dir, policies_dir=policies_dir, head=fleet,
@@ -150,4 +152,4 @@ def lint_fleet(
         located, read_suppressions(load.raw), known, policy.enabled)
     extra = locate_findings(_restamp([*exception_findings, *suppression_findings], policy))
     result = mark_sensitive(sorted([*located, *extra], key=Finding.sort_key), load.raw)
-    return LintResult(result, usable=True, rule_docs=_docs(result, policy), packs=policy.packs)
+    return LintResult(result, usable=True, rule_docs=_docs(result, policy), packs=policy.packs, raw=load.raw)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from gpuspec.findings import Finding
+from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import LoadResult, load_fleet
+from gpuspec.rules.airgap import NoCredentialsInSpec
+from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.matrix import matrix_findings
 from gpuspec.rules.references import reference_findings
 from gpuspec.spec.models import Fleet
@@ -44,9 +47,19 @@ def fleet_checks() -> list[FleetCheck]:
     return [matrix_findings]
 
 
+def credential_findings(fleet: Fleet, raw: Mapping[str, Any]) -> list[Finding]:
+    """GS405 at error severity for every credential written in the spec, whatever the policy says.
+
+    A credential in the spec (a password-like key, a token, URL ``user:password@``) would be copied into
+    rendered/ and into logs, so validate (and therefore render and images) refuses it; lint reports the
+    same rule through the policy.
+    """
+    return run_rule(NoCredentialsInSpec(), RuleContext(fleet=fleet, raw=dict(raw)), Severity.ERROR)
+
+
 def validate_fleet(fleet_dir: Path, policies_dir: Path | None = None,
                    only: Collection[str] | None = None) -> ValidationResult:
-    """Load ``fleet_dir`` and return every schema, reference and support-matrix finding.
+    """Load ``fleet_dir`` and return every schema, reference, credential and support-matrix finding.
 
     ``only``: validate just the cluster files with these names (see :func:`load_fleet`).
     """
@@ -54,6 +67,7 @@ def validate_fleet(fleet_dir: Path, policies_dir: Path | None = None,
     if load.fleet is None:
         return ValidationResult(load, list(load.findings))
     findings = reference_findings(load.fleet, policy_pack_names(policies_dir))
+    findings.extend(credential_findings(load.fleet, load.raw))
     for check in fleet_checks():
         findings.extend(check(load.fleet))
     return ValidationResult(load, findings)

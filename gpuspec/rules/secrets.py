@@ -6,36 +6,14 @@ never the secret itself, so no report ever repeats it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuspec.findings import SENSITIVE, DocPath, Finding
+from gpuspec.redaction import classify_value, is_secret_key
 
-#: Value patterns, each with the words a finding uses for it.
-_VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----"), "a PEM private key"),
-    (re.compile(r"-----BEGIN CERTIFICATE-----[\s\S]*PRIVATE KEY"), "a PEM private key"),
-    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{16,}=*"), "a bearer token"),
-    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), "an AWS access key id"),
-    (re.compile(r"(?i)aws_secret_access_key\s*[=:]\s*\S{20,}"), "an AWS secret access key"),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), "a GitHub token"),
-    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b"), "a GitLab token"),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), "a Slack token"),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "a JSON Web Token"),
-    (re.compile(r"\bnvapi-[A-Za-z0-9_\-]{20,}"), "an NGC API key"),
-    (re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@"), "a URL with user:password"),
-    (re.compile(r'"auths"\s*:\s*\{'), "a Docker registry config with credentials"),
-)
-
-#: Mapping keys whose (non-empty) value is a credential.
-_SECRET_KEY = re.compile(
-    r"(?i)^(?:.*[-_.])?(pass(word|wd)?|pwd|secret|token|api[-_]?key|access[-_]?key|secret[-_]?key"
-    r"|private[-_]?key|client[-_]?secret|credentials?)$"
-)
-#: Schema keys that hold Kubernetes object names, not secret values.
-_NAME_KEYS = frozenset({"pullSecrets", "kubeConfigSecret"})
+__all__ = ["SecretHit", "classify_value", "is_secret_key", "mark_sensitive", "scan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,19 +23,6 @@ class SecretHit:
     path: DocPath
     kind: str
     at_key: bool = False
-
-
-def classify_value(text: str) -> str | None:
-    """The kind of credential ``text`` contains, or None."""
-    for pattern, kind in _VALUE_PATTERNS:
-        if pattern.search(text):
-            return kind
-    return None
-
-
-def is_secret_key(key: str) -> bool:
-    """True when a mapping key names a credential (``password``, ``apiKey``, ``db_token``…)."""
-    return key not in _NAME_KEYS and bool(_SECRET_KEY.match(key))
 
 
 def scan(data: Any, path: DocPath = ()) -> Iterator[SecretHit]:

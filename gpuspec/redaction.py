@@ -1,0 +1,96 @@
+"""What a credential looks like, and text with credentials replaced by ``<redacted>``.
+
+The lowest layer of the package: the secrets rule, the validate stage and
+every reporter use these functions, so a credential is recognised the same
+way everywhere.  Every pattern runs in time linear in the length of the text
+(no nested or unbounded repetition that can backtrack), because spec values
+are user input of any length.
+"""
+
+from __future__ import annotations
+
+import re
+
+REDACTED = "<redacted>"
+
+#: Value patterns, each with the words a finding uses for it (all linear-time).
+VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"), "a PEM private key"),
+    (re.compile(r"(?i)\bbearer[ \t]+[A-Za-z0-9\-._~+/]{16,}=*"), "a bearer token"),
+    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), "an AWS access key id"),
+    (re.compile(r"(?i)aws_secret_access_key[ \t]*[=:][ \t]*\S{20,}"), "an AWS secret access key"),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"), "a GitHub token"),
+    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), "a GitLab token"),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "a Slack token"),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "a JSON Web Token"),
+    (re.compile(r"\bnvapi-[A-Za-z0-9_\-]{20,}"), "an NGC API key"),
+    # userinfo of a URL: starts only right after a scheme character and "://", and neither part can hold
+    # the '/' of a later "://", so every character is scanned a bounded number of times.
+    (re.compile(r"(?<=[A-Za-z0-9+.\-])://[^/\s:@]+:[^/\s@]+@"), "a URL with user:password"),
+    (re.compile(r'"auths"[ \t\r\n]*:[ \t\r\n]*\{'), "a Docker registry config with credentials"),
+)
+
+#: Mapping keys whose (non-empty) value is a credential.
+SECRET_KEY = re.compile(
+    r"(?i)^(?:.*[-_.])?(pass(word|wd)?|pwd|secret|token|api[-_]?key|access[-_]?key|secret[-_]?key"
+    r"|private[-_]?key|client[-_]?secret|credentials?)$"
+)
+#: Schema keys that hold Kubernetes object names, not secret values.
+NAME_KEYS = frozenset({"pullSecrets", "kubeConfigSecret", "imagePullSecrets"})
+#: Longest key the key pattern is tried on (keys are short; a longer one is not a credential name).
+_MAX_KEY = 200
+
+#: A ``key:`` in a line of YAML or JSON (block or flow style), with what follows it.
+_LINE_KEY = re.compile(r"""(?P<key>[A-Za-z0-9_.\-]{1,200})["']?[ \t]*:(?=[ \t]|$)""")
+
+
+def _pem_in_certificate(text: str) -> bool:
+    start = text.find("-----BEGIN CERTIFICATE-----")
+    return start >= 0 and text.find("PRIVATE KEY", start) >= 0
+
+
+def classify_value(text: str) -> str | None:
+    """The kind of credential ``text`` contains, or None."""
+    for pattern, kind in VALUE_PATTERNS:
+        if pattern.search(text):
+            return kind
+    if _pem_in_certificate(text):
+        return "a PEM private key"
+    return None
+
+
+def is_secret_key(key: str) -> bool:
+    """True when a mapping key names a credential (``password``, ``apiKey``, ``db_token``…)."""
+    return len(key) <= _MAX_KEY and key not in NAME_KEYS and bool(SECRET_KEY.match(key))
+
+
+#: What replaces each pattern's match (a URL keeps its scheme and host, only the userinfo goes).
+_REPLACEMENTS = {"a URL with user:password": "://" + REDACTED + "@"}
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every credential-shaped part (tokens, keys, URL ``user:password@``) replaced."""
+    if not text:
+        return text
+    for pattern, kind in VALUE_PATTERNS:
+        text = pattern.sub(_REPLACEMENTS.get(kind, REDACTED), text)
+    if _pem_in_certificate(text):
+        text = text[: text.find("-----BEGIN CERTIFICATE-----")] + REDACTED
+    return text
+
+
+def redact_line(line: str) -> str:
+    """One source line as a report may show it: the value of a credential-like key and credential shapes hidden."""
+    for match in _LINE_KEY.finditer(line):
+        if is_secret_key(match["key"]) and line[match.end():].strip() not in ("", "|", ">", "|-", ">-"):
+            return line[: match.end()] + " " + REDACTED
+    return redact_text(line)
+
+
+#: Control characters that would end or rewrite a line of a text report.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\u0085\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` safe to print as part of one line: newlines and other control characters shown escaped."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text) if text else text
