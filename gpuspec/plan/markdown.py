@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 from gpuspec.plan.model import Change, Disruption, Plan
 from gpuspec.plan.output import headline
@@ -19,16 +20,38 @@ _ICON = {
 }
 
 
+#: Line breaks of every kind (a value must never start a new line of the comment).
+_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+#: Characters that Markdown or GitHub would act on inside running text.
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
+
+
+def _flat(text: str) -> str:
+    """``text`` on one line, other control characters dropped."""
+    return "".join(ch for ch in _BREAKS.sub(" ", text) if ch >= " " or ch == "\t")
+
+
 def cell(text: str | None) -> str:
-    """Text made safe for one Markdown table cell (pipes escaped, newlines flattened)."""
+    """Text made safe for a Markdown table cell or list item of the comment.
+
+    One line; HTML (``<img>``, a second ``<!-- -->`` marker) shown as text; Markdown syntax (images,
+    links, emphasis, pipes) escaped; ``@`` cannot mention anyone.
+    """
     if text is None or text == "":
         return "–"
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    escaped = _MARKDOWN.sub(r"\\\1", _flat(text))
+    return escaped.replace("<", "&lt;").replace("@", "@\u2060")
 
 
 def code(text: str | None) -> str:
-    """Text as inline code, or a dash when empty."""
-    return f"`{text}`" if text else "–"
+    """Text as an inline code span (nothing inside it is Markdown), or a dash when empty."""
+    if not text:
+        return "–"
+    flat = _flat(text).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or longest else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def disruption(value: Disruption) -> str:
@@ -38,7 +61,7 @@ def disruption(value: Disruption) -> str:
 
 def mermaid_label(text: str) -> str:
     """Text made safe inside a quoted Mermaid node label."""
-    return text.replace("&", "&amp;").replace('"', "#quot;").replace("<", "&lt;").replace(">", "&gt;")
+    return _flat(text).replace("&", "&amp;").replace('"', "#quot;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def mermaid(steps: list[Step]) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from gpuspec.plan.model import Disruption, Plan
 from gpuspec.plan.waves import fleet_waves, rollout_steps
+from gpuspec.redaction import one_line
 
 
 def headline(plan: Plan) -> str:
@@ -23,7 +24,8 @@ def headline(plan: Plan) -> str:
 
 def render_text(plan: Plan) -> str:
     """The plan for a terminal: a headline, then every rollout step with its changes, impact and rollback."""
-    lines = [f"gpuspec plan: {plan.base_rev} ({plan.base_commit[:12]}) -> working tree", headline(plan)]
+    lines = [f"gpuspec plan: {one_line(plan.base_rev)} ({plan.base_commit[:12]}) -> working tree",
+             one_line(headline(plan))]
     for wave, clusters in fleet_waves(rollout_steps(plan)).items():
         for cluster, steps in clusters.items():
             lines.append("")
@@ -31,10 +33,10 @@ def render_text(plan: Plan) -> str:
             for step in steps:
                 lines.append(f"  {step.label}  [{step.worst.label}]")
                 for change in step.changes:
-                    where = f"{change.pool}: " if change.pool else ""
-                    lines.append(f"    - {where}{change.summary}  [{change.disruption.label}]")
-                    lines.append(f"      impact: {change.impact}")
-                    lines.append(f"      rollback: {change.rollback}")
+                    where = f"{one_line(change.pool)}: " if change.pool else ""
+                    lines.append(f"    - {where}{one_line(change.summary)}  [{change.disruption.label}]")
+                    lines.append(f"      impact: {one_line(change.impact)}")
+                    lines.append(f"      rollback: {one_line(change.rollback)}")
     if plan.changes:
         order = " -> ".join(
             f"{s.cluster}/{s.label}" for s in rollout_steps(plan) if s.worst is not Disruption.NONE

@@ -33,6 +33,24 @@ LabelKey = Annotated[
     StringConstraints(pattern=r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"),
 ]
 LabelValue = Annotated[str, StringConstraints(pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")]
+#: A GPU product id such as "H100-SXM5-80GB" (letters, digits, '-', '_', '.', '+').
+PRODUCT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
+Product = Annotated[str, StringConstraints(pattern=PRODUCT_PATTERN)]
+#: An OS version such as "22.04" or "9.4".
+OS_VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
+OsVersion = Annotated[str, StringConstraints(pattern=OS_VERSION_PATTERN)]
+#: A kernel release such as "5.15.0-105-generic" or "5.14.0-427.13.1.el9_4.x86_64".
+KERNEL_PATTERN = r"^[0-9][A-Za-z0-9_.+~-]{0,127}$"
+Kernel = Annotated[str, StringConstraints(pattern=KERNEL_PATTERN)]
+#: A MIG profile such as "1g.10gb", "3g.40gb" or "1g.24gb+me.all".
+MIG_PROFILE_PATTERN = r"^[0-9]{1,2}g\.[0-9]{1,4}gb(\+[a-z]{1,8}(\.[a-z]{1,8})?)?$"
+MigProfile = Annotated[str, StringConstraints(pattern=MIG_PROFILE_PATTERN)]
+#: A MIG resource the device plugin advertises (without nvidia.com/), such as "mig-1g.10gb" or "mig-1g.10gb.me".
+MIG_RESOURCE_PATTERN = r"^mig-[0-9]{1,2}g\.[0-9]{1,4}gb(\.[a-z]{1,8}){0,2}$"
+MigResource = Annotated[str, StringConstraints(pattern=MIG_RESOURCE_PATTERN)]
+#: A folder inside the repository such as "rendered" or "gitops/rendered": relative, no "..", no hidden parts.
+REPO_PATH_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}(/[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}){0,15}$"
+RepoPath = Annotated[str, StringConstraints(pattern=REPO_PATH_PATTERN)]
 
 
 class SpecModel(BaseModel):
@@ -127,7 +145,8 @@ class GitSource(SpecModel):
 
     repo_url: str = Field(alias="repoURL", description="Clone URL of the fleet repository.")
     revision: str = Field(default="main", description="Branch, tag or commit Argo CD / Flux sync from.")
-    path: str = Field(default="rendered", description="Folder of the rendered output inside the repository.")
+    path: RepoPath = Field(default="rendered", description="Folder of the rendered output inside the repository "
+                           "(relative, no '..').")
 
 
 class FleetSettings(SpecModel):
@@ -296,7 +315,7 @@ class RolloutSpec(SpecModel):
 class GpuSpec(SpecModel):
     """The GPUs of each node in a pool."""
 
-    product: str = Field(description="GPU product id as gpuspec's support matrix names it, e.g. H100-SXM5-80GB.")
+    product: Product = Field(description="GPU product id as gpuspec's support matrix names it, e.g. H100-SXM5-80GB.")
     count: int = Field(ge=1, le=16, description="GPUs per node.")
 
 
@@ -306,8 +325,8 @@ class OsSpec(SpecModel):
     distribution: Literal["ubuntu", "rhel", "rhcos", "rocky", "sles", "cos", "amazonlinux", "azurelinux"] = Field(
         description="OS distribution."
     )
-    version: str = Field(description='OS version, e.g. "22.04" or "9.4" (quote it).')
-    kernel: str | None = Field(
+    version: OsVersion = Field(description='OS version, e.g. "22.04" or "9.4" (quote it).')
+    kernel: Kernel | None = Field(
         default=None, description="Kernel release, e.g. 5.15.0-105-generic (needed for precompiled drivers)."
     )
 
@@ -349,7 +368,7 @@ class MigDeviceGroup(SpecModel):
     devices: list[Annotated[int, Field(ge=0, le=15)]] | Literal["all"] = Field(
         default="all", description='GPU indexes on the node, or "all".'
     )
-    profiles: dict[str, Annotated[int, Field(ge=1, le=7)]] = Field(
+    profiles: dict[MigProfile, Annotated[int, Field(ge=1, le=7)]] = Field(
         description='MIG profile → instances per GPU, e.g. {"3g.40gb": 2}.'
     )
 
@@ -433,7 +452,7 @@ class Tenant(SpecModel):
     gpu_quota: int | None = Field(
         default=None, ge=0, alias="gpuQuota", description="requests.nvidia.com/gpu limit per namespace."
     )
-    mig_quota: dict[str, Annotated[int, Field(ge=0)]] = Field(
+    mig_quota: dict[MigResource, Annotated[int, Field(ge=0)]] = Field(
         default_factory=dict, alias="migQuota", description="MIG resource → limit, e.g. {mig-1g.10gb: 14}."
     )
     pools: list[Name] = Field(min_length=1, description="Pools the tenant may use.")
