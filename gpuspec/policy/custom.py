@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource, Unresolvable
+
+from gpuspec.catalogue.engine import POLICY_SETTING_INVALID
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Severity
 from gpuspec.policy.load import LocatedCustomRule
@@ -18,9 +22,15 @@ def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -
 
     spec = rule.rule
     entry = custom_entry(rule)
-    validator = jsonschema.Draft202012Validator(spec.schema_)
+    validator = jsonschema.Draft202012Validator(spec.schema_, registry=_LOCAL_ONLY)
     for selected in select(fleet, parse_selector(spec.select)):
-        error = jsonschema.exceptions.best_match(validator.iter_errors(selected.node))
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(selected.node))
+        except Unresolvable as exc:
+            yield POLICY_SETTING_INVALID.finding(
+                f"custom rule {spec.id}: a reference of its JSON Schema cannot be resolved ({exc.ref!r})",
+                rule.place.file, (*rule.place.path, "schema"))
+            return
         if error is None:
             continue
         name = item_name(selected.node) or ""
@@ -30,6 +40,15 @@ def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -
             message, selected.file, (*selected.path, *_parts(error.absolute_path)), spec.hint or detail,
             at_key=error.validator == "additionalProperties", severity=severity,
         )
+
+
+def _refuse(uri: str) -> Resource[Any]:
+    """Retrieval of a schema outside the pack: always refused (no network, no local files)."""
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+#: A registry that resolves nothing beyond the schema itself.
+_LOCAL_ONLY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
 
 
 def _parts(path: Any) -> tuple[str | int, ...]:

@@ -8,6 +8,7 @@ unusable input (exit 2).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -97,8 +98,18 @@ def _finding(entry: Entry, message: str, place: Place, hint: str | None = None, 
     return entry.finding(message, place.file, place.path, hint, at_key=at_key)
 
 
+_PACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
+
+
+def is_pack_name(name: str) -> bool:
+    """True when ``name`` can name a pack file directly in the policies folder (no path, no ``..``)."""
+    return bool(_PACK_NAME.fullmatch(name)) and len(name) <= 100
+
+
 def pack_file(policies_dir: Path, name: str) -> Path | None:
-    """The file of pack ``name`` in ``policies_dir`` (``.yaml`` or ``.yml``), or None."""
+    """The file of pack ``name`` in ``policies_dir`` (``.yaml`` or ``.yml``), or None (also for a non-name)."""
+    if not is_pack_name(name):
+        return None
     for suffix in (".yaml", ".yml"):
         candidate = policies_dir / f"{name}{suffix}"
         if candidate.is_file():
@@ -145,6 +156,14 @@ class _Loader:
             self.findings.append(_finding(POLICY_SETTING_INVALID, f"extends cycle: {cycle}", place))
             return
         if name in self.loaded:
+            return
+        if not is_pack_name(name):
+            message = (f"{name!r} is not a policy pack name (letters, digits, '.', '_' and '-'; packs are files "
+                       f"directly in {display_path(self.dir)})")
+            if referrer is None:
+                raise GpuspecError(message)
+            self.loaded[name] = None
+            self.findings.append(_finding(POLICY_SETTING_INVALID, message, referrer))
             return
         path = pack_file(self.dir, name)
         if path is None:
@@ -238,8 +257,40 @@ def _custom_rules(loader: _Loader) -> dict[str, LocatedCustomRule]:
                 loader.findings.append(_finding(POLICY_SETTING_INVALID, f"invalid JSON Schema: {schema_problem}",
                                                 Place(pack.file, ("customRules", index, "schema"))))
                 continue
+            outside = _outside_refs(rule.schema_)
+            if outside:
+                loader.findings.append(_finding(
+                    POLICY_SETTING_INVALID,
+                    f"the JSON Schema refers to {outside[0]!r}; only references inside the rule's own schema "
+                    "(starting with '#') are allowed",
+                    Place(pack.file, ("customRules", index, "schema")),
+                    "copy the referenced definition into the schema's $defs and refer to it as #/$defs/<name>"))
+                continue
             custom[rule.id] = LocatedCustomRule(rule, place)
     return custom
+
+
+_REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def _outside_refs(schema: Any) -> list[str]:
+    """References of ``schema`` that point outside it (a URL, a file, another document), in document order.
+
+    gpuspec never fetches or reads them: a custom rule is checked with what its pack holds.
+    """
+    found: list[str] = []
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _REF_KEYS and (not isinstance(value, str) or not value.startswith("#")):
+                    found.append(str(value))
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+    return found
 
 
 def _schema_problem(schema: dict[str, Any]) -> str | None:

@@ -1,7 +1,9 @@
 """Find the external tools gpuspec drives: helm, kubectl (for ``kubectl kustomize``), kustomize and git.
 
-Search order for helm: the ``--helm`` option, env ``GPUSPEC_HELM``, ``.tools/bin/helm`` (in the
-current directory, its parents up to the git repository root, then the gpuspec checkout), then PATH.
+Search order for helm: the ``--helm`` option, env ``GPUSPEC_HELM``, ``.tools/bin/helm`` of the gpuspec
+checkout gpuspec runs from (its own tool cache, filled by ``scripts/install-tools``), then PATH.  A
+``.tools/bin`` in the current directory or its parents is never used: a fleet repository is input, and
+an executable it ships must not run in CI.
 kubectl follows the same order with ``--kubectl`` / ``GPUSPEC_KUBECTL``.  Kustomize is
 ``kubectl kustomize`` when kubectl is found, else a ``kustomize`` binary (``GPUSPEC_KUSTOMIZE``,
 ``.tools/bin/kustomize``, PATH).  git comes from PATH.
@@ -46,28 +48,15 @@ class KustomizeCommand:
 
 
 def local_tool_dirs(cwd: Path | None = None) -> list[Path]:
-    """The ``.tools/bin`` directories searched before PATH, nearest first.
+    """The ``.tools/bin`` directory searched before PATH: gpuspec's own tool cache, when it exists.
 
-    These are ``<dir>/.tools/bin`` for the current directory and each parent up to (and including)
-    the enclosing git repository root, followed by the gpuspec source checkout's ``.tools/bin``
-    when gpuspec runs from a checkout.  Only directories that exist are returned.
+    That is the ``.tools/bin`` of the gpuspec source checkout gpuspec runs from.  ``cwd`` is not
+    searched (nor its parents): the working directory is the fleet repository, which is input.
     """
-    start = (cwd or Path.cwd()).resolve()
-    candidates: list[Path] = []
-    for directory in (start, *start.parents):
-        candidates.append(directory / TOOLS_BIN)
-        if (directory / ".git").exists():
-            break
     checkout = _checkout_root()
-    if checkout is not None:
-        candidates.append(checkout / TOOLS_BIN)
-    seen: set[Path] = set()
-    found: list[Path] = []
-    for candidate in candidates:
-        if candidate not in seen and candidate.is_dir():
-            seen.add(candidate)
-            found.append(candidate)
-    return found
+    if checkout is None or not (checkout / TOOLS_BIN).is_dir():
+        return []
+    return [checkout / TOOLS_BIN]
 
 
 def find_helm(

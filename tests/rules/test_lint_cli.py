@@ -14,6 +14,13 @@ from gpuspec.cli.main import run as run_cli
 from rules.harness import EXAMPLE_FLEET, EXAMPLE_POLICIES, FIXTURES, build_fleet
 
 
+def no_packs(tmp_path: Path) -> Path:
+    """An empty policies folder: only the built-in default pack applies."""
+    folder = tmp_path / "no-packs"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def run(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """Run the real entry point (as a user would) and return exit code, stdout and stderr."""
     monkeypatch.setattr(sys, "argv", ["gpuspec", *args])
@@ -46,7 +53,7 @@ def test_lint_strict_text_has_frame_and_hint(monkeypatch: pytest.MonkeyPatch,
 def test_lint_formats(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                       capsys: pytest.CaptureFixture[str]) -> None:
     fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail")
-    code, out, _ = run(["lint", str(fleet), "--policies", str(tmp_path / "none"), "--format", fmt],
+    code, out, _ = run(["lint", str(fleet), "--policies", str(no_packs(tmp_path)), "--format", fmt],
                        monkeypatch, capsys)
     assert code == 0  # GS502 is a warning by default
     if fmt == "json":
@@ -63,7 +70,7 @@ def test_fail_on_warning_and_output_file(tmp_path: Path, monkeypatch: pytest.Mon
                                          capsys: pytest.CaptureFixture[str]) -> None:
     fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail")
     report = tmp_path / "lint.sarif"
-    code, out, _ = run(["lint", str(fleet), "--policies", str(tmp_path / "none"), "--fail-on", "warning",
+    code, out, _ = run(["lint", str(fleet), "--policies", str(no_packs(tmp_path)), "--fail-on", "warning",
                         "--format", "sarif", "--output", str(report)], monkeypatch, capsys)
     assert code == 1 and out == ""
     assert json.loads(report.read_text())["version"] == "2.1.0"
@@ -80,7 +87,7 @@ def test_unusable_fleet_is_exit_2_with_findings(tmp_path: Path, monkeypatch: pyt
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     cluster = (FIXTURES / "_base" / "clusters" / "c1.yaml").read_text().replace("  tool: argocd\n", "  tool: argo\n")
     fleet = build_fleet(tmp_path, files={"clusters/c1.yaml": cluster})
-    code, out, _ = run(["lint", str(fleet), "--policies", str(tmp_path / "none")], monkeypatch, capsys)
+    code, out, _ = run(["lint", str(fleet), "--policies", str(no_packs(tmp_path))], monkeypatch, capsys)
     assert code == 2 and "GS104" in out
 
 

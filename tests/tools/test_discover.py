@@ -45,13 +45,18 @@ def test_checkout_tools_dir_is_found(tools_bin: Path, tmp_path: Path) -> None:
     assert find_kubectl(env={"PATH": ""}, cwd=tmp_path) == tools_bin / "kubectl"
 
 
-def test_repo_tools_dir_found_from_subdirectory(tmp_path: Path, no_checkout: None) -> None:
+def test_fleet_repository_tools_dir_is_never_used(tmp_path: Path, no_checkout: None) -> None:
+    # A fleet repository is input: a .tools/bin/helm it ships must not run (in CI, as the CI user).
     (tmp_path / ".git").mkdir()
-    fake = _fake_tool(tmp_path / ".tools" / "bin", "helm")
+    _fake_tool(tmp_path / ".tools" / "bin", "helm")
     sub = tmp_path / "fleet" / "clusters"
     sub.mkdir(parents=True)
-    assert find_helm(env={"PATH": ""}, cwd=sub) == fake
-    assert local_tool_dirs(sub) == [tmp_path / ".tools" / "bin"]
+    for cwd in (tmp_path, sub):
+        assert local_tool_dirs(cwd) == []
+        with pytest.raises(ToolMissingError):
+            find_helm(env={"PATH": ""}, cwd=cwd)
+    path_helm = _fake_tool(tmp_path / "bin", "helm")
+    assert find_helm(env={"PATH": str(tmp_path / "bin")}, cwd=tmp_path) == path_helm
 
 
 def test_tools_dir_search_stops_at_repo_root(tmp_path: Path, no_checkout: None) -> None:

@@ -1,0 +1,92 @@
+"""Options and policy packs from a careless or hostile user: a clear exit 2 (or a finding), never an internal
+error, and nothing read or fetched from outside the policies folder."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpuspec.findings import Severity
+from gpuspec.policy.custom import custom_findings
+from gpuspec.policy.load import load_policy
+from gpuspec.validate.run import validate_fleet
+from hostile.hostile_cli import AUDIT_NODES, gpuspec, make_repo
+
+REF_PACK = """\
+apiVersion: gpuspec.io/v1alpha1
+kind: PolicyPack
+metadata:
+  name: refs
+customRules:
+  - id: ORG900
+    title: Remote reference
+    severity: error
+    message: "{name} is checked"
+    select: clusters[*].metadata
+    schema:
+      $ref: REF
+"""
+
+
+@pytest.mark.parametrize("ref", ["http://127.0.0.1:9/schema.json", "file:///etc/passwd", "other.json#/x"])
+def test_custom_rule_refs_outside_the_pack_are_refused(ref: str, tmp_path: Path) -> None:
+    root = make_repo(tmp_path)
+    (root / "policies" / "refs.yaml").write_text(REF_PACK.replace("REF", ref))
+    policy = load_policy(root / "policies", ["refs"])
+    assert not policy.custom_rules
+    [finding] = [f for f in policy.findings if "only references inside" in f.message]
+    assert finding.rule_id == "GS002" and ref in finding.message
+
+
+def test_custom_rule_local_refs_work_and_nothing_is_retrieved(tmp_path: Path) -> None:
+    root = make_repo(tmp_path)
+    pack = REF_PACK.replace("$ref: REF", "$ref: '#/$defs/named'\n      $defs:\n        named: {required: [nope]}")
+    (root / "policies" / "refs.yaml").write_text(pack)
+    policy = load_policy(root / "policies", ["refs"])
+    [rule] = policy.custom_rules
+    fleet = validate_fleet(root / "fleet").fleet
+    assert fleet is not None
+    assert len(list(custom_findings(fleet, rule, Severity.ERROR))) == 2
+
+
+@pytest.mark.parametrize("pack", ["../fleet/fleet", "/etc/passwd", "sub/dir", ".."])
+def test_pack_names_cannot_leave_the_policies_folder(pack: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    result = gpuspec(["lint", "--pack", pack], monkeypatch, capsys, cwd=root)
+    assert result.code == 2 and "is not a policy pack name" in result.err
+
+
+def test_missing_policies_folder_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    for command in ("lint", "validate", "render"):
+        result = gpuspec([command, "--policies", "no-such-dir"], monkeypatch, capsys, cwd=root)
+        assert result.code == 2 and "is not a folder of policy packs" in result.err, command
+
+
+def _git_repo(root: Path) -> None:
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("command", [
+    ["validate"], ["lint"], ["lint", "--format", "sarif"],
+    ["audit", "--cluster", "train-east", "--nodes", str(AUDIT_NODES)],
+    ["verify", "--helm", "/nonexistent/helm"],
+    ["plan", "--base", "HEAD"],
+])
+def test_output_into_a_missing_folder_is_a_clear_error(command: list[str], tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    if command[0] == "plan":
+        (root / ".git").rmdir()
+        _git_repo(root)
+    if command[0] == "verify":
+        (root / "fleet" / "clusters" / "train-east.yaml").write_text("kind: Nope\n")  # report before helm
+    result = gpuspec([*command, "--output", "/nonexistent/x/report"], monkeypatch, capsys, cwd=root)
+    assert result.code == 2
+    assert "cannot write the report to /nonexistent/x/report: the folder /nonexistent/x does not exist" in result.err

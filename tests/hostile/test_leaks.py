@@ -1,0 +1,181 @@
+"""Hostile input must not leak: links out of the repository, FIFOs and devices are refused unread; no
+credential of the fleet (a credential-like key, URL userinfo, a token shape) reaches any command's output,
+in any format, or rendered/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.redaction import redact_line, redact_text
+from gpuspec.report.text import code_frame
+from hostile.hostile_cli import AUDIT_NODES, REPO, gpuspec, make_repo
+
+KEY_SECRET = "hunter2-KEYSECRET"
+TOKEN = "ghp_" + "A1b2C3d4" * 5
+URL_SECRET = "URLSECRET9"
+
+LINT_FORMATS = ["text", "json", "sarif", "github", "junit"]
+
+#: Every command that reports on a fleet, with each of its formats: (name, arguments after the fleet setup).
+COMMANDS: list[tuple[str, list[str]]] = [
+    *[(f"validate-{f}", ["validate", "--format", f]) for f in ("text", "json")],
+    *[(f"lint-{f}", ["lint", "--format", f]) for f in LINT_FORMATS],
+    ("render", ["render"]),
+    ("render-check", ["render", "--check"]),
+    *[(f"images-{f}", ["images", "--format", f]) for f in ("list", "skopeo")],
+    *[(f"audit-{f}", ["audit", "--cluster", "train-east", "--nodes", str(AUDIT_NODES), "--format", f])
+      for f in LINT_FORMATS],
+    *[(f"verify-{f}", ["verify", "--format", f]) for f in LINT_FORMATS],
+]
+
+
+def _key_and_token_fleet(root: Path) -> None:
+    """A password under an unknown key, and a GitHub token where a number belongs (both schema errors)."""
+    path = root / "fleet" / "clusters" / "train-east.yaml"
+    text = path.read_text()
+    text = text.replace("      count: 8\n", f"      count: {TOKEN}\n      password: {KEY_SECRET}\n", 1)
+    path.write_text(f"password: {KEY_SECRET}\n" + text)
+
+
+def _url_fleet(root: Path) -> None:
+    """Userinfo in the fleet's git URL (a valid schema: only the credential check stops it)."""
+    path = root / "fleet" / "fleet.yaml"
+    path.write_text(path.read_text().replace("repoURL: https://", f"repoURL: https://deploy:{URL_SECRET}@"))
+
+
+@pytest.mark.parametrize("variant", ["key-and-token", "url"])
+@pytest.mark.parametrize(("name", "args"), COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_no_credential_reaches_any_output(name: str, args: list[str], variant: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    if variant == "url" and args[0] == "verify":
+        pytest.skip("a usable fleet makes verify pull charts; the unusable variant covers verify's report path")
+    root = make_repo(tmp_path)
+    (_key_and_token_fleet if variant == "key-and-token" else _url_fleet)(root)
+    result = gpuspec(args, monkeypatch, capsys, cwd=root)
+    for secret in (KEY_SECRET, TOKEN, URL_SECRET):
+        assert secret not in result.text, (name, result.text)
+    assert result.code != 0 or args[0] == "audit"
+    rendered = root / "rendered"
+    if rendered.exists():
+        for file in rendered.rglob("*"):
+            if file.is_file():
+                assert URL_SECRET not in file.read_text(), file
+
+
+def test_output_file_gets_no_credential_either(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    _key_and_token_fleet(root)
+    for fmt in LINT_FORMATS:
+        report = tmp_path / f"report.{fmt}"
+        gpuspec(["lint", "--format", fmt, "--output", str(report)], monkeypatch, capsys, cwd=root)
+        assert KEY_SECRET not in report.read_text() and TOKEN not in report.read_text()
+
+
+def test_credentials_in_urls_are_validate_and_render_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    _url_fleet(root)
+    validate = gpuspec(["validate"], monkeypatch, capsys, cwd=root)
+    assert validate.code == 1 and "GS405 a URL with user:password" in validate.out
+    render = gpuspec(["render"], monkeypatch, capsys, cwd=root)
+    assert render.code == 1 and "nothing was written" in render.err
+    assert not (root / "rendered").exists()
+
+
+def _outside_link_repo(tmp_path: Path, target: str) -> Path:
+    root = make_repo(tmp_path)
+    (root / "fleet" / "clusters" / "leak.yaml").symlink_to(target)
+    return root
+
+
+@pytest.mark.parametrize("command", [["validate"], ["lint"], ["render"], ["lint", "--format", "sarif"],
+                                     ["lint", "--format", "github"]])
+def test_symlink_out_of_the_repository_is_refused_unread(command: list[str], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("apiVersion: gpuspec.io/v1alpha1\nSECRET_ENV: leaked-value-42\n")
+    root = _outside_link_repo(tmp_path, str(outside))
+    result = gpuspec(command, monkeypatch, capsys, cwd=root)
+    assert result.code == 2
+    assert "leaked-value-42" not in result.text
+    assert "GS101" in result.text and "leads outside the repository" in result.text
+
+
+def test_symlink_to_proc_environ_and_dev_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    (root / "fleet" / "clusters" / "env.yaml").symlink_to("/proc/self/environ")
+    (root / "fleet" / "clusters" / "zero.yaml").symlink_to("/dev/zero")
+    started = time.monotonic()
+    result = gpuspec(["lint"], monkeypatch, capsys, cwd=root)
+    assert time.monotonic() - started < 10
+    assert result.code == 2 and result.text.count("leads outside the repository") == 2
+    assert "PATH=" not in result.text
+
+
+def test_symlink_inside_the_repository_is_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    clusters = root / "fleet" / "clusters"
+    (root / "shared-specs").mkdir()
+    (clusters / "train-east.yaml").rename(root / "shared-specs" / "train-east.yaml")
+    (clusters / "train-east.yaml").symlink_to(root / "shared-specs" / "train-east.yaml")
+    assert gpuspec(["validate"], monkeypatch, capsys, cwd=root).code == 0
+
+
+def test_fifo_fleet_file_is_refused_without_hanging(tmp_path: Path) -> None:
+    root = make_repo(tmp_path)
+    os.mkfifo(root / "fleet" / "clusters" / "pipe.yaml")
+    proc = subprocess.run([sys.executable, "-m", "gpuspec.cli.main", "lint"], cwd=root, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+    assert proc.returncode == 2
+    assert "pipe.yaml:1:1: error GS101 is not a regular file" in proc.stdout
+
+
+def test_read_bounded_refuses_devices_and_oversized_files(tmp_path: Path) -> None:
+    with pytest.raises(UnsafeFile, match="not a regular file"):
+        read_bounded(Path("/dev/zero"), 1024)
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"a: 1\n" * 1000)
+    with pytest.raises(UnsafeFile, match="limit"):
+        read_bounded(big, 100)
+    assert read_bounded(big, 10_000) == b"a: 1\n" * 1000
+
+
+def test_code_frames_only_from_regular_bounded_files(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as handle:
+        handle.truncate(300 * 1024 * 1024)  # sparse: 300 MB that must never be read
+    started = time.monotonic()
+    assert code_frame(str(big), 1, 1) == []
+    assert code_frame("/dev/zero", 1, 1) == []
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    assert code_frame(str(fifo), 1, 1) == []
+    assert time.monotonic() - started < 5
+
+
+def test_code_frame_redacts_credential_lines(tmp_path: Path) -> None:
+    spec = tmp_path / "c.yaml"
+    spec.write_text(f"password: {KEY_SECRET}\nrepo: https://u:{URL_SECRET}@git.example/x\ntoken: {TOKEN}\n")
+    frames = [code_frame(str(spec), line, 1)[0] for line in (1, 2, 3)]
+    assert not any(secret in frame for frame in frames for secret in (KEY_SECRET, URL_SECRET, TOKEN))
+    assert "password: <redacted>" in frames[0] and "https://<redacted>@git.example/x" in frames[1]
+
+
+def test_redaction_by_key_and_by_shape() -> None:
+    assert redact_line(f"  - {{name: a, apiKey: {KEY_SECRET}}}") == "  - {name: a, apiKey: <redacted>"
+    assert redact_line("  password: |") == "  password: |"
+    assert redact_line("  pullSecrets: [ngc-secret]") == "  pullSecrets: [ngc-secret]"
+    assert TOKEN not in redact_text(f"'{TOKEN}' is not a valid integer")
+    assert redact_text("plain text, no secret") == "plain text, no secret"
