@@ -21,10 +21,14 @@ SRCROOT = "%SRCROOT%"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
-@lru_cache(maxsize=8)
 def repo_root(start: Path | None = None) -> Path:
     """The root of the git repository holding ``start`` (default: the working directory), else ``start`` itself."""
-    here = Path(os.path.realpath(start or Path.cwd()))
+    return _repo_root(os.path.realpath(start or Path.cwd()))
+
+
+@lru_cache(maxsize=8)
+def _repo_root(real: str) -> Path:
+    here = Path(real)
     for candidate in (here, *here.parents):
         if (candidate / ".git").exists():
             return candidate
