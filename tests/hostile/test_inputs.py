@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gpuspec.findings import Severity
+from gpuspec.pipeline.validate import validate_fleet
 from gpuspec.policy.custom import custom_findings
 from gpuspec.policy.load import load_policy
-from gpuspec.validate.run import validate_fleet
 from hostile.hostile_cli import AUDIT_NODES, gpuspec, make_repo
 
 REF_PACK = """\
