@@ -10,8 +10,8 @@ import click
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix import query as q
+from gpuspec.matrix.data_models import Release
 from gpuspec.matrix.load import load_matrix
-from gpuspec.matrix.model import Release
 
 OS_TAG_PLACEHOLDER = "<os-tag>"
 

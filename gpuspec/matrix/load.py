@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from gpuspec.errors import GpuspecError
-from gpuspec.matrix.model import Matrix
+from gpuspec.matrix.data_models import Matrix
 
 #: Data file (without ``.yaml``) for each top-level field of :class:`Matrix`.
 DATA_FILES: tuple[str, ...] = (

@@ -20,8 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gpuspec.matrix.load import load_matrix
-from gpuspec.matrix.model import (
+from gpuspec.matrix.data_models import (
     GpuProduct,
     Image,
     LifecycleLine,
@@ -34,6 +33,7 @@ from gpuspec.matrix.model import (
     Release,
     VersionSet,
 )
+from gpuspec.matrix.load import load_matrix
 
 CrdStatus = Literal["absent", "technology-preview", "supported"]
 

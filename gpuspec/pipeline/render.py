@@ -22,8 +22,8 @@ from gpuspec.pipeline.validate import ValidationResult, validate_fleet
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
 from gpuspec.render.filetree import RenderPlan
-from gpuspec.render.images import cluster_images
 from gpuspec.render.inputs import InputDigests, read_input_digests
+from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.serialize import serialize
 from gpuspec.spec.models import Fleet
 

@@ -12,7 +12,7 @@ from gpuspec.loader.fleetload import load_fleet
 from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.fleetrev import RevisionFleet, describe_finding, load_fleet_at
 from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
-from gpuspec.plan.model import Plan
+from gpuspec.plan.records import Plan
 from gpuspec.plan.regen import read_regeneration, regeneration_change
 from gpuspec.spec.models import Fleet
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from gpuspec.findings import DocPath
 from gpuspec.matrix.query import parse_version
-from gpuspec.plan import images
+from gpuspec.plan import driver_facts
 from gpuspec.plan.impact import (
     driver_rollback,
     managed_pools,
@@ -18,7 +18,7 @@ from gpuspec.plan.impact import (
     operator_rollback,
     reload_procedure,
 )
-from gpuspec.plan.model import Change, ChangeKind, Dimension, Disruption
+from gpuspec.plan.records import Change, ChangeKind, Dimension, Disruption
 from gpuspec.spec.models import Cluster, Fleet, MigSpec, MigStrategy, Pool, Tenant
 from gpuspec.spec.resolve import EffectiveDriver, effective_driver, operator_version, pool_path
 
@@ -333,7 +333,7 @@ class _Differ:
             yield self.change(
                 ChangeKind.DRIVER, f"driver {'downgrade' if down else 'change'} {driver_text(before)} -> "
                 f"{driver_text(after)}", driver_text(before), driver_text(after), Disruption.DRIVER_RELOAD, impact,
-                driver_rollback(images.driver_image(self.base, self.old, old), driver_text(before), self.base,
+                driver_rollback(driver_facts.driver_image(self.base, self.old, old), driver_text(before), self.base,
                                 self.old, old),
                 pool=new, file=file, path=path, dimension=Dimension.DRIVER,
                 details=tuple(f"{f} changed" for f in fields), downgrade=down,
@@ -349,10 +349,10 @@ class _Differ:
         if op_before == op_after:
             return
         file, path = self.operator_location()
-        v_before = images.resolved_driver_version(self.base, self.old, old)
-        v_after = images.resolved_driver_version(self.head, self.new, new)
-        m_before, m_after = images.driver_manager(op_before), images.driver_manager(op_after)
-        rollback = driver_rollback(images.driver_image(self.base, self.old, old), v_before or driver_text(driver),
+        v_before = driver_facts.resolved_driver_version(self.base, self.old, old)
+        v_after = driver_facts.resolved_driver_version(self.head, self.new, new)
+        m_before, m_after = driver_facts.driver_manager(op_before), driver_facts.driver_manager(op_after)
+        rollback = driver_rollback(driver_facts.driver_image(self.base, self.old, old), v_before or driver_text(driver),
                                    self.base, self.old, old)
         if driver.version is None and v_before != v_after:
             yield self.change(

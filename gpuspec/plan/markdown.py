@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from gpuspec.plan.model import Change, Disruption, Plan
 from gpuspec.plan.output import headline
+from gpuspec.plan.records import Change, Disruption, Plan
 from gpuspec.plan.waves import FLEET, Step, fleet_waves, rollout_steps
 
 #: First line of every plan comment, so CI can find and update its previous comment.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuspec.plan.model import Disruption, Plan
+from gpuspec.plan.records import Disruption, Plan
 from gpuspec.plan.waves import fleet_waves, rollout_steps
 from gpuspec.redaction import one_line
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from gpuspec.plan.gitread import list_tree, read_blobs
-from gpuspec.plan.model import Change, ChangeKind, Disruption
+from gpuspec.plan.records import Change, ChangeKind, Disruption
 from gpuspec.render.generator import STAMP_PATH, Regeneration, stamp_version
 
 #: Rendered files whose change can restart operands when applied (Helm values and the GitOps objects).

@@ -25,7 +25,7 @@ from gpuspec.findings import DocPath, Finding, Severity
 from gpuspec.loader.fleetload import display_path
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import YamlProblem, read_yaml
-from gpuspec.policy.model import CustomRule, PolicyException, PolicyPack
+from gpuspec.policy.pack_models import CustomRule, PolicyException, PolicyPack
 from gpuspec.policy.selectors import SelectorError, parse_selector
 
 #: The pack used when policies/ has no default.yaml: every rule at its defaults.

@@ -9,8 +9,8 @@ from gpuspec.render.alerts import prometheus_rule
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import argocd_applications, flux_kustomizations, flux_release_files
-from gpuspec.render.images import cluster_images
 from gpuspec.render.inputs import InputDigests
+from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.overlay import (
     OPERATOR_PSA,
     device_plugin_configmap,

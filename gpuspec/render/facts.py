@@ -14,8 +14,8 @@ from typing import Any
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix import query
+from gpuspec.matrix.data_models import Image
 from gpuspec.matrix.load import load_matrix
-from gpuspec.matrix.model import Image
 
 #: Values path of the Node Feature Discovery subchart image in :func:`release_images`.
 NFD = "node-feature-discovery"

@@ -20,7 +20,7 @@ from gpuspec.render.context import (
     PoolDriver,
 )
 from gpuspec.render.facts import mig_layout_entries, mig_layout_profiles, nvidiadriver_has_field
-from gpuspec.render.images import rewrite
+from gpuspec.render.operand_images import rewrite
 from gpuspec.render.serialize import dump_document
 from gpuspec.render.values import proxy_env, toleration, upgrade_policy
 from gpuspec.spec.models import MigStrategy, Pool, SharingMode, Tenant

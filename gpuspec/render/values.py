@@ -12,7 +12,7 @@ from gpuspec.render.context import (
     ClusterContext,
 )
 from gpuspec.render.facts import NFD, image_tag
-from gpuspec.render.images import component_enabled, rewrite
+from gpuspec.render.operand_images import component_enabled, rewrite
 from gpuspec.spec.models import Taint
 
 #: Components whose chart values take ``imagePullSecrets`` (a list of secret names) at every release that has them.

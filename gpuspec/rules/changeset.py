@@ -25,7 +25,7 @@ from gpuspec.matrix.query import upgrade_supported
 from gpuspec.plan.build import compare
 from gpuspec.plan.diff import diff_fleets, driver_key, driver_text
 from gpuspec.plan.gitread import changed_paths, relative_to_repo
-from gpuspec.plan.model import Change, ChangeKind, Dimension
+from gpuspec.plan.records import Change, ChangeKind, Dimension
 from gpuspec.plan.regen import read_regeneration
 from gpuspec.policy.load import LocatedException, load_policy
 from gpuspec.render.generator import Regeneration

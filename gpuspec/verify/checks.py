@@ -14,8 +14,8 @@ from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix import query
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror
 from gpuspec.spec.resolve import effective_driver
-from gpuspec.verify.images import ImageRef, ImageUse, get_path, object_images
 from gpuspec.verify.manifests import Manifest, load_yaml
+from gpuspec.verify.object_images import ImageRef, ImageUse, get_path, object_images
 from gpuspec.verify.rendered import RenderedFile
 from gpuspec.verify.schemas import INVALID, NO_SCHEMA, CrdSet, SchemaError, validate_object
 from gpuspec.verify.values_keys import ChartValues, unknown_values_keys

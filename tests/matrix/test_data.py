@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from gpuspec.matrix import query as q
+from gpuspec.matrix.data_models import Matrix
 from gpuspec.matrix.load import DATA_FILES, load_matrix, raw_matrix, read_data_file
-from gpuspec.matrix.model import Matrix
 
 EXPECTED_TAGS = [
     "23.9.0", "23.9.1", "23.9.2", "24.3.0", "24.6.0", "24.6.1", "24.6.2", "24.9.0", "24.9.1", "24.9.2",

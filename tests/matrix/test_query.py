@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from gpuspec.matrix import query as q
-from gpuspec.matrix.model import Image
+from gpuspec.matrix.data_models import Image
 
 # ---------------------------------------------------------------- versions and lifecycle
 

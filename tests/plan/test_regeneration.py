@@ -10,7 +10,7 @@ import pytest
 
 import gpuspec
 from gpuspec.cli.main import run as run_cli
-from gpuspec.plan.model import ChangeKind
+from gpuspec.plan.records import ChangeKind
 from gpuspec.render import alerts
 from gpuspec.render.generator import STAMP_PATH, stamp_version, version_key
 from gpuspec.rules.changeset import changeset_findings

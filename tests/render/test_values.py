@@ -10,7 +10,7 @@ import yaml
 
 from gpuspec.render.context import cluster_context
 from gpuspec.render.facts import release_facts
-from gpuspec.render.images import component_enabled
+from gpuspec.render.operand_images import component_enabled
 from gpuspec.verify.values_keys import commented_keys
 
 from .fleets import UPSTREAM_TAGS, compile_dir, coverage_clusters, load, write_fleet

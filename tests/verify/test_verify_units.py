@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpuspec.verify.cache import stays_inside
-from gpuspec.verify.images import ImageRef, object_images
+from gpuspec.verify.object_images import ImageRef, object_images
 from gpuspec.verify.rendered import parse_images_txt
 
 

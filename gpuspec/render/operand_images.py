@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
-from gpuspec.matrix.model import Image
+from gpuspec.matrix.data_models import Image
 from gpuspec.render.context import ClusterContext, PoolDriver
 from gpuspec.render.facts import NFD, image_ref, image_tag, os_tag
 from gpuspec.spec.models import Mirror, Pool
