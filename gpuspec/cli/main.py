@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "import": "gpuspec.cli.import_cmd:import_command",
     "schema": "gpuspec.cli.schema_cmd:schema_command",
     "matrix": "gpuspec.cli.matrix_cmd:matrix_command",
+    "tools": "gpuspec.cli.tools_cmd:tools_group",
 }
 
 

@@ -16,7 +16,16 @@ from gpuspec.cli.common import (
     output_option,
 )
 from gpuspec.pipeline.verify import VerifyOptions, verify_fleet
-from gpuspec.verify.helm import DEFAULT_CACHE_DIR
+
+
+def _helm_cache(cache_root: Path | None) -> Path | None:
+    """The helm-template cache folder: ``<root>/helm`` (charts go beside it), None when caching is off."""
+    if cache_root is not None:
+        return cache_root / "helm"
+    from gpuspec import usercache
+
+    base = usercache.cache_dir()
+    return base / "verify" / "helm" if base is not None else None
 
 
 @click.command("verify")
@@ -37,9 +46,12 @@ from gpuspec.verify.helm import DEFAULT_CACHE_DIR
               help="helm binary (default: $GPUSPEC_HELM, the gpuspec checkout's .tools/bin/helm, PATH).")
 @click.option("--jobs", "-j", "jobs", type=click.IntRange(min=0), default=0, show_default=True,
               help="Clusters verified in parallel (0 = number of CPUs, at most 8).")
+@click.option("--cache-dir", "cache_root", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Folder for verify's caches (helm template results, pulled charts). Default: verify/ in the "
+                   "user cache ($GPUSPEC_CACHE_DIR, else $XDG_CACHE_HOME/gpuspec or ~/.cache/gpuspec); nothing is "
+                   "written into the fleet repository.")
 @click.option("--no-cache", "no_cache", is_flag=True,
-              help=f"Do not read or write the caches ({DEFAULT_CACHE_DIR.parent}/); pulled charts go to a "
-                   "temporary folder.")
+              help="Do not read or write the caches; pulled charts go to a temporary folder.")
 @format_option()
 @output_option
 def verify_command(
@@ -50,6 +62,7 @@ def verify_command(
     crd_paths: tuple[Path, ...],
     helm: Path | None,
     jobs: int,
+    cache_root: Path | None,
     no_cache: bool,
     output_format: str,
     output_file: Path | None,
@@ -65,11 +78,11 @@ def verify_command(
     against the Kubernetes schema of the cluster's version and against the CRDs.
 
     Exit 0 when clean, 1 when there are errors, 2 when the input is unusable or
-    helm/kubectl are missing (run scripts/install-tools).
+    helm/kubectl are missing (run `gpuspec tools install`).
     """
     options = VerifyOptions(
         fleet_dir=fleet_dir, rendered_dir=rendered_dir, charts=charts, clusters=clusters, crd_paths=crd_paths,
-        helm=helm, jobs=jobs, cache_dir=None if no_cache else DEFAULT_CACHE_DIR,
+        helm=helm, jobs=jobs, cache_dir=None if no_cache else _helm_cache(cache_root),
     )
     result = verify_fleet(options)
     summary = result.summary() if output_format == "text" else None

@@ -232,7 +232,7 @@ def _pull_one(source: str, version: str, helm: Path, folder: Path) -> ChartInfo 
 
 @contextmanager
 def _chart_folder(cache_dir: Path | None) -> Iterator[Path]:
-    """Where pulled charts go: ``.gpuspec-cache/charts`` beside the helm cache, else a folder removed afterwards."""
+    """Where pulled charts go: ``charts/`` beside the helm cache (user cache), else a folder removed afterwards."""
     if cache_dir is not None:
         yield cache_dir.parent / "charts"
         return
@@ -472,5 +472,7 @@ def _tool_version(kustomize: KustomizeCommand) -> str:
 def _require_schema_package() -> None:
     if importlib.util.find_spec("kubernetes_validate") is None:
         raise ToolMissingError(
-            "the Python package kubernetes-validate (Kubernetes JSON schemas) is not installed",
-            hint="pip install kubernetes-validate")
+            "gpuspec verify needs the Python package kubernetes-validate (the Kubernetes JSON schemas), which "
+            "is not installed",
+            hint="install gpuspec with its verify extra: pip install 'gpuspec[verify]' "
+            "(pipx: pipx inject gpuspec kubernetes-validate)")

@@ -30,6 +30,8 @@ from gpuspec.policy.selectors import SelectorError, parse_selector
 
 #: The pack used when policies/ has no default.yaml: every rule at its defaults.
 BUILTIN_DEFAULT = "default"
+#: Packs that ship with gpuspec (``strict``); a pack of the same name in policies/ takes precedence.
+BUILTIN_PACKS_DIR = Path(__file__).resolve().parent / "packs"
 
 
 @dataclass(frozen=True)
@@ -107,19 +109,31 @@ def is_pack_name(name: str) -> bool:
 
 
 def pack_file(policies_dir: Path, name: str) -> Path | None:
-    """The file of pack ``name`` in ``policies_dir`` (``.yaml`` or ``.yml``), or None (also for a non-name)."""
+    """The file of pack ``name`` in ``policies_dir`` (``.yaml`` or ``.yml``), else the built-in pack, or None.
+
+    None also for a non-name.
+    """
     if not is_pack_name(name):
         return None
-    for suffix in (".yaml", ".yml"):
-        candidate = policies_dir / f"{name}{suffix}"
-        if candidate.is_file():
-            return candidate
+    for folder in (policies_dir, BUILTIN_PACKS_DIR):
+        for suffix in (".yaml", ".yml"):
+            candidate = folder / f"{name}{suffix}"
+            if candidate.is_file():
+                return candidate
     return None
 
 
-def available_packs(policies_dir: Path) -> list[str]:
-    """Names of the packs in ``policies_dir`` plus the built-in default."""
+def builtin_packs() -> list[str]:
+    """Names of the packs that ship with gpuspec, the implicit default included."""
     names = {BUILTIN_DEFAULT}
+    if BUILTIN_PACKS_DIR.is_dir():
+        names.update(p.stem for p in BUILTIN_PACKS_DIR.iterdir() if p.suffix == ".yaml")
+    return sorted(names)
+
+
+def available_packs(policies_dir: Path) -> list[str]:
+    """Names of the packs in ``policies_dir`` plus the ones built into gpuspec."""
+    names = set(builtin_packs())
     if policies_dir.is_dir():
         names.update(p.stem for p in policies_dir.iterdir() if p.suffix in (".yaml", ".yml"))
     return sorted(names)

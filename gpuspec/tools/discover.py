@@ -1,9 +1,10 @@
 """Find the external tools gpuspec drives: helm, kubectl (for ``kubectl kustomize``), kustomize and git.
 
 Search order for helm: the ``--helm`` option, env ``GPUSPEC_HELM``, ``.tools/bin/helm`` of the gpuspec
-checkout gpuspec runs from (its own tool cache, filled by ``scripts/install-tools``), then PATH.  A
-``.tools/bin`` in the current directory or its parents is never used: a fleet repository is input, and
-an executable it ships must not run in CI.
+checkout gpuspec runs from (its own tool cache, filled by ``scripts/install-tools``), the user cache's
+``tools/bin`` (where ``gpuspec tools install`` puts them), then PATH.  A ``.tools/bin`` in the current
+directory or its parents is never used: a fleet repository is input, and an executable it ships must
+not run in CI.
 kubectl follows the same order with ``--kubectl`` / ``GPUSPEC_KUBECTL``.  Kustomize is
 ``kubectl kustomize`` when kubectl is found, else a ``kustomize`` binary (``GPUSPEC_KUSTOMIZE``,
 ``.tools/bin/kustomize``, PATH).  git comes from PATH.
@@ -30,8 +31,8 @@ ENV_KUSTOMIZE = "GPUSPEC_KUSTOMIZE"
 TOOLS_BIN = Path(".tools") / "bin"
 
 INSTALL_HINT = (
-    "run scripts/install-tools from the gpuspec checkout (installs pinned, hash-checked helm and kubectl "
-    "into .tools/bin), or put the tool on PATH, or name it with {option} / {env}"
+    "run `gpuspec tools install` (installs pinned, hash-checked helm and kubectl into the user cache, where "
+    "gpuspec finds them), or put the tool on PATH, or name it with {option} / {env}"
 )
 
 
@@ -48,15 +49,20 @@ class KustomizeCommand:
 
 
 def local_tool_dirs(cwd: Path | None = None) -> list[Path]:
-    """The ``.tools/bin`` directory searched before PATH: gpuspec's own tool cache, when it exists.
+    """The tool folders searched before PATH: gpuspec's own tool caches, those that exist.
 
-    That is the ``.tools/bin`` of the gpuspec source checkout gpuspec runs from.  ``cwd`` is not
+    That is the ``.tools/bin`` of the gpuspec source checkout gpuspec runs from, then ``tools/bin`` of
+    the user cache (``gpuspec tools install``).  ``cwd`` is not
     searched (nor its parents): the working directory is the fleet repository, which is input.
     """
     checkout = _checkout_root()
-    if checkout is None or not (checkout / TOOLS_BIN).is_dir():
-        return []
-    return [checkout / TOOLS_BIN]
+    found = [checkout / TOOLS_BIN] if checkout is not None and (checkout / TOOLS_BIN).is_dir() else []
+    from gpuspec.tools.install import user_tools_dir
+
+    user = user_tools_dir()
+    if user.is_dir() and user not in found:
+        found.append(user)
+    return found
 
 
 def find_helm(
@@ -145,7 +151,8 @@ def _find(
     found = _lookup(name, env=environ, cwd=cwd)
     if found is None:
         raise ToolMissingError(
-            f"{name} not found: looked at {option}, {env_var}, .tools/bin/{name} and PATH", hint=hint
+            f"{name} not found: looked at {option}, {env_var}, .tools/bin/{name}, the user cache and PATH",
+            hint=hint
         )
     return found
 

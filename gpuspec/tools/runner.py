@@ -88,7 +88,7 @@ def run_tool(
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         raise ToolMissingError(
             f"cannot execute {args[0]}: {exc.strerror or exc}",
-            hint="run scripts/install-tools to install helm and kubectl into .tools/bin",
+            hint="run `gpuspec tools install` to install the pinned helm and kubectl into the user cache",
         ) from exc
     return ToolResult(
         argv=args,

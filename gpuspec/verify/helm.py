@@ -25,7 +25,7 @@ from gpuspec.tools.runner import DEFAULT_TIMEOUT, run_tool
 from gpuspec.tools.versions import helm_version
 from gpuspec.verify.manifests import Manifest, ManifestParseError, load_yaml, parse_manifests
 
-#: Default cache location, relative to the current directory.
+#: Cache location of library callers that pass none (the CLI uses the user cache, see cli/verify_cmd.py).
 DEFAULT_CACHE_DIR = Path(".gpuspec-cache") / "helm"
 #: Bump when the cache entry format changes.
 _CACHE_FORMAT = 2

@@ -4,7 +4,7 @@ A chart source is an ``oci://registry/path`` (the chart is ``<source>/gpu-operat
 ``https://`` / ``http://`` Helm repository URL (chart ``gpu-operator`` in its index).  Without
 ``--chart`` a cluster's source is the one its rendered Argo CD / Flux objects use
 (:func:`gpuspec.spec.resolve.chart_repository`).  Pulled charts are kept in
-``.gpuspec-cache/charts/<sha256 of source and version>/``.
+``charts/<sha256 of source and version>/`` beside the helm cache (in the user cache).
 """
 
 from __future__ import annotations

@@ -81,13 +81,13 @@ def test_env_pointing_nowhere_with_empty_path(tmp_path: Path) -> None:
     assert "helm not found" in text
     assert str(missing) in text
     assert "GPUSPEC_HELM" in text
-    assert "scripts/install-tools" in text
+    assert "gpuspec tools install" in text
 
 
 def test_env_pointing_nowhere_in_process_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUSPEC_HELM", str(tmp_path / "missing-helm"))
     monkeypatch.setenv("PATH", "")
-    with pytest.raises(ToolMissingError, match="scripts/install-tools"):
+    with pytest.raises(ToolMissingError, match="gpuspec tools install"):
         find_helm()
 
 
@@ -96,7 +96,7 @@ def test_nothing_found_says_how_to_install(tmp_path: Path, no_checkout: None) ->
     with pytest.raises(ToolMissingError) as info:
         find_helm(env={"PATH": ""}, cwd=tmp_path)
     assert "helm not found" in info.value.message
-    assert info.value.hint is not None and "scripts/install-tools" in info.value.hint
+    assert info.value.hint is not None and "gpuspec tools install" in info.value.hint
 
 
 def test_kustomize_prefers_kubectl(tools_bin: Path, tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_kustomize_missing(tmp_path: Path, no_checkout: None) -> None:
     (tmp_path / ".git").mkdir()
     with pytest.raises(ToolMissingError, match="kustomize not found") as info:
         find_kustomize(env={"PATH": ""}, cwd=tmp_path)
-    assert "scripts/install-tools" in str(info.value)
+    assert "gpuspec tools install" in str(info.value)
 
 
 def test_explicit_kubectl_missing_does_not_fall_back(tmp_path: Path, tools_bin: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,7 @@ def test_stdin_is_passed() -> None:
 
 
 def test_missing_executable_raises_tool_missing(tmp_path: Path) -> None:
-    with pytest.raises(ToolMissingError, match="install-tools"):
+    with pytest.raises(ToolMissingError, match="gpuspec tools install"):
         run_tool([tmp_path / "no-such-tool", "version"])
 
 
@@ -64,19 +65,31 @@ def test_installer_is_idempotent(tools_bin: Path) -> None:
     assert "nothing to do" in proc.stdout
 
 
-@pytest.mark.parametrize("pin", ["HELM", "KUBECTL"])
-def test_installer_fails_loudly_on_hash_mismatch(tmp_path: Path, pin: str) -> None:
-    # A copy of the installer with one wrong pinned hash must refuse to install anything.
-    text = (REPO_ROOT / "scripts" / "install-tools").read_text()
-    lines = [
-        f'{pin}_SHA256="' + "0" * 64 + '"' if line.startswith(f"{pin}_SHA256=") else line
-        for line in text.splitlines()
-    ]
-    script = tmp_path / "scripts" / "install-tools"
-    script.parent.mkdir()
-    script.write_text("\n".join(lines) + "\n")
-    script.chmod(0o755)
-    proc = subprocess.run([str(script)], capture_output=True, text=True, timeout=600, check=False)
-    assert proc.returncode == 1
-    assert f"{pin.lower()} sha256 mismatch" in proc.stderr
-    assert list((tmp_path / ".tools" / "bin").iterdir()) == []
+@pytest.mark.parametrize("pin", ["helm", "kubectl"])
+def test_installer_fails_loudly_on_hash_mismatch(tmp_path: Path, pin: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The installer with one wrong pinned hash must refuse to install anything.
+    from gpuspec.tools import install
+
+    src, _, version = install.BINARIES[pin]
+    monkeypatch.setitem(install.BINARIES, pin, (src, "0" * 64, version))
+    dest = tmp_path / "bin"
+    with pytest.raises(install.InstallError, match=f"{pin} sha256 mismatch"):
+        install.install(dest, force=True, log=False)
+    assert not dest.exists() or list(dest.iterdir()) == []
+
+
+def test_gpuspec_tools_install_into_the_user_cache(tmp_path: Path, tools_bin: Path) -> None:
+    """`gpuspec tools install` installs the pinned binaries where discovery finds them (the user cache)."""
+    env = {**os.environ, "GPUSPEC_CACHE_DIR": str(tmp_path / "cache"), "PATH": os.defpath}
+    argv = [sys.executable, "-c", "from gpuspec.cli.main import main; main()", "tools", "install"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert f"installed: helm v4.1.4, kubectl v1.35.2 in {tmp_path / 'cache' / 'tools' / 'bin'}" in proc.stdout
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert again.returncode == 0 and again.stdout.startswith("already installed")
+    from gpuspec.tools.discover import local_tool_dirs
+
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
+        assert tmp_path / "cache" / "tools" / "bin" in local_tool_dirs(tmp_path / "repo")

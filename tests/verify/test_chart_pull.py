@@ -177,14 +177,21 @@ def test_mirror_chart_repository_is_the_default_source(lab: Path, helm_bin: Path
     assert f"/gpu-operator-{PIN}.tgz" in repo.requests
 
 
-def test_cli_pulls_into_the_working_folder_cache(lab: Path, helm_bin: Path, serve: Callable[[str], Repo],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_pulls_into_the_user_cache_and_leaves_git_status_clean(
+        lab: Path, helm_bin: Path, serve: Callable[[str], Repo], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
     repo = serve(PIN)
     monkeypatch.chdir(lab)
+    monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "user-cache"))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "fleet"]):
+        subprocess.run([*git, *argv], cwd=lab, check=True, capture_output=True)
     args = ["fleet", "--chart", repo.url, "--crds", str(CRDS), "--helm", str(helm_bin)]
     ok = CliRunner().invoke(verify_command, args)
     assert ok.exit_code == 0, ok.output
-    assert len(list((lab / ".gpuspec-cache" / "charts").glob("*/*.tgz"))) == 1
+    assert len(list((tmp_path / "user-cache" / "verify" / "charts").glob("*/*.tgz"))) == 1
+    status = subprocess.run([*git, "status", "--porcelain", "--ignored"], cwd=lab, capture_output=True, text=True)
+    assert status.stdout == ""
     missing = CliRunner().invoke(verify_command, [*args[:2], repo.url + "nope", *args[3:]])
     assert missing.exit_code == 1, missing.output
     assert "error GS914" in missing.output and "Traceback" not in missing.output
