@@ -36,7 +36,7 @@ def test_wheel_carries_packs_license_and_data(installed: Installed) -> None:
 
 
 def test_lean_install_has_no_kubernetes_validate(installed: Installed) -> None:
-    site = list((installed.venv / "lib").glob("python3*/site-packages"))[0]
+    site = next(iter((installed.venv / "lib").glob("python3*/site-packages")))
     assert not list(site.glob("kubernetes_validate*"))
 
 

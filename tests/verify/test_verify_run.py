@@ -369,7 +369,7 @@ def test_missing_helm_is_a_clear_exit_2(lab: Path) -> None:
                  "--helm", "/nonexistent/helm", cwd=lab)
     assert proc.returncode == 2
     assert "helm not found at '/nonexistent/helm' (from --helm)" in proc.stderr
-    assert "scripts/install-tools" in proc.stderr and "Traceback" not in proc.stderr
+    assert "gpuspec tools install" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_usage_errors_exit_2(lab: Path, helm_bin: Path) -> None:
