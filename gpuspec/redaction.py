@@ -40,8 +40,9 @@ NAME_KEYS = frozenset({"pullSecrets", "kubeConfigSecret", "imagePullSecrets"})
 #: Longest key the key pattern is tried on (keys are short; a longer one is not a credential name).
 _MAX_KEY = 200
 
-#: A ``key:`` in a line of YAML or JSON (block or flow style), with what follows it.
-_LINE_KEY = re.compile(r"""(?P<key>[A-Za-z0-9_.\-]{1,200})["']?[ \t]*:(?=[ \t]|$)""")
+#: A ``key:`` in a line of YAML or JSON (block or flow style).  A key starts only at the line start or after
+#: a blank, ``{``, ``,`` or quote, none of which it contains, so no character is scanned by two attempts.
+_LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-]{1,200})["']?[ \t]*:(?=[ \t]|$)""")
 
 
 def _pem_in_certificate(text: str) -> bool:
