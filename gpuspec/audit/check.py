@@ -417,7 +417,7 @@ def audit_cluster(fleet: Fleet, cluster: Cluster, nodes: Sequence[NodeFacts],
     overlaps: dict[tuple[int, ...], list[NodeFacts]] = defaultdict(list)
     for n in nodes:
         if len(members[n.name]) > 1:
-            overlaps[tuple(cluster.pools.index(p) for p in members[n.name])].append(n)
+            overlaps[tuple(cluster.pool_position(p) for p in members[n.name])].append(n)
     for indexes, ns in sorted(overlaps.items()):
         names = " and ".join(repr(cluster.pools[i].name) for i in indexes)
         for index in indexes[1:]:

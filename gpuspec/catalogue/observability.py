@@ -88,7 +88,8 @@ No node can belong to two pools: pool node selectors exclude each other.
 By default two selectors clash when one is a subset of the other, so every
 node of the narrower pool also matches the wider one.  With
 `strict_disjoint` they clash unless they share a key with different
-values.
+values.  Clashing pools form groups (a pool that clashes with a member
+joins the group): one finding per group, on its second pool.
 
 Failing: `{acme.example/gpu: "true"}` and
 `{acme.example/gpu: "true", acme.example/pool: h100}`.  Passing:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import combinations
 
 from gpuspec.catalogue import observability as cat
 from gpuspec.rules.base import Problem, Rule, RuleContext
-from gpuspec.spec.models import Pool
+from gpuspec.rules.overlap import overlapping_groups
 from gpuspec.spec.resolve import pool_path
 
 
@@ -99,18 +98,23 @@ class SelectorsDisjoint(Rule):
     entry = cat.SELECTORS_DISJOINT
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
-        """Yield a problem per pair of pools whose selectors can match one node."""
+        """Yield one problem per group of pools whose selectors overlap (at the group's second pool)."""
         strict = bool(self.param(ctx, "strict_disjoint"))
         for cluster in ctx.fleet.clusters:
-            pair: tuple[Pool, Pool]
-            for pair in combinations(cluster.pools, 2):
-                first, second = pair
-                if selectors_overlap(first.node_selector, second.node_selector, strict):
-                    yield Problem(
-                        f"pools {first.name!r} and {second.name!r} have node selectors one node can match",
-                        cluster.source_file, pool_path(cluster, second, "nodeSelector"), at_key=True,
-                        hint="give each pool a label value of its own, e.g. <domain>/gpu-pool: <pool name>",
-                    )
+            pools = cluster.pools
+            for group in overlapping_groups([p.node_selector for p in pools], strict):
+                names = [pools[i].name for i in group]
+                if len(names) == 2:
+                    message = f"pools {names[0]!r} and {names[1]!r} have node selectors one node can match"
+                else:
+                    shown = ", ".join(repr(n) for n in names[:5])
+                    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+                    message = (f"{len(names)} pools have overlapping node selectors (a node can match more than "
+                               f"one of them): {shown}{more}")
+                yield Problem(
+                    message, cluster.source_file, ("pools", group[1], "nodeSelector"), at_key=True,
+                    hint="give each pool a label value of its own, e.g. <domain>/gpu-pool: <pool name>",
+                )
 
 
 RULES: list[Rule] = [

@@ -488,11 +488,24 @@ class Cluster(SpecModel):
     )
 
     _source_file: str = PrivateAttr(default="")
+    _pool_positions: dict[int, int] | None = PrivateAttr(default=None)
 
     @property
     def name(self) -> str:
         """The cluster's name."""
         return self.metadata.name
+
+    def pool_position(self, pool: Pool) -> int:
+        """The index of ``pool`` (this very object) in ``pools``: a dictionary lookup, not a scan with ``==``."""
+        positions = self._pool_positions
+        position = positions.get(id(pool)) if positions is not None else None
+        if position is None or position >= len(self.pools) or self.pools[position] is not pool:
+            positions = {id(p): i for i, p in enumerate(self.pools)}
+            self._pool_positions = positions
+            position = positions.get(id(pool))
+            if position is None:
+                raise ValueError(f"pool {pool.name!r} is not a pool of cluster {self.name!r}")
+        return position
 
     @property
     def source_file(self) -> str:

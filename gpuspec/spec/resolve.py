@@ -49,7 +49,7 @@ def effective_driver(fleet: Fleet, cluster: Cluster, pool: Pool) -> EffectiveDri
 
 def pool_path(cluster: Cluster, pool: Pool, *rest: str | int) -> DocPath:
     """The document path of ``pool`` (plus ``rest``) inside its cluster file."""
-    return ("pools", cluster.pools.index(pool), *rest)
+    return ("pools", cluster.pool_position(pool), *rest)
 
 
 def is_air_gapped(cluster: Cluster) -> bool:
