@@ -70,10 +70,15 @@ KUBERNETES_RANGE = Entry(
     doc="""
 The Kubernetes (or OpenShift) version is outside what the operator release lists for the distribution.
 
-Per-patch limits apply (e.g. Kubernetes 1.35 only from v25.10.1).
-Failing: `kubernetes: {version: "1.31"}` with `v26.7.0`.  Passing: `"1.34"`.
+Per-patch limits apply (e.g. Kubernetes 1.35 only from v25.10.1).  The matrix lists versions per cell: an OS row
+times a distribution column.  A version the distribution supports on one OS but not on a pool's OS (or a distribution
+with no cell on that OS row, e.g. K3s on RHEL 9 at v26.7.0) is reported at the pool's `os`.
+Failing: `kubernetes: {version: "1.31"}` with `v26.7.0`; `distribution: k3s` with a RHEL 9.4 pool.
+Passing: `"1.34"`; `distribution: rke2` with the RHEL 9.4 pool.
 """,
     tags=("support-matrix", "platform"),
+    source="cloud-native-docs gpu-operator/platform-support.rst, "
+    "\"Supported Operating Systems and Kubernetes Platforms\"",
 )
 
 OS_UNSUPPORTED = Entry(
@@ -208,6 +213,113 @@ Failing: two pools with drivers 580.x and 535.x on `v25.10.1`.  Passing: the sam
     tags=("support-matrix", "driver"),
 )
 
+KERNEL_MODULES = Entry(
+    id="GS215",
+    title="Kernel module type impossible for the GPU or a feature",
+    severity=Severity.ERROR,
+    rationale="The driver does not load: Grace Hopper and Blackwell need the open modules, pre-Turing GPUs "
+    "cannot use them.",
+    doc="""
+The kernel modules the driver container installs do not work with the pool's GPU or with a feature it uses:
+
+- Grace Hopper (GH200) and Blackwell GPUs are supported only by the open GPU kernel modules:
+  `kernelModuleType: proprietary`, or `auto` with a driver container older than R570 (which installs proprietary
+  modules), is an error.
+- Pascal and Volta GPUs are not supported by the open modules: `kernelModuleType: open` is an error.
+- GPUDirect Storage (nvidia-fs v2.17.5+) needs the open modules: `proprietary`, or `auto` with a driver older than
+  R570, on a pool with `devices.gds` is an error.
+
+Failing: `gpu: {product: GH200-96GB}` with `driver: {kernelModuleType: proprietary}`.
+Passing: `kernelModuleType: open`.
+""",
+    tags=("support-matrix", "driver"),
+    source="NVIDIA Driver Installation Guide, \"Kernel Modules\"; cloud-native-docs gpu-operator/platform-support.rst "
+    "(GH200 needs the open kernel modules; GPUDirect Storage notes); gpu-operator release notes 25.3.0",
+)
+
+DRIVER_PAST_ARCHITECTURE = Entry(
+    id="GS216",
+    title="Driver branch no longer supports the GPU's architecture",
+    severity=Severity.ERROR,
+    rationale="Drivers after the last branch of an architecture do not bind to its GPUs; the node comes up "
+    "without GPUs.",
+    doc="""
+The pool's driver branch is newer than the last branch that supports the GPU's architecture (R580 for Pascal and
+Volta).
+
+Failing: `gpu: {product: V100}` with `driver: {branch: "595"}`.  Passing: `branch: "580"`.
+""",
+    tags=("support-matrix", "driver", "gpu"),
+    source="NVIDIA Data Center Driver R580 release notes; CUDA Toolkit 13.0 release notes",
+)
+
+GPUDIRECT_UNSUPPORTED = Entry(
+    id="GS217",
+    title="GPUDirect Storage or RDMA where NVIDIA does not support it",
+    severity=Severity.ERROR,
+    rationale="nvidia-fs and nvidia-peermem are built and validated only for the listed OSes and driver flavours.",
+    doc="""
+A pool declares `devices.gds` or `devices.rdma` on an OS the release's GPUDirect table does not list, or
+GPUDirect Storage with precompiled driver containers (not supported).
+
+Failing: `devices: {gds: true}` on RHEL 9.4 with `v26.7.0`; `gds` with `driver: {source: precompiled}`.
+Passing: `gds` on Ubuntu 22.04 with `driver: {source: operator, branch: "580"}`.
+""",
+    tags=("support-matrix", "driver"),
+    source="cloud-native-docs gpu-operator/platform-support.rst, \"Support for GPUDirect RDMA\", "
+    "\"Support for GPUDirect Storage\"; gpu-operator/precompiled-drivers.rst, \"Limitations and Restrictions\"",
+)
+
+PRECOMPILED_VERSION = Entry(
+    id="GS218",
+    title="Precompiled driver pinned to an exact version",
+    severity=Severity.WARNING,
+    rationale="Precompiled images are tagged per branch and kernel; the exact version written is not what runs.",
+    doc="""
+A pool with `driver.source: precompiled` pins `driver.version`.  Precompiled driver containers are selected by
+branch (`driver.version: "580"`, tag `<branch>-<kernel>-<os>`): gpuspec renders the branch, and the node runs the
+newest build of that branch for its kernel, which may differ from the version written.
+
+Failing: `driver: {source: precompiled, branch: "580", version: 580.173.02}`.
+Passing: `driver: {source: precompiled, branch: "580"}`.
+""",
+    tags=("support-matrix", "driver"),
+    source="cloud-native-docs gpu-operator/precompiled-drivers.rst, \"About Precompiled Driver Containers\"",
+)
+
+AUTO_MODULE_TYPE = Entry(
+    id="GS219",
+    title="kernelModuleType auto with a driver that does not understand it",
+    severity=Severity.WARNING,
+    rationale="Driver containers before 570.86.15 ignore auto and install proprietary modules.",
+    doc="""
+`kernelModuleType: auto` is written for a driver older than the containers that implement it (570.86.15 and
+570.124.06 or later).  Older containers install the proprietary modules; write `proprietary` (or `open`) so the
+spec says what runs.
+
+Failing: `driver: {branch: "535", version: 535.309.01, kernelModuleType: auto}`.
+Passing: `kernelModuleType: proprietary`, or leaving the key out.
+""",
+    tags=("support-matrix", "driver"),
+    source="cloud-native-docs gpu-operator/release-notes.rst 25.3.0 (kernelModuleType)",
+)
+
+KNOWN_ISSUE = Entry(
+    id="GS220",
+    title="A known issue of the release applies to this cluster",
+    severity=Severity.WARNING,
+    rationale="NVIDIA documents these as broken or fragile for the exact combination the cluster uses.",
+    doc="""
+A known issue or limitation from the release notes applies to the cluster's exact combination (release,
+distribution, runtime, OS, GPU, driver, MIG, CDI, RDMA, sandbox).  The message quotes the note.
+
+Failing: RKE2 with `cdi: true` on `v25.3.2` ("CDI not supported on RKE2"); GH200 with MIG and driver 580.x (CDMM).
+Passing: the same RKE2 cluster on `v26.7.0`, whose notes do not list the issue.
+""",
+    tags=("support-matrix", "known-issue"),
+    source="cloud-native-docs gpu-operator/release-notes.rst, \"Known Issues\" / \"Known Limitations\" of each release",
+)
+
 CANNOT_VERIFY_MIG = Entry(
     id="GS300",
     title="Support matrix cannot verify a MIG or sharing fact",
@@ -228,11 +340,14 @@ MIG_NOT_CAPABLE = Entry(
     severity=Severity.ERROR,
     rationale="MIG Manager cannot partition a GPU without MIG.",
     doc="""
-MIG is requested on a GPU known not to support MIG.
+MIG is requested on a GPU without MIG.  Derived from the GPU's architecture: no Pascal, Volta, Turing or Ada GPU has
+MIG; of Ampere only A100/A800 and A30 have it (A10, A16, A2, A40, RTX A-series do not).  Products whose MIG
+capability the data does not know (e.g. A100X) stay "cannot verify" (GS300).
 
-Failing: `mig: {strategy: single}` on a product recorded with `mig_capable: false`.
+Failing: `mig: {strategy: single, layout: all-1g.10gb}` on `L40S` or `T4`.  Passing: the same on `A100-SXM4-80GB`.
 """,
     tags=("support-matrix", "mig"),
+    source="NVIDIA Multi-Instance GPU User Guide, \"Supported GPUs\"",
 )
 
 MIG_LAYOUT = Entry(
@@ -267,11 +382,15 @@ MIG_LIMITS = Entry(
     severity=Severity.ERROR,
     rationale="MIG Manager cannot create more instances than the hardware has.",
     doc="""
-A custom MIG layout needs more compute slices than the GPU has, or more instances of a profile than allowed.
+A custom MIG layout needs more compute slices or more memory slices than the GPU has, or more instances of a
+profile than allowed.  A100/H100-class GPUs have 7 compute and 8 memory slices, A30 and RTX PRO 6000 4 of each;
+a profile's memory slices are its share of the whole GPU's memory (3g.20gb on A100-40GB: 4 of 8).
 
-Failing: `{"3g.20gb": 2, "2g.10gb": 1}` on A100-40GB (8 of 7 slices).  Passing: `{"3g.20gb": 2}`.
+Failing: `{"3g.20gb": 2, "2g.10gb": 1}` on A100-40GB (8 of 7 compute slices); `{"3g.20gb": 2, "1g.5gb": 1}`
+(7 compute slices but 9 of 8 memory slices).  Passing: `{"3g.20gb": 2}`.
 """,
     tags=("support-matrix", "mig"),
+    source="NVIDIA Multi-Instance GPU User Guide, \"Partitioning\" (compute and memory slices per GPU)",
 )
 
 MIG_SINGLE_MIXED = Entry(
@@ -300,6 +419,89 @@ Time-slicing with MIG is documented as supported; MPS with MIG is undocumented (
     tags=("support-matrix", "mig", "sharing"),
 )
 
+MIG_DEVICES = Entry(
+    id="GS307",
+    title="MIG layout names GPUs the node does not have, or a GPU twice",
+    severity=Severity.ERROR,
+    rationale="mig-parted fails on a device index past the node's GPUs; two groups for one GPU leave its "
+    "geometry undefined.",
+    doc="""
+A custom MIG layout lists a device index at or above `gpu.count`, or the same GPU in two device groups (an index
+twice, or `all` next to another group).
+
+Failing: `gpu: {count: 4}` with `custom: [{devices: [4, 5], profiles: {...}}]`; `[{devices: [0, 1]}, {devices: [1]}]`.
+Passing: `devices: [0, 1]` and `devices: [2, 3]`.
+""",
+    tags=("support-matrix", "mig"),
+    source="NVIDIA mig-parted config format (devices: GPU indexes or all); "
+    "cloud-native-docs gpu-operator/gpu-operator-mig.rst",
+)
+
+MIG_STRATEGY_CLUSTER = Entry(
+    id="GS308",
+    title="Pools of one cluster ask for different MIG strategies",
+    severity=Severity.ERROR,
+    rationale="mig.strategy is one value per cluster in the chart; a single pool would silently become mixed.",
+    doc="""
+`mig.strategy` is a cluster-wide chart value (ClusterPolicy `spec.mig.strategy`).  Pools that declare `single`
+and `mixed` in one cluster cannot both get what they ask for: the chart runs one strategy, and the `single`
+pool's MIG devices would be advertised as `nvidia.com/mig-<profile>` instead of `nvidia.com/gpu`.
+
+Failing: one pool `strategy: single`, another `strategy: mixed`.  Passing: both `mixed` (or both `single`).
+""",
+    tags=("support-matrix", "mig"),
+    source="cloud-native-docs gpu-operator/gpu-operator-mig.rst (mig.strategy); "
+    "gpu-operator api/nvidia/v1/clusterpolicy_types.go",
+)
+
+QUOTA_RESOURCE = Entry(
+    id="GS309",
+    title="Tenant quota names resources the MIG strategy does not advertise",
+    severity=Severity.ERROR,
+    rationale="A quota on the wrong resource name blocks the tenant or leaves MIG devices uncapped.",
+    doc="""
+With MIG strategy `single` the MIG devices are advertised as `nvidia.com/gpu`; with `mixed` as
+`nvidia.com/mig-<profile>`.  A tenant with `migQuota` on a pool whose strategy is `single`, a `migQuota` name no
+pool of the tenant advertises, or only a `gpuQuota` on a `mixed` pool (MIG devices uncapped) is an error.
+
+Failing: `migQuota: {mig-1g.10gb: 14}` for a tenant of a `single` pool.  Passing: `gpuQuota: 14` for it.
+""",
+    tags=("support-matrix", "mig", "tenants"),
+    source="cloud-native-docs gpu-operator/gpu-operator-mig.rst and openshift/mig-ocp.rst "
+    "(strategy single / mixed resource names)",
+)
+
+QUOTA_CAPACITY = Entry(
+    id="GS310",
+    title="Tenant quota above what its pools can hold",
+    severity=Severity.WARNING,
+    rationale="A quota larger than the capacity is no cap at all and hides a sizing mistake.",
+    doc="""
+A tenant's `gpuQuota` (per namespace) is above the GPUs (or time-slicing / MPS replicas) its pools advertise, or a
+`migQuota` entry is above the MIG devices of that profile on its pools.
+
+Failing: `gpuQuota: 256` on one pool of 2 nodes x 8 GPUs.  Passing: `gpuQuota: 16`.
+""",
+    tags=("tenants",),
+    source="cloud-native-docs gpu-operator/gpu-sharing.rst (replicas advertised per GPU); "
+    "gpu-operator-mig.rst (resources per MIG device)",
+)
+
+SHARED_POOL_TENANTS = Entry(
+    id="GS311",
+    title="A time-sliced or MPS pool is shared by several tenants",
+    severity=Severity.WARNING,
+    rationale="Time-slicing and MPS give no memory or fault isolation between the pods that share a GPU.",
+    doc="""
+Several tenants may use one pool whose GPUs are shared by time-slicing or MPS: their pods share GPUs with no
+memory or fault isolation between them.
+
+Failing: tenants `a` and `b` both list a time-sliced pool.  Passing: one tenant per shared pool, or MIG for isolation.
+""",
+    tags=("sharing", "tenants", "security"),
+    source="cloud-native-docs gpu-operator/gpu-sharing.rst (time-slicing: no memory or fault isolation)",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     CANNOT_VERIFY_PLATFORM,
@@ -317,6 +519,12 @@ ENTRIES: tuple[Entry, ...] = (
     GPU_DRIVER_TOO_OLD,
     PRECOMPILED_UNAVAILABLE,
     PER_POOL_DRIVERS,
+    KERNEL_MODULES,
+    DRIVER_PAST_ARCHITECTURE,
+    GPUDIRECT_UNSUPPORTED,
+    PRECOMPILED_VERSION,
+    AUTO_MODULE_TYPE,
+    KNOWN_ISSUE,
     CANNOT_VERIFY_MIG,
     MIG_NOT_CAPABLE,
     MIG_LAYOUT,
@@ -324,4 +532,9 @@ ENTRIES: tuple[Entry, ...] = (
     MIG_LIMITS,
     MIG_SINGLE_MIXED,
     SHARING_WITH_MIG,
+    MIG_DEVICES,
+    MIG_STRATEGY_CLUSTER,
+    QUOTA_RESOURCE,
+    QUOTA_CAPACITY,
+    SHARED_POOL_TENANTS,
 )

@@ -529,6 +529,78 @@ class AirgapData(_Model):
     notes: list[str]
 
 
+# ---------------------------------------------------------------- domain.yaml
+
+
+class Architecture(_Model):
+    """What a GPU architecture allows: MIG, open kernel modules, the last driver branch that supports it."""
+
+    name: str
+    mig: bool | Literal["per-product"]
+    open_kernel_modules: Literal["supported", "unsupported", "required"]
+    last_driver_branch: str | None = None
+    grace: bool = False
+
+
+class MigMemorySlices(_Model):
+    default: int
+    by_compute_slices: dict[str, int]
+
+
+class KernelModuleAuto(_Model):
+    works_from: list[str]
+    open_default_from_branch: str
+    source_fact: str
+
+
+class SourceFact(_Model):
+    source_fact: str
+
+
+class KnownIssueWhen(_Model):
+    """The spec facts a cluster must have for a known issue to apply (all given ones must hold)."""
+
+    distributions: list[str] | None = None
+    runtimes: list[str] | None = None
+    products: list[str] | None = None
+    cdi: bool | None = None
+    grace: bool | None = None
+    driver_from: str | None = None
+    driver_versions: list[str] | None = None
+    mig: bool | None = None
+    mig_or_gds: bool | None = None
+    mig_strategy: str | None = None
+    sandbox: bool | None = None
+    rdma: bool | None = None
+    kubernetes_from: str | None = None
+    os: str | None = None
+    os_major: str | None = None
+    driver_source: str | None = None
+
+
+class KnownIssue(_Model):
+    """A known issue or limitation from a release's notes, the releases it is listed for and when it applies."""
+
+    id: str
+    releases: list[str] | Literal["any"]
+    releases_note: str | None = None
+    when: KnownIssueWhen
+    note: str
+
+
+class DomainData(_Model):
+    source: Source
+    architectures: list[Architecture]
+    no_mig_products: list[str]
+    grace_products: list[str]
+    mig_memory_slices: MigMemorySlices
+    kernel_module_type_auto: KernelModuleAuto
+    gds_requires_open_kernel_modules: SourceFact
+    precompiled_excludes: list[str]
+    precompiled_excludes_fact: str
+    known_issues: list[KnownIssue]
+
+
 # ---------------------------------------------------------------- the whole matrix
 
 
@@ -545,3 +617,4 @@ class Matrix(_Model):
     upgrades: UpgradesData
     sharing: SharingData
     airgap: AirgapData
+    domain: DomainData

@@ -24,6 +24,7 @@ DATA_FILES: tuple[str, ...] = (
     "upgrades",
     "sharing",
     "airgap",
+    "domain",
 )
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -21,8 +21,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gpuspec.matrix.data_models import (
+    Architecture,
+    DomainData,
     GpuProduct,
     Image,
+    KnownIssue,
     LifecycleLine,
     LineStatus,
     MigGroup,
@@ -119,6 +122,7 @@ def _build_index() -> _Index:
     ordered = sorted(m.releases.releases, key=lambda r: _vt(r.version))
     products: dict[str, GpuProduct] = {}
     for p in m.gpus.products:
+        p = _with_derived_mig(p, m.domain)
         for key in (p.id, *p.aliases):
             products[_product_key(key)] = p
     return _Index(
@@ -132,6 +136,16 @@ def _build_index() -> _Index:
         layouts={lay.name: lay for lay in m.mig.named_layouts.layouts},
         precompiled={p.line: p for p in m.precompiled.lines},
     )
+
+
+def _with_derived_mig(product: GpuProduct, domain: DomainData) -> GpuProduct:
+    """``product`` with MIG capability derived from its architecture where the product entry says unknown."""
+    if product.mig_capable != "unknown":
+        return product
+    arch = next((a for a in domain.architectures if a.name == product.architecture), None)
+    if (arch is not None and arch.mig is False) or product.id in domain.no_mig_products:
+        return product.model_copy(update={"mig_capable": False})
+    return product
 
 
 @functools.lru_cache(maxsize=4096)
@@ -669,6 +683,12 @@ def check_mig_layout(product_id: str, devices: Mapping[str, int], release_versio
         used += p.compute_slices * count
     if used > grp.compute_slices_total:
         problems.append(f"layout uses {used} compute slices; {prod.id} has {grp.compute_slices_total}")
+    memory = mig_memory_slices(prod.id)
+    if memory is not None:
+        total, per_profile = memory
+        used_memory = sum(per_profile.get(name, 0) * count for name, count in devices.items() if name in by_name)
+        if used_memory > total:
+            problems.append(f"layout uses {used_memory} memory slices; {prod.id} has {total}")
     return LayoutCheck(not problems, problems, dict(devices))
 
 
@@ -861,3 +881,97 @@ def image_ref(image: Image, release_version: str, *, os_tag: str | None = None) 
             raise ValueError(f"{base} needs an OS tag (e.g. ubuntu22.04)")
         version = f"{version}-{os_tag}"
     return f"{base}:{version}"
+
+
+# ---------------------------------------------------------------- hard constraints (domain.yaml)
+
+
+def architecture(product_id: str) -> Architecture | None:
+    """Return what the architecture of a GPU product allows (MIG, open kernel modules, last branch), or None."""
+    prod = gpu_product(product_id)
+    if prod is None:
+        return None
+    return next((a for a in load_matrix().domain.architectures if a.name == prod.architecture), None)
+
+
+def is_grace(product_id: str) -> bool:
+    """True for products built on a Grace CPU (GH200, GB200, GB300)."""
+    prod = gpu_product(product_id)
+    return prod is not None and prod.id in load_matrix().domain.grace_products
+
+
+def kernel_modules_installed(kernel_module_type: str, driver_version: str | None, branch: str | None) -> str | None:
+    """The kernel modules a driver container installs for ``kernelModuleType``: ``open``, ``proprietary`` or None.
+
+    With ``auto`` the container chooses itself from 570.86.15 / 570.124.06 on (open by default from R570); older
+    containers ignore ``auto`` and install proprietary modules.  None when the version is not known.
+    """
+    if kernel_module_type != "auto":
+        return kernel_module_type
+    data = load_matrix().domain.kernel_module_type_auto
+    if branch is not None and driver_version is None:
+        return "open" if int(branch) >= int(data.open_default_from_branch) else "proprietary"
+    v = _minor(driver_version) if driver_version else None
+    if v is None:
+        return None
+    return "open" if v[0] >= int(data.open_default_from_branch) else "proprietary"
+
+
+def auto_module_type_works(driver_version: str) -> bool | None:
+    """True when ``kernelModuleType: auto`` is understood by the driver container of ``driver_version``."""
+    v = _minor(driver_version)
+    if v is None:
+        return None
+    first, later = (_vt(x) for x in load_matrix().domain.kernel_module_type_auto.works_from)
+    return v == first or v >= later
+
+
+_GPUDIRECT_OS = re.compile(r"^(Ubuntu|RHEL|OpenShift)\s+(.*?)(?:\s+LTS)?(?:\s+and higher)?(?:\s+with\s.*)?$")
+
+
+def gpudirect_os_supported(line: str, feature: str, os_id: str, os_version: str) -> bool | None:
+    """Tell whether GPUDirect ``rdma`` or ``storage`` is listed for an OS at a release line; None if unknown."""
+    plat, _ = _platform(line)
+    if plat is None:
+        return None
+    texts = plat.other_support.get(f"gpudirect_{feature}")
+    if not isinstance(texts, list):
+        return None
+    key = normalize_os(os_id)
+    if key is None:
+        return None
+    for text in texts:
+        m = _GPUDIRECT_OS.match(str(text).strip())
+        if m is None:
+            continue
+        name, versions = m.group(1), re.findall(r"\d+(?:\.\d+)?", m.group(2))
+        if name == "OpenShift":
+            if key == "rhcos":
+                return True
+            continue
+        if normalize_os(name) != key:
+            continue
+        if any(_os_matches(key, [v], key, os_version) for v in versions):
+            return True
+    return False
+
+
+def known_issues(release_version: str) -> list[KnownIssue]:
+    """The known issues whose notes list ``release_version`` (or any release, for driver behaviours)."""
+    rel = release(release_version)
+    if rel is None:
+        return []
+    return [k for k in load_matrix().domain.known_issues if k.releases == "any" or rel.version in k.releases]
+
+
+def mig_memory_slices(product_id: str) -> tuple[int, dict[str, int]] | None:
+    """The memory slices of a MIG product's GPU and of each of its profiles, or None when unknown."""
+    grp = mig_group(product_id)
+    if grp is None:
+        return None
+    data = load_matrix().domain.mig_memory_slices
+    total = data.by_compute_slices.get(str(grp.compute_slices_total), data.default)
+    whole = max((p.memory_gb for p in grp.profiles if p.compute_slices == grp.compute_slices_total), default=None)
+    if whole is None:
+        return None
+    return total, {p.name: max(1, round(p.memory_gb * total / whole)) for p in grp.profiles}

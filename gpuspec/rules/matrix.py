@@ -45,6 +45,7 @@ from gpuspec.catalogue.matrix import (
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix import query as q
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
+from gpuspec.rules.constraints import cluster_constraints, driver_flavour, known_issues, pool_platform_cell
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.spec.resolve import effective_driver, operator_version
 
@@ -180,6 +181,8 @@ def _cluster(fleet: Fleet, cluster: Cluster, when: dt.date, res: _Result) -> Non
         _pool(fleet, cluster, index, pool, rel.version if rel else None, res)
     if rel is not None:
         _per_pool_drivers(fleet, cluster, rel.version, rel.tag, res)
+        known_issues(fleet, cluster, rel.version, rel.tag, vfile, vpath, res)
+    cluster_constraints(cluster, rel.version if rel else None, res)
 
 
 def _lifecycle(version: str, tag: str, when: dt.date, file: str, path: DocPath, res: _Result) -> None:
@@ -350,8 +353,11 @@ def _pool(fleet: Fleet, cluster: Cluster, index: int, pool: Pool, version: str |
             _driver_pin(rel.version, drv.branch, drv.version, dfile, dpath, res)
         if product is not None:
             _gpu_support(product.id, rel.version, tag, drv.branch, drv.version, file, base, res)
+            driver_flavour(cluster, pool, product.id, rel.version, tag, drv, (dfile, dpath), base, res)
         if drv.source is DriverSource.PRECOMPILED:
             _precompiled(pool, rel.version, tag, drv.branch, file, base, res)
+        if ok is True:
+            pool_platform_cell(cluster, pool, rel.version, tag, base, res)
     if product is not None:
         _mig(pool, product.id, version, file, base, res)
 

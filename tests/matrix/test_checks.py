@@ -240,7 +240,7 @@ def test_cannot_verify_platform_is_a_warning(tmp_path: Path, edit: Edit, needle:
 @pytest.mark.parametrize(
     ("edit", "needle"),
     [
-        (_mig("L4", {"strategy": "single", "layout": "all-1g.10gb"}), "does not say whether L4 supports MIG"),
+        (_mig("A100X", {"strategy": "single", "layout": "all-1g.10gb"}), "does not say whether A100X supports MIG"),
         (_mig("H20", {"strategy": "mixed", "custom": [{"profiles": {"1g.12gb": 7}}]}), "profiles of H20 are unknown"),
         (_chain(_set(("pools", 0, "mig"), {"strategy": "single", "layout": "all-1g.10gb"}),
                 _set(("pools", 0, "sharing"), {"mode": "mps", "replicas": 2, "justification": "x"})),

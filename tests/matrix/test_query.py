@@ -218,8 +218,8 @@ def test_gpu_product_lookup_and_aliases() -> None:
 
 
 def test_gpu_product_unknown_facts_stay_unknown() -> None:
-    l4 = q.gpu_product("L4")
-    assert l4 is not None and l4.mig_capable == "unknown" and l4.memory_gb == "unknown"
+    a100x = q.gpu_product("A100X")
+    assert a100x is not None and a100x.mig_capable == "unknown" and a100x.memory_gb == "unknown"
     b200 = q.gpu_product("B200")
     assert b200 is not None and b200.memory_gb == "unknown" and b200.mig_capable is True
 
@@ -274,7 +274,7 @@ def test_mig_profiles_history_for_gb200() -> None:
 
 
 def test_mig_profiles_unknown() -> None:
-    assert q.mig_profiles("L4") is None
+    assert q.mig_profiles("A100X") is None
     assert q.mig_profiles("H20") is None  # MIG capable, profiles unknown
     assert q.mig_profiles("RTX-9090") is None
 
@@ -305,7 +305,8 @@ def test_mig_layout_and_availability() -> None:
      ("A100-SXM4-40GB", {"1g.10gb": 2, "3g.40gb": 1}, False),  # 3g.40gb is an 80GB profile
      ("A30-24GB", {"2g.12gb": 2}, True),
      ("A30-24GB", {"4g.24gb": 1, "1g.6gb": 1}, False),
-     ("T4", {"1g.5gb": 1}, None)],
+     ("T4", {"1g.5gb": 1}, False),  # Turing has no MIG
+     ("A100X", {"1g.5gb": 1}, None)],
 )  # fmt: skip
 def test_check_mig_layout(product: str, devices: dict[str, int], ok: bool | None) -> None:
     result = q.check_mig_layout(product, devices)
@@ -327,9 +328,28 @@ def test_check_named_layout() -> None:
 
 
 def test_check_named_layout_unknown() -> None:
-    assert q.check_named_layout("all-1g.10gb", "L4").ok is None
+    assert q.check_named_layout("all-1g.10gb", "A100X").ok is None
     assert q.check_named_layout("all-balanced", "RTX-9090").ok is None
-    assert q.check_named_layout("all-disabled", "T4").ok is None
+    assert q.check_named_layout("all-disabled", "A100X").ok is None
+
+
+def test_mig_capability_derives_from_architecture() -> None:
+    for product in ("L4", "L40S", "T4", "V100", "P100", "A10", "A40", "RTX-A6000"):
+        prod = q.gpu_product(product)
+        assert prod is not None and prod.mig_capable is False, product
+        assert q.mig_profiles(product) == []
+        assert q.check_named_layout("all-1g.10gb", product).ok is False
+    assert q.gpu_product("A100X").mig_capable == "unknown"  # Ampere, no MIG group, not listed as MIG-less
+
+
+def test_mig_memory_slices() -> None:
+    total, per = q.mig_memory_slices("A100-SXM4-40GB") or (0, {})
+    assert total == 8 and per["3g.20gb"] == 4 and per["1g.5gb"] == 1 and per["7g.40gb"] == 8
+    total, per = q.mig_memory_slices("A30-24GB") or (0, {})
+    assert total == 4 and per["2g.12gb"] == 2
+    check = q.check_mig_layout("A100-SXM4-40GB", {"3g.20gb": 2, "1g.5gb": 1})
+    assert check.ok is False and "9 memory slices" in check.problems[0]
+    assert q.check_mig_layout("A100-SXM4-40GB", {"4g.20gb": 1, "3g.20gb": 1}).ok is True
 
 
 def test_sharing_with_mig_supported() -> None:
