@@ -106,6 +106,24 @@ Failing: `{acme.example/gpu: "true"}` and
     tags=("labels",),
 )
 
+SELECTOR_MATCHES_EVERY_NODE = Entry(
+    id="GS706",
+    title="Pool selected only by labels every node has",
+    severity=Severity.ERROR,
+    rationale="A selector of well-known labels such as kubernetes.io/arch matches CPU nodes and other pools' nodes too.",
+    doc="""
+A pool's node selector uses only labels that the kubelet sets on every node (`kubernetes.io/arch`,
+`kubernetes.io/os` and their `beta.` forms).  It selects every node of that architecture: CPU nodes get the
+pool's driver and configs, and the canary pool's nodes are caught as well.
+
+Failing: `nodeSelector: {kubernetes.io/arch: amd64}`.
+Passing: `nodeSelector: {kubernetes.io/arch: amd64, acme.example/gpu-pool: h100}`.
+""",
+    tags=("labels",),
+    source="Kubernetes \"Well-Known Labels, Annotations and Taints\" (kubelet sets kubernetes.io/arch and "
+    "kubernetes.io/os on every node)",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     DCGM_EXPORTER_ON,
@@ -113,4 +131,5 @@ ENTRIES: tuple[Entry, ...] = (
     ALERTS_ON,
     SELECTORS_AVOID_OWNED_LABELS,
     SELECTORS_DISJOINT,
+    SELECTOR_MATCHES_EVERY_NODE,
 )

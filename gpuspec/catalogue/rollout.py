@@ -51,13 +51,17 @@ MAX_UNAVAILABLE_BOUNDED = Entry(
 `rollout.maxUnavailable` is at most `max_unavailable_percent` of the cluster's GPU nodes.
 
 A count is judged against the cluster's total node count (sum of pool
-`nodes`); a percentage is judged as written.
+`nodes`).  A percentage is judged as the upgrade controller applies it: a
+share of the driver nodes rounded **up** to whole nodes, so `25%` of 5
+nodes lets 2 nodes (40%) go unavailable.
 
-Failing: `maxUnavailable: 50%` with the default bound 25.  Passing:
-`maxUnavailable: 10%` or `1` on a cluster of 20 nodes.
+Failing: `maxUnavailable: 50%` with the default bound 25; `25%` on 5 nodes.
+Passing: `maxUnavailable: 10%` or `1` on a cluster of 20 nodes; `20%` on 5.
 """,
     params=(Param("max_unavailable_percent", int, 25, "Largest share of GPU nodes that may be unavailable."),),
     tags=("rollout", "upgrade"),
+    source="cloud-native-docs gpu-operator/gpu-driver-upgrades.rst (maxUnavailable: percentage of nodes at "
+    "upgrade start, rounded up)",
 )
 
 AUTO_UPGRADE_HAS_DRAIN_SETTINGS = Entry(
@@ -95,6 +99,22 @@ higher.
     tags=("rollout",),
 )
 
+POOL_WITHOUT_NODES = Entry(
+    id="GS506",
+    title="Pool with 0 nodes",
+    severity=Severity.WARNING,
+    rationale="A pool of no nodes renders drivers, configs and quotas for hardware that is not there.",
+    doc="""
+A pool declares `nodes: 0`.  Its NVIDIADriver, MIG and device-plugin configuration select no node, tenants
+restricted to it get no GPU, and the upgrade controller's percentages are computed over nodes that do not
+exist.  Remove the pool, or give it its real size.
+
+Failing: `nodes: 0`.  Passing: `nodes: 1`.
+""",
+    tags=("rollout",),
+    source="cloud-native-docs gpu-operator/gpu-driver-upgrades.rst (limits are computed over the driver nodes)",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     CANARY_POOL_NAMED,
@@ -102,4 +122,5 @@ ENTRIES: tuple[Entry, ...] = (
     MAX_UNAVAILABLE_BOUNDED,
     AUTO_UPGRADE_HAS_DRAIN_SETTINGS,
     CANARY_IN_FIRST_WAVE,
+    POOL_WITHOUT_NODES,
 )

@@ -117,10 +117,36 @@ class SelectorsDisjoint(Rule):
                 )
 
 
+#: Labels the kubelet sets on every node (Kubernetes well-known labels).
+EVERY_NODE_LABELS = frozenset(
+    {"kubernetes.io/arch", "kubernetes.io/os", "beta.kubernetes.io/arch", "beta.kubernetes.io/os"}
+)
+
+
+class SelectorMatchesEveryNode(Rule):
+    """A pool's node selector uses only labels every node has."""
+
+    entry = cat.SELECTOR_MATCHES_EVERY_NODE
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per pool whose selector keys are all kubelet-set labels of every node."""
+        for cluster in ctx.fleet.clusters:
+            for pool in cluster.pools:
+                keys = set(pool.node_selector)
+                if keys and keys <= EVERY_NODE_LABELS:
+                    yield Problem(
+                        f"pool {pool.name!r} is selected only by {', '.join(sorted(keys))}, which every node carries: "
+                        "CPU nodes and other pools' nodes match too",
+                        cluster.source_file, pool_path(cluster, pool, "nodeSelector"), at_key=True,
+                        hint="add a label of your own, e.g. <domain>/gpu-pool: <pool name>",
+                    )
+
+
 RULES: list[Rule] = [
     DcgmExporterOn(),
     ServiceMonitorOn(),
     AlertsOn(),
     SelectorsAvoidOwnedLabels(),
     SelectorsDisjoint(),
+    SelectorMatchesEveryNode(),
 ]

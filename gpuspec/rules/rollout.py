@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from gpuspec.catalogue import rollout as cat
@@ -47,11 +48,19 @@ class MaxParallelUpgradesBounded(Rule):
                           hint="use 1" if bound <= 1 else f"use a value from 1 to {bound}")
 
 
-def unavailable_percent(value: int | str, nodes: int) -> float:
-    """``maxUnavailable`` (a count or a percentage) as a percentage of ``nodes``."""
+def unavailable_nodes(value: int | str, nodes: int) -> int:
+    """Nodes ``maxUnavailable`` lets go unavailable: a count as written, a percentage rounded up (as the upgrade
+    controller applies it)."""
     if isinstance(value, str):
-        return float(value.rstrip("%"))
-    return 100.0 if nodes <= 0 else 100.0 * value / nodes
+        return math.ceil(float(value.rstrip("%")) * nodes / 100)
+    return value
+
+
+def unavailable_percent(value: int | str, nodes: int) -> float:
+    """``maxUnavailable`` (a count or a percentage) as the share of ``nodes`` it makes unavailable, in percent."""
+    if nodes <= 0:
+        return float(value.rstrip("%")) if isinstance(value, str) else 100.0
+    return 100.0 * min(unavailable_nodes(value, nodes), nodes) / nodes
 
 
 class MaxUnavailableBounded(Rule):
@@ -67,7 +76,11 @@ class MaxUnavailableBounded(Rule):
             nodes = sum(p.nodes for p in cluster.pools)
             share = unavailable_percent(value, nodes)
             if share > bound:
-                shown = value if isinstance(value, str) else f"{value} of {nodes} nodes ({share:.0f}%)"
+                count = unavailable_nodes(value, nodes)
+                shown = (
+                    f"{value} (rounded up: {count} of {nodes} nodes, {share:.0f}%)" if isinstance(value, str)
+                    else f"{value} of {nodes} nodes ({share:.0f}%)"
+                )
                 yield Problem(
                     f"maxUnavailable {shown} is above the policy bound of {bound:g}%",
                     cluster.source_file, ("rollout", "maxUnavailable"),
@@ -123,10 +136,28 @@ class CanaryInFirstWave(Rule):
                           hint="give the canary pool the lowest wave and every other pool a higher one")
 
 
+class PoolWithoutNodes(Rule):
+    """A pool declares ``nodes: 0``."""
+
+    entry = cat.POOL_WITHOUT_NODES
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per pool of 0 nodes."""
+        for cluster in ctx.fleet.clusters:
+            for pool in cluster.pools:
+                if pool.nodes == 0:
+                    yield Problem(
+                        f"pool {pool.name!r} has 0 nodes: its driver, MIG and sharing configuration select nothing",
+                        cluster.source_file, pool_path(cluster, pool, "nodes"),
+                        hint="remove the pool, or set its real node count",
+                    )
+
+
 RULES: list[Rule] = [
     CanaryPoolNamed(),
     MaxParallelUpgradesBounded(),
     MaxUnavailableBounded(),
     AutoUpgradeHasDrainSettings(),
     CanaryInFirstWave(),
+    PoolWithoutNodes(),
 ]

@@ -110,8 +110,8 @@ def test_suppression_needs_a_reason(tmp_path: Path) -> None:
 
 
 def test_suppression_does_not_reach_other_lines_or_rules(tmp_path: Path) -> None:
-    got = _suppressed(tmp_path, "GS502", "  maxUnavailable: 25%\n",
-                      "  maxUnavailable: 25%  # gpuspec: ignore GS502, GS999 -- wrong line\n")
+    got = _suppressed(tmp_path, "GS502", "  maxUnavailable: 20%\n",
+                      "  maxUnavailable: 20%  # gpuspec: ignore GS502, GS999 -- wrong line\n")
     assert got == [("GS502", "clusters/c1.yaml", 13, 24), ("GS006", "clusters/c1.yaml", 14, 24),
                    ("GS007", "clusters/c1.yaml", 14, 24)]
 

@@ -77,9 +77,21 @@ def test_selector_overlap_modes() -> None:
 
 
 def test_unavailable_percent() -> None:
-    assert unavailable_percent("10%", 7) == 10.0
+    assert unavailable_percent("10%", 10) == 10.0
+    assert unavailable_percent("10%", 7) == pytest.approx(100 / 7)  # rounded up to 1 of 7 nodes, as the controller does
+    assert unavailable_percent("25%", 5) == 40.0  # 1.25 nodes -> 2
     assert unavailable_percent(2, 8) == 25.0
     assert unavailable_percent(1, 0) == 100.0
+
+
+def test_gs503_judges_a_percentage_rounded_up(tmp_path: Path) -> None:
+    base = (FIXTURES / "_base" / "clusters" / "c1.yaml").read_text()
+    fleet = build_fleet(tmp_path / "a", files={"clusters/c1.yaml": base.replace("maxUnavailable: 20%",
+                                                                                  "maxUnavailable: 25%")})
+    (found,) = [f for f in lint(fleet).findings if f.rule_id == "GS503"]
+    assert "rounded up: 2 of 5 nodes, 40%" in found.message
+    fleet = build_fleet(tmp_path / "b")
+    assert [f for f in lint(fleet).findings if f.rule_id == "GS503"] == []
 
 
 def test_public_mirror_target_is_reported(tmp_path: Path) -> None:
