@@ -110,7 +110,7 @@ SELECTOR_MATCHES_EVERY_NODE = Entry(
     id="GS706",
     title="Pool selected only by labels every node has",
     severity=Severity.ERROR,
-    rationale="A selector of well-known labels such as kubernetes.io/arch matches CPU nodes and other pools' nodes too.",
+    rationale="A selector of well-known labels such as kubernetes.io/arch also matches CPU and other pools' nodes.",
     doc="""
 A pool's node selector uses only labels that the kubelet sets on every node (`kubernetes.io/arch`,
 `kubernetes.io/os` and their `beta.` forms).  It selects every node of that architecture: CPU nodes get the

@@ -15,7 +15,7 @@ from gpuspec.catalogue import matrix as cat
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath
 from gpuspec.matrix import query as q
-from gpuspec.matrix.model import KnownIssue
+from gpuspec.matrix.data_models import KnownIssue
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode, Tenant
 from gpuspec.spec.resolve import EffectiveDriver, effective_driver
 
