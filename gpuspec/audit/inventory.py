@@ -8,6 +8,7 @@ exported objects is ignored.  Problems with the input are `GpuspecError`s
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -124,10 +125,28 @@ class _ItemList(_Model):
 OPERATOR_KINDS = ("ClusterPolicy", "NVIDIADriver")
 
 
+#: Most digits a JSON number may have (Python refuses to convert integers past 4,300 digits).
+MAX_NUMBER_DIGITS = 100
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON integer, refused past :data:`MAX_NUMBER_DIGITS` digits."""
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise _NumberTooLong(len(text))
+    return int(text)
+
+
+class _NumberTooLong(Exception):
+    """A JSON integer with too many digits (its digit count)."""
+
+
 def load_json(text: str, display: str) -> Any:
     """Parse JSON text, raising a GpuspecError that names ``display`` and the line and column of a syntax error."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_bounded_int)
+    except _NumberTooLong as exc:
+        raise GpuspecError(f"{display}: invalid JSON: a number with {exc.args[0]} digits "
+                           f"(at most {MAX_NUMBER_DIGITS})") from None
     except json.JSONDecodeError as exc:
         raise GpuspecError(
             f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}",
@@ -174,8 +193,7 @@ def parse_nodes(text: str, display: str) -> list[Node]:
             nodes.append(Node.model_validate(item))
         except ValidationError as exc:
             raise _shape_error(display, what, exc, ("items", index)) from None
-    names = [n.name for n in nodes]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = sorted(name for name, count in Counter(n.name for n in nodes).items() if count > 1)
     if duplicates:
         raise GpuspecError(f"{display}: node {duplicates[0]!r} appears more than once")
     return nodes

@@ -11,8 +11,8 @@ YAML_UNREADABLE = Entry(
     severity=Severity.ERROR,
     rationale=(
         "A YAML syntax error, a custom or language tag (!Ref, !!python/...), more than one document in a "
-        "file, an anchor/alias expansion past 200,000 nodes or nesting deeper than 64 levels. The input is "
-        "unusable (exit 2)."
+        "file, an anchor/alias expansion past 200,000 nodes, a mapping that contains itself (alias or merge "
+        "key) or nesting deeper than 64 levels. The input is unusable (exit 2)."
     ),
     input_error=True,
 )
@@ -22,8 +22,9 @@ FILE_UNUSABLE = Entry(
     title="File is unusable",
     severity=Severity.ERROR,
     rationale=(
-        "The file is empty, larger than 1 MiB, not UTF-8, a directory or a broken link, or the fleet has no "
-        "cluster files. The input is unusable (exit 2)."
+        "The file is empty, larger than 1 MiB, not UTF-8, a directory, a broken link, a symbolic link that "
+        "leads outside the repository, or not a regular file (a FIFO, socket or device), or the fleet has no "
+        "cluster files. gpuspec reads none of these. The input is unusable (exit 2)."
     ),
     input_error=True,
 )

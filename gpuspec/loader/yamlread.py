@@ -25,6 +25,8 @@ from gpuspec.loader.safefile import UnsafeFile, read_bounded
 MAX_FILE_BYTES = 1024 * 1024
 #: Most nodes one document may expand to (aliases included).
 MAX_NODES = 200_000
+#: Most digits of a plain integer scalar that is read as a number.
+MAX_INT_DIGITS = 100
 #: Deepest nesting of mappings and sequences; deeper means a recursive alias or a hostile file.
 MAX_DEPTH = 64
 
@@ -146,7 +148,9 @@ def resolve_plain(value: str) -> Any:
     first = value[:1]
     if first.isdigit() or first in "+-":
         if _INT.match(value) and (value.lstrip("+-") == "0" or not value.lstrip("+-").startswith("0")):
-            return int(value)
+            # Longer numbers stay text (Python refuses decimal conversions past 4,300 digits; no spec
+            # number comes near); the schema then reports a wrong type.
+            return int(value) if len(value) <= MAX_INT_DIGITS else value
         if _OCT.match(value):
             return int(value[2:], 8)
         if _HEX.match(value):
@@ -165,6 +169,7 @@ class _Converter:
         self.display = display
         self.count = 0
         self.depth = 0
+        self.active: set[int] = set()
 
     def fail(self, node: yaml.Node, message: str, entry: Entry = YAML_UNREADABLE) -> YamlProblem:
         mark = node.start_mark
@@ -195,6 +200,15 @@ class _Converter:
         raise self.fail(node, "unsupported YAML node")  # pragma: no cover
 
     def mapping(self, node: yaml.MappingNode) -> dict[Any, Any]:
+        if id(node) in self.active:
+            raise self.fail(node, "a mapping contains itself (through an alias or a merge key '<<')")
+        self.active.add(id(node))
+        try:
+            return self._mapping(node)
+        finally:
+            self.active.discard(id(node))
+
+    def _mapping(self, node: yaml.MappingNode) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
         merged: dict[Any, Any] | None = None
         scalar_node = yaml.ScalarNode
