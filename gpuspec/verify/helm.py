@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from gpuspec.errors import GpuspecError
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.tools.discover import find_helm
 from gpuspec.tools.runner import DEFAULT_TIMEOUT, run_tool
 from gpuspec.tools.versions import helm_version
@@ -79,24 +82,49 @@ def chart_digest(chart: Path) -> str:
     return digest.hexdigest()
 
 
+#: Largest top-level chart file read (the GPU Operator's values.yaml is about 100 KB).
+MAX_CHART_FILE_BYTES = 16 * 1024 * 1024
+
+
 def read_chart_file(chart: Path, name: str) -> str | None:
     """Text of a top-level chart file (``Chart.yaml``, ``values.yaml``) from a chart directory or .tgz.
 
-    Returns None when the chart has no such file.
+    Returns None when the chart has no such file; a file that is not UTF-8 text, not a regular file or
+    larger than :data:`MAX_CHART_FILE_BYTES` is a GpuspecError.
     """
-    if chart.is_dir():
-        path = chart / name
-        return path.read_text(encoding="utf-8") if path.is_file() else None
     try:
+        if chart.is_dir():
+            path = chart / name
+            if not path.exists():
+                return None
+            return read_bounded(path, MAX_CHART_FILE_BYTES).decode("utf-8")
         with tarfile.open(chart, mode="r:*") as tar:
             for member in tar.getmembers():
                 parts = member.name.split("/")
                 if len(parts) == 2 and parts[1] == name and member.isfile():
+                    if member.size > MAX_CHART_FILE_BYTES:
+                        raise GpuspecError(f"{chart}: {name} is larger than {MAX_CHART_FILE_BYTES} bytes")
                     extracted = tar.extractfile(member)
-                    return extracted.read().decode("utf-8") if extracted else None
-    except (tarfile.TarError, OSError) as exc:
-        raise GpuspecError(f"cannot read chart archive {chart}: {exc}") from exc
+                    return extracted.read(MAX_CHART_FILE_BYTES).decode("utf-8") if extracted else None
+    except UnsafeFile as refused:
+        raise GpuspecError(f"{chart}/{name} {refused.message}") from None
+    except UnicodeDecodeError:
+        raise GpuspecError(f"{chart}: {name} is not UTF-8 text") from None
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise GpuspecError(f"cannot read chart {chart}: {exc}") from None
     return None
+
+
+def parse_chart_yaml(text: str, where: str) -> Any:
+    """One YAML document of a chart file; malformed YAML is a GpuspecError naming ``where``."""
+    try:
+        return load_yaml(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        position = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise GpuspecError(f"{where}{position}: invalid YAML: {exc.problem or exc}") from None
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        raise GpuspecError(f"{where}: invalid YAML: {type(exc).__name__}") from None
 
 
 def chart_metadata(chart: Path) -> dict[str, Any]:
@@ -104,7 +132,7 @@ def chart_metadata(chart: Path) -> dict[str, Any]:
     text = read_chart_file(chart, "Chart.yaml")
     if text is None:
         raise GpuspecError(f"{chart} is not a Helm chart: no Chart.yaml")
-    data = load_yaml(text)
+    data = parse_chart_yaml(text, f"{chart}/Chart.yaml")
     if not isinstance(data, dict):
         raise GpuspecError(f"{chart}/Chart.yaml is not a mapping")
     return data

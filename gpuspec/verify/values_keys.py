@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuspec.errors import GpuspecError
-from gpuspec.verify.helm import chart_metadata, read_chart_file
-from gpuspec.verify.manifests import load_yaml
+from gpuspec.verify.helm import chart_metadata, parse_chart_yaml, read_chart_file
 
 KeyPath = tuple[str, ...]
 
@@ -55,7 +54,7 @@ class ChartValues:
     @classmethod
     def from_text(cls, text: str, *, subcharts: Iterable[str] = ()) -> ChartValues:
         """Parse a values.yaml text; ``subcharts`` are dependency names/aliases whose keys stay open."""
-        data = load_yaml(text) if text.strip() else {}
+        data = parse_chart_yaml(text, "chart values.yaml") if text.strip() else {}
         if data is None:
             data = {}
         if not isinstance(data, dict):
