@@ -25,6 +25,8 @@ def _plural(count: int, word: str) -> str:
 
 #: Largest file a code frame is taken from (the bound of every input file gpuspec reads).
 MAX_FRAME_FILE_BYTES = 1024 * 1024
+#: Widest source line a code frame shows (longer lines are cut around the column).
+MAX_FRAME_WIDTH = 160
 
 
 def _lines(file: str) -> tuple[str, ...]:
@@ -57,8 +59,13 @@ def code_frame(file: str | None, line: int | None, column: int | None) -> list[s
     if not 1 <= line <= len(lines):
         return []
     text = one_line(redact_line(lines[line - 1]))
+    offset = max((column or 1) - 1, 0)
+    if len(text) > MAX_FRAME_WIDTH:  # show a window around the column, not a megabyte-long line
+        start = max(0, min(offset - MAX_FRAME_WIDTH // 2, len(text) - MAX_FRAME_WIDTH))
+        text = ("…" if start else "") + text[start:start + MAX_FRAME_WIDTH] + "…"
+        offset = offset - start + (1 if start else 0)
     gutter = f"{line:>5} | "
-    caret = " " * (len(gutter) - 2) + "| " + " " * max((column or 1) - 1, 0) + "^"
+    caret = " " * (len(gutter) - 2) + "| " + " " * min(offset, len(text)) + "^"
     return [gutter + text, caret]
 
 

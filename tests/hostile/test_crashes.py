@@ -1,0 +1,95 @@
+"""Inputs that used to end in "internal error": each is now a clear finding or an exit-2 message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuspec.report.text import MAX_FRAME_WIDTH, code_frame
+from hostile.hostile_cli import AUDIT_NODES, gpuspec, make_repo
+
+
+def test_integer_past_pythons_digit_limit_in_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    path = root / "fleet" / "clusters" / "train-east.yaml"
+    path.write_text(path.read_text().replace("      count: 8\n", "      count: " + "9" * 5000 + "\n", 1))
+    for fmt in ("text", "json"):
+        result = gpuspec(["validate", "--format", fmt], monkeypatch, capsys, cwd=root)
+        assert result.code == 2 and "GS104" in result.out
+        assert len(result.out) < 20_000  # the value is cut in the message and in the code frame
+
+
+@pytest.mark.parametrize("command", ["audit", "import"])
+def test_integer_past_pythons_digit_limit_in_node_json(command: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    nodes = AUDIT_NODES.read_text().replace('"items"', '"extra": ' + "7" * 5000 + ', "items"', 1)
+    (tmp_path / "nodes.json").write_text(nodes)
+    args = (["audit", "--cluster", "train-east"] if command == "audit" else ["import", "--name", "x"])
+    result = gpuspec([*args, "--nodes", str(tmp_path / "nodes.json")], monkeypatch, capsys, cwd=root)
+    assert result.code == 2 and "a number with 5000 digits" in result.err
+
+
+@pytest.mark.parametrize("text", ["x: &a {<<: *a}\n", "x: &a {b: {c: *a}}\n", "x: &a {<<: [*a]}\n"])
+def test_mapping_that_contains_itself(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    (root / "fleet" / "clusters" / "self.yaml").write_text(text)
+    result = gpuspec(["lint"], monkeypatch, capsys, cwd=root)
+    assert result.code == 2 and "GS100 a mapping contains itself" in result.out
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
+def test_symlink_loop_in_every_format(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    (root / "fleet" / "clusters" / "loop.yaml").symlink_to("loop.yaml")
+    (root / "fleet" / "clusters" / "a.yaml").symlink_to("b.yaml")
+    (root / "fleet" / "clusters" / "b.yaml").symlink_to("a.yaml")
+    result = gpuspec(["lint", "--format", fmt], monkeypatch, capsys, cwd=root)
+    assert result.code == 2 and "loop.yaml" in result.out
+
+
+@pytest.mark.parametrize(("chart_yaml", "values", "words"), [
+    (b"name: gpu-operator\nversion: [unclosed\n", b"", "Chart.yaml:3:1: invalid YAML"),
+    (b"\xff\xfe not utf-8", b"", "Chart.yaml is not UTF-8 text"),
+    (b"- a list\n", b"", "Chart.yaml is not a mapping"),
+    (b"name: gpu-operator\nversion: v25.10.1\n", b"a: [\n", "values.yaml:2:1: invalid YAML"),
+    (b"name: gpu-operator\nversion: v25.10.1\n", b"\xc3\x28", "values.yaml is not UTF-8 text"),
+])
+def test_verify_chart_with_a_broken_chart_yaml(chart_yaml: bytes, values: bytes, words: str, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    assert gpuspec(["render"], monkeypatch, capsys, cwd=root).code == 0
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_bytes(chart_yaml)
+    (chart / "values.yaml").write_bytes(values)
+    result = gpuspec(["verify", "--chart", str(chart)], monkeypatch, capsys, cwd=root)
+    assert result.code == 2 and words in result.err
+
+
+def test_code_frame_of_a_long_line_is_a_window(tmp_path: Path) -> None:
+    spec = tmp_path / "long.yaml"
+    spec.write_text("a: " + "x" * 100_000 + "\n")
+    for column in (1, 50_000, 100_003):
+        source, caret = code_frame(str(spec), 1, column)
+        assert len(source) < MAX_FRAME_WIDTH + 20 and caret.endswith("^")
+
+
+def test_node_json_with_many_nodes_and_a_duplicate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    nodes = json.loads(AUDIT_NODES.read_text())
+    first = nodes["items"][0]
+    nodes["items"] = [json.loads(json.dumps(first).replace(first["metadata"]["name"], f"n{i}"))
+                      for i in range(2_000)] + [first, first]
+    (tmp_path / "nodes.json").write_text(json.dumps(nodes))
+    result = gpuspec(["audit", "--cluster", "train-east", "--nodes", str(tmp_path / "nodes.json")],
+                     monkeypatch, capsys, cwd=root)
+    assert result.code == 2 and "appears more than once" in result.err
