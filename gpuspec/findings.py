@@ -60,3 +60,21 @@ class Finding:
     def sort_key(self) -> tuple[str, int, int, str, str]:
         """Key that orders findings by file, position, rule and message."""
         return (self.file or "", self.line or 0, self.column or 0, self.rule_id, self.message)
+
+
+#: How a finding was suppressed, in SARIF's words: an inline directive, or a policy exception.
+IN_SOURCE = "inSource"
+EXTERNAL = "external"
+
+
+@dataclass(frozen=True, slots=True)
+class Suppressed:
+    """A finding that a suppression or policy exception covers: kept for reports that show it as suppressed.
+
+    ``kind`` is :data:`IN_SOURCE` (``# gpuspec: ignore``) or :data:`EXTERNAL` (a policy exception);
+    ``justification`` is the reason written with it.
+    """
+
+    finding: Finding
+    kind: str
+    justification: str

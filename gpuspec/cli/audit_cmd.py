@@ -43,7 +43,7 @@ def audit_command(cluster_name: str, nodes_source: str, policies_source: str | N
         raise GpuspecError("only one input can be read from standard input (-)")
     load = load_fleet(fleet_dir)
     if load.fleet is None:
-        emit_report(load.findings, output_format, "audit", output_file, raw=load.raw)
+        emit_report(load.findings, output_format, "audit", output_file, raw=load.raw, successful=False)
         click.echo("gpuspec: error: the fleet spec does not load; fix it first (gpuspec validate)", err=True)
         raise SystemExit(exitcodes.INPUT_ERROR)
     fleet = load.fleet

@@ -16,7 +16,7 @@ from gpuspec import __version__, exitcodes
 from gpuspec.catalogue import CATALOGUE
 from gpuspec.catalogue.entry import Entry
 from gpuspec.errors import GpuspecError
-from gpuspec.findings import Finding, Severity
+from gpuspec.findings import Finding, Severity, Suppressed
 from gpuspec.loader.positions import locate_findings
 from gpuspec.loader.yamlread import YamlProblem, read_yaml
 from gpuspec.redaction import redact_text
@@ -133,6 +133,8 @@ def emit_report(
     raw: Mapping[str, Any] | None = None,
     err: bool = False,
     located: bool = False,
+    suppressed: Sequence[Suppressed] = (),
+    successful: bool = True,
 ) -> list[Finding]:
     """Locate, redact and render findings in ``output_format``, write the report; return the located findings.
 
@@ -140,15 +142,18 @@ def emit_report(
     and an unwritable ``output_file`` is an exit-2 error.  ``err`` writes to standard error instead of
     standard output; ``located`` says the findings already carry their positions.  Reporters see the
     catalogue entry of every id that fired; ``rule_docs`` adds entries the catalogue does not hold (an
-    organisation's custom rules).
+    organisation's custom rules).  ``suppressed`` findings (located) appear only where a format can mark them
+    suppressed (SARIF); ``successful`` False says the input was unusable (SARIF ``executionSuccessful``).
     """
     shown = redact_findings(list(findings) if located else locate_findings(findings), raw)
-    docs = {f.rule_id: CATALOGUE[f.rule_id] for f in shown if f.rule_id in CATALOGUE}
+    hidden = redact_findings([s.finding for s in suppressed], raw)
+    kept = [replace(s, finding=f) for s, f in zip(suppressed, hidden, strict=True)]
+    docs = {f.rule_id: CATALOGUE[f.rule_id] for f in (*shown, *hidden) if f.rule_id in CATALOGUE}
     stream = sys.stderr if err else sys.stdout
     context = ReportContext(
         tool_version=__version__, command=command, rule_docs={**docs, **(rule_docs or {})},
         color=output_file is None and output_format == "text" and use_color(stream),
-        summary=summary,
+        summary=summary, suppressed=kept, execution_successful=successful,
     )
     text = reporter(output_format).render(shown, context)
     write_report(text, output_file, err)

@@ -55,7 +55,8 @@ def lint_command(
     """
     result = lint_fleet(fleet_dir, policies_dir, packs or None, today, base_rev)
     summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
-    emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary, raw=result.raw)
+    emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary, raw=result.raw,
+                suppressed=result.suppressed, successful=result.usable)
     if not result.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings, Severity(fail_on)))

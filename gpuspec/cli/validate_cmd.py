@@ -30,7 +30,8 @@ def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, ou
     (YAML or schema problems).
     """
     result = validate_fleet(fleet_dir, policies_dir)
-    emit_report(result.findings, output_format, "validate", output_file, raw=result.load.raw)
+    emit_report(result.findings, output_format, "validate", output_file, raw=result.load.raw,
+                successful=result.load.usable)
     if not result.load.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings))

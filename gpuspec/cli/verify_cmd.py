@@ -86,7 +86,7 @@ def verify_command(
     )
     result = verify_fleet(options)
     summary = result.summary() if output_format == "text" else None
-    emit_report(result.findings, output_format, "verify", output_file, summary=summary)
+    emit_report(result.findings, output_format, "verify", output_file, summary=summary, successful=result.usable)
     if not result.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings))

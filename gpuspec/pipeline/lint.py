@@ -12,7 +12,7 @@ from pathlib import Path
 from gpuspec.catalogue import CATALOGUE
 from gpuspec.catalogue.engine import RULE_CRASHED
 from gpuspec.catalogue.entry import Entry
-from gpuspec.findings import Finding
+from gpuspec.findings import Finding, Suppressed
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
 from gpuspec.policy.custom import custom_entry, custom_findings
@@ -36,6 +36,8 @@ class LintResult:
     rule_docs: dict[str, Entry] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
     raw: dict[str, object] = field(default_factory=dict)
+    #: Findings an inline suppression or a policy exception covers (located), with its reason.
+    suppressed: list[Suppressed] = field(default_factory=list)
 
 
 def default_as_of() -> date:
@@ -140,8 +142,11 @@ def lint_fleet(
         if base_rev is not None else None
     )
     findings.extend(_run_rules(fleet, load.raw, policy, changeset))
-    findings, exception_findings = apply_exceptions(fleet, findings, policy, today or date.today())
+    excepted: list[Suppressed] = []
+    findings, exception_findings = apply_exceptions(fleet, findings, policy, today or date.today(), excepted)
     located = locate_findings(findings)
+    located_excepted = locate_findings([s.finding for s in excepted])
+    suppressed = [replace(s, finding=f) for s, f in zip(excepted, located_excepted, strict=True)]
     custom_ids = {c.rule.id for c in policy.custom_rules}
 
     def known(rule_id: str) -> bool:
@@ -149,7 +154,9 @@ def lint_fleet(
         return rule_id in policy.rules or rule_id in custom_ids
 
     located, suppression_findings = apply_suppressions(
-        located, read_suppressions(load.raw), known, policy.enabled)
+        located, read_suppressions(load.raw), known, policy.enabled, suppressed)
     extra = locate_findings(_restamp([*exception_findings, *suppression_findings], policy))
     result = mark_sensitive(sorted([*located, *extra], key=Finding.sort_key), load.raw)
-    return LintResult(result, usable=True, rule_docs=_docs(result, policy), packs=policy.packs, raw=load.raw)
+    suppressed.sort(key=lambda s: s.finding.sort_key())
+    docs = _docs([*result, *(s.finding for s in suppressed)], policy)
+    return LintResult(result, usable=True, rule_docs=docs, packs=policy.packs, raw=load.raw, suppressed=suppressed)

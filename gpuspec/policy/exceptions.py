@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from gpuspec.catalogue.engine import EXCEPTION_EXPIRED, EXCEPTION_UNUSED
-from gpuspec.findings import Finding
+from gpuspec.findings import EXTERNAL, Finding, Suppressed
 from gpuspec.policy.load import LocatedException, Policy
 from gpuspec.spec.models import Fleet
 
@@ -57,9 +57,13 @@ def _scope_problem(fleet: Fleet, located: LocatedException) -> str | None:
 
 
 def apply_exceptions(
-    fleet: Fleet, findings: Sequence[Finding], policy: Policy, today: date
+    fleet: Fleet, findings: Sequence[Finding], policy: Policy, today: date,
+    suppressed: list[Suppressed] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
-    """Split ``findings`` into those no live exception covers, and the exception findings (expired, unused)."""
+    """Split ``findings`` into those no live exception covers, and the exception findings (expired, unused).
+
+    The covered findings, with the exception's owner and reason, are appended to ``suppressed`` when given.
+    """
     live = [e for e in policy.exceptions if e.exception.expires >= today]
     used: set[int] = set()
     kept: list[Finding] = []
@@ -70,6 +74,10 @@ def apply_exceptions(
             kept.append(finding)
         else:
             used.add(hit)
+            if suppressed is not None:
+                exc = live[hit].exception
+                suppressed.append(Suppressed(finding, EXTERNAL, f"{exc.reason} (policy exception, owner {exc.owner}, "
+                                                                f"expires {exc.expires.isoformat()})"))
     problems: list[Finding] = []
     for located in policy.exceptions:
         exc, place = located.exception, located.place

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuspec.catalogue.engine import SUPPRESSION_UNKNOWN_RULE, SUPPRESSION_UNUSED, SUPPRESSION_WITHOUT_REASON
-from gpuspec.findings import Finding
+from gpuspec.findings import IN_SOURCE, Finding, Suppressed
 
 _DIRECTIVE = re.compile(r"(?:^|\s)(?P<hash>#)\s*gpuspec\s*:\s*ignore\b(?P<body>.*)$", re.IGNORECASE)
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9]*[0-9]{3}")
@@ -74,11 +74,13 @@ def apply_suppressions(
     suppressions: Sequence[Suppression],
     known: Callable[[str], bool],
     enabled: Callable[[str], bool],
+    suppressed: list[Suppressed] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
     """Split located ``findings`` into those not suppressed, and the findings about the directives themselves.
 
     ``known`` says whether a rule id exists; ``enabled`` whether it runs (an
-    unused directive for a disabled rule is not reported).
+    unused directive for a disabled rule is not reported).  The suppressed findings, with the
+    directive's reason, are appended to ``suppressed`` when given.
     """
     problems: list[Finding] = []
     valid: dict[tuple[str, int], list[Suppression]] = {}
@@ -107,6 +109,8 @@ def apply_suppressions(
             kept.append(finding)
         else:
             match.used.add(finding.rule_id)
+            if suppressed is not None:
+                suppressed.append(Suppressed(finding, IN_SOURCE, match.reason))
     for group in valid.values():
         for s in group:
             unused = [r for r in s.rules if r not in s.used and known(r) and enabled(r)]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from gpuspec.catalogue.entry import Entry
-from gpuspec.findings import Finding
+from gpuspec.findings import Finding, Suppressed
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,10 @@ class ReportContext:
     rule_docs: Mapping[str, Entry] = field(default_factory=dict)
     color: bool = False
     summary: str | None = None
+    #: Findings a suppression or policy exception covers; only SARIF shows them (with ``suppressions``).
+    suppressed: Sequence[Suppressed] = ()
+    #: False when the input was unusable (exit 2): the findings say why, the check did not run to the end.
+    execution_successful: bool = True
 
 
 class Reporter(Protocol):

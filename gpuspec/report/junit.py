@@ -51,6 +51,8 @@ class JunitReporter:
             classname = f"{f.rule_id}" + (f" {doc.title}" if doc else "")
             case = ET.SubElement(suite, "testcase", classname=_clean(classname),
                                  name=_clean(f"{_where(f)} {f.message}"), file=_clean(f.file or ""))
+            if f.line:
+                case.set("line", str(f.line))
             if f.severity.value == "error":
                 failure = ET.SubElement(case, "failure", message=_clean(f.message), type=f.rule_id)
                 failure.text = _details(f)

@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from gpuspec.catalogue.entry import Entry
-from gpuspec.findings import Finding
+from gpuspec.findings import Finding, Suppressed
 from gpuspec.report.base import ReportContext
 
 SARIF_VERSION = "2.1.0"
@@ -88,10 +88,15 @@ class SarifReporter:
     def render(self, findings: Sequence[Finding], context: ReportContext) -> str:
         """Return the findings as a SARIF document (JSON)."""
         root = repo_root()
-        ids = sorted({f.rule_id for f in findings})
+        hidden: dict[int, Suppressed] = {}
+        everything = list(findings)
+        for s in context.suppressed:
+            hidden[len(everything)] = s
+            everything.append(s.finding)
+        ids = sorted({f.rule_id for f in everything})
         index = {rule_id: i for i, rule_id in enumerate(ids)}
         results = []
-        for f in findings:
+        for position, f in enumerate(everything):
             text = f.message + (f"\nhint: {f.hint}" if f.hint else "")
             result: dict[str, object] = {
                 "ruleId": f.rule_id,
@@ -103,6 +108,9 @@ class SarifReporter:
             location = _location(f, root)
             if location is not None:
                 result["locations"] = [location]
+            if position in hidden:
+                how = hidden[position]
+                result["suppressions"] = [{"kind": how.kind, "status": "accepted", "justification": how.justification}]
             results.append(result)
         doc = {
             "$schema": SARIF_SCHEMA,
@@ -115,7 +123,8 @@ class SarifReporter:
                     "rules": [_rule(rule_id, context.rule_docs.get(rule_id)) for rule_id in ids],
                 }},
                 "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
-                "invocations": [{"executionSuccessful": True, "commandLine": f"gpuspec {context.command}"}],
+                "invocations": [{"executionSuccessful": context.execution_successful,
+                                 "commandLine": f"gpuspec {context.command}"}],
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }],
