@@ -1,0 +1,229 @@
+"""Scaling curve of every gpuspec command on synthetic fleets, against the YAML parse floor and peers.
+
+For each size (clusters × 10 pools) one synthetic fleet is generated in a git repository and every
+command runs as a whole child process (Python start-up included).  Printed per command: wall and CPU
+seconds, peak RSS (and per cluster), the ratio to the *parse floor* — a bare PyYAML CSafeLoader parse
+of the same fleet files in a fresh interpreter, measured in the same run — and where one exists the
+ratio to a peer measured in the same run: check-jsonschema (JSON Schema only) for validate, yamllint
+for lint, a bare `helm template` shell loop (one run per cluster, same chart and values) for verify.
+The last table divides each command's growth between consecutive sizes by the growth of the fleet:
+about 1.0 (or below, start-up amortised) is linear; the target is ≤ 1.1.
+
+Commands: validate and lint (cold: empty gpuspec cache; warm: unchanged files, cache filled), render
+(first into an empty folder; re-render with nothing changed), render --check, images (all clusters and
+--cluster one), plan --base HEAD after a one-line change, verify (cold: empty helm cache; warm).
+
+Usage: nice python -m benchmarks.bench_scaling [--sizes 10,100,1000] [--with-5000] [--verify-sizes 10,100]
+       [--chart PATH] [--runs 1]
+Run it with `nice` on a shared machine; the load average is printed at start and end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks.bench_verify import RELEASE, mini_chart_as
+from benchmarks.fleetgen import generate
+from benchmarks.measure import Measurement, best_of, measure
+
+#: A bare parse of every fleet file with libyaml, in a fresh interpreter: the floor validate is compared with.
+PARSE_FLOOR = (
+    "import sys, yaml\n"
+    "from pathlib import Path\n"
+    "root = Path(sys.argv[1])\n"
+    "for p in [root / 'fleet.yaml', *sorted((root / 'clusters').glob('*.yaml'))]:\n"
+    "    yaml.load(p.read_bytes(), Loader=yaml.CSafeLoader)\n"
+)
+#: The bare helm loop verify is compared with: `helm template` of each cluster's values, one after another.
+HELM_LOOP = (
+    'for d in "$1"/clusters/*/; do "$2" template gpu-operator "$3" --namespace gpu-operator '
+    '--kube-version "$4" --values "$d/gpu-operator.values.yaml" --include-crds > /dev/null || exit 1; done'
+)
+KUBE_VERSION = "v1.34.0"
+
+
+@dataclass
+class Row:
+    """One measured command at one size."""
+
+    command: str
+    result: Measurement
+    peer: str = ""
+    peer_result: Measurement | None = None
+
+
+@dataclass
+class SizeRun:
+    """Everything measured at one fleet size."""
+
+    clusters: int
+    yaml_mb: float
+    floor: Measurement
+    rows: list[Row] = field(default_factory=list)
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def _tool(name: str) -> str | None:
+    local = Path(sys.executable).parent / name
+    return str(local) if local.is_file() else shutil.which(name)
+
+
+def _one_line_change(cluster_file: Path) -> None:
+    text = cluster_file.read_text()
+    cluster_file.write_text(text.replace("maxUnavailable: 10%", "maxUnavailable: 20%", 1))
+
+
+def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None, peers: bool) -> SizeRun:
+    """Generate a fleet of ``size`` clusters and measure every command on it."""
+    with tempfile.TemporaryDirectory(prefix=f"gpuspec-scale-{size}-") as tmp_name:
+        root = Path(tmp_name)
+        fleet = generate(root, size, pools)
+        cache = root / "user-cache"
+        env = {**os.environ, "GPUSPEC_CACHE_DIR": str(cache)}
+        _git(root, "init", "-q")
+        _git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "add", "-A")
+        _git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-qm", "fleet")
+        yaml_mb = sum(p.stat().st_size for p in fleet.rglob("*.yaml")) / 1e6
+        floor = best_of([sys.executable, "-c", PARSE_FLOOR, str(fleet)], runs, env=env)
+        run = SizeRun(size, yaml_mb, floor)
+        gpuspec = [sys.executable, "-m", "gpuspec.cli.main"]
+        common = [str(fleet), "--policies", str(root / "policies")]
+
+        def timed(label: str, argv: list[str], *, fresh_cache: bool = False, repeat: int = runs,
+                  before: Callable[[], None] | None = None) -> Measurement:
+            def once() -> Measurement:
+                if fresh_cache:
+                    shutil.rmtree(cache, ignore_errors=True)
+                if before is not None:
+                    before()
+                return measure(argv, str(root), env)
+            result = min((once() for _ in range(repeat)), key=lambda m: m.seconds)
+            run.rows.append(Row(label, result))
+            return result
+
+        schema = root / "cluster.schema.json"
+        schema.write_text(subprocess.run([*gpuspec, "schema", "--kind", "cluster"], capture_output=True,
+                                         text=True, check=True, env=env).stdout)
+        timed("validate (cold)", [*gpuspec, "validate", *common], fresh_cache=True)
+        timed("validate (warm)", [*gpuspec, "validate", *common])
+        if peers and (check := _tool("check-jsonschema")):
+            cluster_files = sorted(str(p) for p in (fleet / "clusters").glob("*.yaml"))
+            run.rows[-2].peer = "check-jsonschema"
+            run.rows[-2].peer_result = best_of([check, "--schemafile", str(schema), *cluster_files], runs, env=env)
+        timed("lint (cold)", [*gpuspec, "lint", *common], fresh_cache=True)
+        timed("lint (warm)", [*gpuspec, "lint", *common])
+        if peers and (yamllint := _tool("yamllint")):
+            run.rows[-2].peer = "yamllint"
+            run.rows[-2].peer_result = best_of([yamllint, "-s", str(fleet)], runs, env=env)
+        out = root / "rendered"
+        render = [*gpuspec, "render", *common, "--out", str(out)]
+        timed("render (first)", render, fresh_cache=True, before=lambda: shutil.rmtree(out, ignore_errors=True))
+        timed("render (no change)", render)
+        timed("render --check", [*render, "--check"])
+        timed("render --check (no cache)", [*render, "--check"], fresh_cache=True)
+        timed("images", [*gpuspec, "images", *common])
+        timed("images --cluster one", [*gpuspec, "images", *common, "--cluster", "cluster-0001"])
+        target = fleet / "clusters" / "cluster-0001.yaml"
+        _one_line_change(target)
+        timed("plan --base (1 line)", [*gpuspec, "plan", "--base", "HEAD", str(fleet)])
+        _git(root, "checkout", "-q", "--", str(target))
+        if verify:
+            _verify_rows(run, root, fleet, out, chart, env, gpuspec)
+    return run
+
+
+def _verify_rows(run: SizeRun, root: Path, fleet: Path, out: Path, chart: Path | None, env: dict[str, str],
+                 gpuspec: list[str]) -> None:
+    helm = _tool("helm") or str(Path(__file__).resolve().parent.parent / ".tools" / "bin" / "helm")
+    chart = chart.resolve() if chart else mini_chart_as(RELEASE, root)
+    verify_cache = root / ".gpuspec-cache"
+    argv = [*gpuspec, "verify", str(fleet), "--rendered", str(out), "--chart", str(chart),
+            "--format", "json", "--output", str(root / "report.json")]
+    loop = measure(["bash", "-c", HELM_LOOP, "loop", str(out), helm, str(chart), KUBE_VERSION], str(root), env)
+    shutil.rmtree(verify_cache, ignore_errors=True)
+    cold = measure(argv, str(root), env)
+    run.rows.append(Row("verify (cold)", cold, "helm loop", loop))
+    warm = measure(argv, str(root), env)
+    run.rows.append(Row("verify (warm)", warm, "helm loop", loop))
+
+
+def _fmt_ratio(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "-"
+
+
+def print_size(run: SizeRun) -> None:
+    """The table of one size."""
+    floor = run.floor
+    print(f"\n{run.clusters} clusters x 10 pools, {run.yaml_mb:.1f} MB YAML; parse floor (bare CSafeLoader, "
+          f"fresh interpreter): {floor.seconds:.2f} s wall, {floor.cpu:.2f} s CPU, {floor.peak_mib:.0f} MiB")
+    print(f"{'command':<26} {'wall s':>7} {'CPU s':>6} {'peak MiB':>8} {'KiB/cl':>7} {'/floor':>7} "
+          f"{'peer':>17} {'peer s':>7} {'/peer':>6} exit")
+    for row in run.rows:
+        m = row.result
+        peer = row.peer_result
+        print(f"{row.command:<26} {m.seconds:>7.2f} {m.cpu:>6.2f} {m.peak_mib:>8.0f} "
+              f"{1024 * m.peak_mib / run.clusters:>7.0f} {_fmt_ratio(m.seconds / floor.seconds):>7} "
+              f"{row.peer or '-':>17} {peer.seconds if peer else 0:>7.2f} "
+              f"{_fmt_ratio(m.seconds / peer.seconds if peer else None):>6} {m.exit_code:>4}")
+
+
+def print_growth(runs: list[SizeRun]) -> None:
+    """Per command, wall growth between consecutive sizes divided by the fleet's growth (1.0 = linear)."""
+    if len(runs) < 2:
+        return
+    steps = list(itertools.pairwise(runs))
+    print("\ngrowth beyond linear (wall ratio / size ratio; <= 1.1 per step is linear):")
+    print(f"{'command':<26} " + " ".join(f"{a.clusters:>5}->{b.clusters:<5}" for a, b in steps))
+    for index, row in enumerate(runs[0].rows):
+        cells = []
+        for a, b in steps:
+            if index >= len(a.rows) or index >= len(b.rows) or a.rows[index].command != row.command:
+                cells.append(f"{'-':>11}")
+                continue
+            ratio = (b.rows[index].result.seconds / a.rows[index].result.seconds) / (b.clusters / a.clusters)
+            cells.append(f"{ratio:>11.2f}")
+        print(f"{row.command:<26} " + " ".join(cells))
+
+
+def main() -> int:
+    """Measure every size, print one table per size and the growth table."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10,100,1000")
+    parser.add_argument("--with-5000", action="store_true", help="also 5,000 clusters (several minutes)")
+    parser.add_argument("--pools", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=1, help="best of N for each command")
+    parser.add_argument("--verify-sizes", default="10,100", help="sizes at which verify runs (helm is slow)")
+    parser.add_argument("--chart", type=Path, default=None, help="gpu-operator chart of v26.7.0 (default: mini)")
+    parser.add_argument("--no-peers", action="store_true", help="skip check-jsonschema and yamllint")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.with_5000 and 5000 not in sizes:
+        sizes.append(5000)
+    verify_sizes = {int(s) for s in args.verify_sizes.split(",") if s}
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start, nice "
+          f"{os.nice(0)}; chart {'--chart ' + str(args.chart) if args.chart else 'mini test chart as ' + RELEASE}")
+    runs = []
+    for size in sizes:
+        run = run_size(size, args.pools, args.runs, size in verify_sizes, args.chart, not args.no_peers)
+        print_size(run)
+        sys.stdout.flush()
+        runs.append(run)
+    print_growth(runs)
+    print(f"\nload average {os.getloadavg()[0]:.2f} at end")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
