@@ -49,6 +49,13 @@ HELM_LOOP = (
     '--kube-version "$4" --values "$d/gpu-operator.values.yaml" --include-crds > /dev/null || exit 1; done'
 )
 KUBE_VERSION = "v1.34.0"
+#: Command-label prefixes to run (empty: all); set from --only.
+ONLY: list[str] = []
+
+
+def wanted(label: str) -> bool:
+    """Whether the command labelled ``label`` is to be measured."""
+    return not ONLY or any(label.startswith(prefix) for prefix in ONLY)
 
 
 @dataclass
@@ -85,7 +92,8 @@ def _one_line_change(cluster_file: Path) -> None:
     cluster_file.write_text(text.replace("maxUnavailable: 10%", "maxUnavailable: 20%", 1))
 
 
-def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None, peers: bool) -> SizeRun:
+def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None, crds: Path | None,
+             peers: bool) -> SizeRun:
     """Generate a fleet of ``size`` clusters and measure every command on it."""
     with tempfile.TemporaryDirectory(prefix=f"gpuspec-scale-{size}-") as tmp_name:
         root = Path(tmp_name)
@@ -102,7 +110,10 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
         common = [str(fleet), "--policies", str(root / "policies")]
 
         def timed(label: str, argv: list[str], *, fresh_cache: bool = False, repeat: int = runs,
-                  before: Callable[[], None] | None = None) -> Measurement:
+                  before: Callable[[], None] | None = None) -> Measurement | None:
+            if not wanted(label):
+                return None
+
             def once() -> Measurement:
                 if fresh_cache:
                     shutil.rmtree(cache, ignore_errors=True)
@@ -111,6 +122,7 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
                 return measure(argv, str(root), env)
             result = min((once() for _ in range(repeat)), key=lambda m: m.seconds)
             run.rows.append(Row(label, result))
+            print(f"  [{size}] {label}: {result.seconds:.2f} s", file=sys.stderr, flush=True)
             return result
 
         schema = root / "cluster.schema.json"
@@ -118,13 +130,13 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
                                          text=True, check=True, env=env).stdout)
         timed("validate (cold)", [*gpuspec, "validate", *common], fresh_cache=True)
         timed("validate (warm)", [*gpuspec, "validate", *common])
-        if peers and (check := _tool("check-jsonschema")):
+        if peers and wanted("validate") and (check := _tool("check-jsonschema")):
             cluster_files = sorted(str(p) for p in (fleet / "clusters").glob("*.yaml"))
             run.rows[-2].peer = "check-jsonschema"
             run.rows[-2].peer_result = best_of([check, "--schemafile", str(schema), *cluster_files], runs, env=env)
         timed("lint (cold)", [*gpuspec, "lint", *common], fresh_cache=True)
         timed("lint (warm)", [*gpuspec, "lint", *common])
-        if peers and (yamllint := _tool("yamllint")):
+        if peers and wanted("lint") and (yamllint := _tool("yamllint")):
             run.rows[-2].peer = "yamllint"
             run.rows[-2].peer_result = best_of([yamllint, "-s", str(fleet)], runs, env=env)
         out = root / "rendered"
@@ -139,15 +151,15 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
         _one_line_change(target)
         timed("plan --base (1 line)", [*gpuspec, "plan", "--base", "HEAD", str(fleet)])
         _git(root, "checkout", "-q", "--", str(target))
-        if verify:
-            _verify_rows(run, root, fleet, out, chart, env, gpuspec)
+        if verify and wanted("verify"):
+            _verify_rows(run, root, fleet, out, chart, crds, env, gpuspec)
     return run
 
 
-def _verify_rows(run: SizeRun, root: Path, fleet: Path, out: Path, chart: Path | None, env: dict[str, str],
-                 gpuspec: list[str]) -> None:
+def _verify_rows(run: SizeRun, root: Path, fleet: Path, out: Path, chart: Path | None, crds: Path | None,
+                 env: dict[str, str], gpuspec: list[str]) -> None:
     helm = _tool("helm") or str(Path(__file__).resolve().parent.parent / ".tools" / "bin" / "helm")
-    chart = chart.resolve() if chart else mini_chart_as(RELEASE, root)
+    chart = chart.resolve() if chart else mini_chart_as(RELEASE, root, crds)
     verify_cache = root / ".gpuspec-cache"
     argv = [*gpuspec, "verify", str(fleet), "--rendered", str(out), "--chart", str(chart),
             "--format", "json", "--output", str(root / "report.json")]
@@ -206,17 +218,23 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1, help="best of N for each command")
     parser.add_argument("--verify-sizes", default="10,100", help="sizes at which verify runs (helm is slow)")
     parser.add_argument("--chart", type=Path, default=None, help="gpu-operator chart of v26.7.0 (default: mini)")
+    parser.add_argument("--real-crds", type=Path, default=None, metavar="DIR",
+                        help="with the mini chart: use these CRDs (e.g. ../shared/upstream/gpu-operator/v26.7.0/crds) "
+                             "so helm's output has the real chart's size")
+    parser.add_argument("--only", default="", help="comma-separated command prefixes to run (default: all)")
     parser.add_argument("--no-peers", action="store_true", help="skip check-jsonschema and yamllint")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.with_5000 and 5000 not in sizes:
         sizes.append(5000)
     verify_sizes = {int(s) for s in args.verify_sizes.split(",") if s}
+    ONLY.extend(p for p in args.only.split(",") if p)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start, nice "
           f"{os.nice(0)}; chart {'--chart ' + str(args.chart) if args.chart else 'mini test chart as ' + RELEASE}")
     runs = []
     for size in sizes:
-        run = run_size(size, args.pools, args.runs, size in verify_sizes, args.chart, not args.no_peers)
+        run = run_size(size, args.pools, args.runs, size in verify_sizes, args.chart, args.real_crds,
+                       not args.no_peers)
         print_size(run)
         sys.stdout.flush()
         runs.append(run)

@@ -25,13 +25,18 @@ MINI_CHART = REPO / "tests" / "fixtures" / "charts" / "gpu-operator-mini"
 RELEASE = "v26.7.0"
 
 
-def mini_chart_as(release: str, out: Path) -> Path:
+def mini_chart_as(release: str, out: Path, crds: Path | None = None) -> Path:
     """A copy of the project's mini test chart at ``out/gpu-operator`` whose Chart.yaml says ``release``.
 
-    Both version and appVersion are set, as in a published chart; the tests use it too.
+    Both version and appVersion are set, as in a published chart; the tests use it too.  ``crds``: a
+    folder of real CRDs (e.g. ../shared/upstream/gpu-operator/v26.7.0/crds) that replace the mini
+    chart's, so that helm's output has the real chart's size (its CRDs are most of it).
     """
     chart = out / "gpu-operator"
     shutil.copytree(MINI_CHART, chart)
+    if crds is not None:
+        shutil.rmtree(chart / "crds")
+        shutil.copytree(crds, chart / "crds")
     meta = chart / "Chart.yaml"
     lines = [f"version: {release}" if line.startswith("version:") else
              f"appVersion: {release}" if line.startswith("appVersion:") else line

@@ -45,7 +45,7 @@ def _helm_cache(cache_root: Path | None) -> Path | None:
 @click.option("--helm", "helm", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="helm binary (default: $GPUSPEC_HELM, the gpuspec checkout's .tools/bin/helm, PATH).")
 @click.option("--jobs", "-j", "jobs", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Clusters verified in parallel (0 = number of CPUs, at most 8).")
+              help="Clusters verified in parallel (0 = two per CPU, at most 8).")
 @click.option("--cache-dir", "cache_root", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Folder for verify's caches (helm template results, pulled charts). Default: verify/ in the "
                    "user cache ($GPUSPEC_CACHE_DIR, else $XDG_CACHE_HOME/gpuspec or ~/.cache/gpuspec); nothing is "

@@ -27,6 +27,7 @@ from gpuspec.verify.chart import ChartInfo, crd_set
 from gpuspec.verify.checks import Origin
 from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_template, normalize_kube_version
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
+from gpuspec.verify.kustomize_many import NO_RESTRICTIONS, build_together
 from gpuspec.verify.manifests import Manifest
 from gpuspec.verify.pull import chart_version, is_chart_reference, pull_chart
 from gpuspec.verify.rendered import (
@@ -76,6 +77,34 @@ class Toolbox:
         parts = [self.rendered_digest, rel, *self.kustomize.argv[1:], *extra_args, self.kustomize_version]
         return self.cache.kustomize(
             parts, lambda: kustomize_build(directory, kustomize=self.kustomize, extra_args=extra_args))
+
+    def build_many(self, directories: Sequence[Path], extra_args: Sequence[str]) -> dict[Path, KustomizeResult]:
+        """``kustomize build`` of each directory: cached ones from the cache, the others together in one
+        kubectl run when they are built without load restrictions (as GitOps folders are), else one by one."""
+        results: dict[Path, KustomizeResult] = {}
+        todo: list[Path] = []
+        keys: dict[Path, list[str]] = {}
+        for directory in directories:
+            if not stays_inside(directory, self.rendered_dir):
+                todo.append(directory)
+                continue
+            rel = directory.resolve().relative_to(self.rendered_dir.resolve()).as_posix()
+            keys[directory] = [self.rendered_digest, rel, *self.kustomize.argv[1:], *extra_args,
+                               self.kustomize_version]
+            found = self.cache.kustomize_lookup(keys[directory]) if self.cache.directory is not None else None
+            if found is not None:
+                results[directory] = found
+            else:
+                todo.append(directory)
+        joint = build_together(todo, self.kustomize) if tuple(extra_args) == NO_RESTRICTIONS else None
+        for directory in todo:
+            if joint is None:
+                results[directory] = kustomize_build(directory, kustomize=self.kustomize, extra_args=extra_args)
+            else:
+                results[directory] = joint[directory]
+            if directory in keys:
+                self.cache.kustomize_store(keys[directory], results[directory])
+        return results
 
     def validator(self, crds: CrdSet, crds_fingerprint: str) -> Callable[[Mapping[str, Any], str],
                                                                           list[SchemaError]]:
@@ -164,7 +193,9 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
             return verify_cluster(fleet, cluster, chart, charts, crds, tools, tools.validator(crds, crds_fp),
                                   pull_error=error)
 
-        jobs = options.jobs if options.jobs > 0 else min(8, (os.cpu_count() or 2))
+        # Each worker thread mostly waits for helm or kubectl; two per CPU keep every core busy while
+        # another thread does its Python checks.
+        jobs = options.jobs if options.jobs > 0 else min(8, 2 * (os.cpu_count() or 1))
         if jobs == 1 or len(clusters) == 1:
             reports = [one(c) for c in clusters]
         else:
@@ -383,14 +414,22 @@ def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], crds: CrdSet, tools
 
     roots = sorted({f.path.parent for f in files if f.path.name in KUSTOMIZATION_FILES})
     covered: set[Path] = set()
+    builds = tools.build_many([r for r in roots if wanted(r / "x")], NO_RESTRICTIONS)
+    under: dict[Path, list[RenderedFile]] = {root: [] for root in roots}
+    for file in files:  # each file belongs to every root above it
+        for parent in file.path.parents:
+            if parent in under:
+                under[parent].append(file)
+            if parent == rendered_dir:
+                break
     for root in roots:
-        root_files = [f for f in files if f.path.is_relative_to(root)]
+        root_files = under[root]
         covered.update(f.path for f in root_files)
         if not wanted(root / "x"):
             continue
         kustomization = next(f for f in root_files if f.path.parent == root and f.path.name in KUSTOMIZATION_FILES)
         origin = Origin(kustomization.display, kustomization)
-        built = tools.build(root, ("--load-restrictor", "LoadRestrictionsNone"))
+        built = builds[root]
         if not built.ok:
             findings.append(checks.make_finding(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",

@@ -22,10 +22,12 @@ import yaml
 
 from gpuspec import __version__
 from gpuspec.verify.kustomize import KustomizeResult
-from gpuspec.verify.manifests import Manifest
+from gpuspec.verify.manifests import Manifest, load_yaml
 from gpuspec.verify.schemas import SchemaError
 
-_FORMAT = 1
+_FORMAT = 2
+#: Objects whose canonical JSON is at least this long have their digest remembered by identity.
+_REMEMBER_BYTES = 8192
 _SCHEMA_FILE = "schema-results.json"
 _KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -67,7 +69,7 @@ def stays_inside(build_dir: Path, boundary: Path) -> bool:
     for name in _KUSTOMIZATION_NAMES:
         for path in build_dir.rglob(name):
             try:
-                data = yaml.safe_load(path.read_text(encoding="utf-8"))
+                data = load_yaml(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, yaml.YAMLError):
                 return False
             for value in _strings(data):
@@ -87,6 +89,7 @@ class VerifyCache:
         self.directory = directory
         self._lock = threading.Lock()
         self._schema: dict[str, list[dict[str, Any]]] = {}
+        self._digests: dict[int, tuple[Mapping[str, Any], bytes]] = {}
         self._dirty = False
         self.hits = 0
         self.misses = 0
@@ -98,11 +101,24 @@ class VerifyCache:
             except (OSError, ValueError):
                 pass
 
+    def _digest(self, obj: Mapping[str, Any]) -> bytes:
+        """sha256 of the object's canonical JSON; remembered for large objects, which are shared between
+        clusters (the chart's CRDs), so each is serialised once per run."""
+        remembered = self._digests.get(id(obj))
+        if remembered is not None and remembered[0] is obj:
+            return remembered[1]
+        canonical = _canonical(obj)
+        digest = hashlib.sha256(canonical).digest()
+        if len(canonical) >= _REMEMBER_BYTES:
+            with self._lock:
+                self._digests[id(obj)] = (obj, digest)
+        return digest
+
     def schema_errors(self, obj: Mapping[str, Any], kube_version: str, crds_fingerprint: str,
                       compute: Callable[[], list[SchemaError]]) -> list[SchemaError]:
         """The schema errors of ``obj``: remembered when the same object was validated the same way before."""
         key = hashlib.sha256(b"%s\0%s\0%s\0" % (kube_version.encode(), crds_fingerprint.encode(),
-                                                 _VALIDATOR_VERSION.encode()) + _canonical(obj)).hexdigest()
+                                                 _VALIDATOR_VERSION.encode()) + self._digest(obj)).hexdigest()
         with self._lock:
             stored = self._schema.get(key)
         if stored is not None:
@@ -119,8 +135,24 @@ class VerifyCache:
         """A kustomize build keyed by ``parts`` (inputs digest, folder, argv, tool version); failures are not kept."""
         if self.directory is None:
             return compute()
+        found = self.kustomize_lookup(parts)
+        if found is not None:
+            return found
+        result = compute()
+        self.kustomize_store(parts, result)
+        return result
+
+    def _kustomize_path(self, parts: Sequence[str]) -> Path | None:
+        if self.directory is None:
+            return None
         key = hashlib.sha256("\0".join([str(_FORMAT), *parts]).encode()).hexdigest()
-        path = self.directory / "kustomize" / f"{key}.json"
+        return self.directory / "kustomize" / f"{key}.json"
+
+    def kustomize_lookup(self, parts: Sequence[str]) -> KustomizeResult | None:
+        """The stored build keyed by ``parts``, or None (counted as a miss)."""
+        path = self._kustomize_path(parts)
+        if path is None:
+            return None
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
             manifests = tuple(Manifest(obj, source) for source, obj in entry["manifests"])
@@ -128,17 +160,20 @@ class VerifyCache:
             return KustomizeResult(ok=True, manifests=manifests, stdout="", stderr="", error="", duration=0.0,
                                    argv=tuple(entry["argv"]))
         except (OSError, ValueError, KeyError, TypeError):
+            self.misses += 1
+            return None
+
+    def kustomize_store(self, parts: Sequence[str], result: KustomizeResult) -> None:
+        """Remember a successful build under ``parts`` (no-op without a directory or for a failed build)."""
+        path = self._kustomize_path(parts)
+        if path is None or not result.ok:
+            return
+        pairs = [[m.source, m.obj] for m in result.manifests]
+        try:
+            if json.loads(json.dumps(pairs)) == pairs:
+                _write_atomic(path, json.dumps({"argv": list(result.argv), "manifests": pairs}))
+        except (TypeError, ValueError):
             pass
-        self.misses += 1
-        result = compute()
-        if result.ok:
-            pairs = [[m.source, m.obj] for m in result.manifests]
-            try:
-                if json.loads(json.dumps(pairs)) == pairs:
-                    _write_atomic(path, json.dumps({"argv": list(result.argv), "manifests": pairs}))
-            except (TypeError, ValueError):
-                pass
-        return result
 
     def save(self) -> None:
         """Write new schema results to disk (no-op without a directory or when nothing changed)."""

@@ -31,7 +31,7 @@ from gpuspec.verify.manifests import Manifest, ManifestParseError, load_yaml, pa
 #: Cache location of library callers that pass none (the CLI uses the user cache, see cli/verify_cmd.py).
 DEFAULT_CACHE_DIR = Path(".gpuspec-cache") / "helm"
 #: Bump when the cache entry format changes.
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 _KUBE_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")
 _SKIP_DIRS = {".git", "__pycache__"}
 
@@ -208,10 +208,9 @@ def helm_template(
                 error=result.describe_failure(), cached=False,
                 duration=time.monotonic() - started, cache_key=key, argv=tuple(argv),
             )
+        # Only the text is kept: parsing it again is cheap, because the large documents (the chart's CRDs,
+        # the same in every cluster) are parsed once per run (gpuspec.verify.manifests).
         entry = {"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr}
-        parsed = _parse_for_cache(result.stdout) if result.returncode == 0 else None
-        if parsed is not None:
-            entry["manifests"] = parsed
         if cache_dir is not None:
             _cache_write(cache_dir, key, entry)
 
@@ -255,20 +254,6 @@ def _hash_file(digest: Any, path: Path) -> None:
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-
-
-def _parse_for_cache(stdout: str) -> list[list[Any]] | None:
-    """Parsed objects as JSON-safe ``[source, obj]`` pairs (reading JSON back is ~10x faster than YAML).
-
-    None when the output does not parse or does not survive a JSON round trip unchanged.
-    """
-    try:
-        pairs = [[m.source, m.obj] for m in parse_manifests(stdout)]
-        if json.loads(json.dumps(pairs)) != pairs:
-            return None
-    except (ManifestParseError, TypeError, ValueError):
-        return None
-    return pairs
 
 
 def _cache_key(**parts: object) -> str:

@@ -76,11 +76,35 @@ def load_yaml_all(text: str) -> list[Any]:
     return list(yaml.load_all(text, Loader=_KubeLoader))
 
 
+#: Documents at least this long (the chart's CRDs, ~88% of helm's output) are parsed once per process.
+SHARED_CHUNK_BYTES = 8192
+#: At most this many characters of large documents are remembered (one chart's CRDs are ~0.3 MB).
+_SHARED_LIMIT = 64 << 20
+_shared: dict[str, Any] = {}
+_shared_size = 0
+
+
+def _load_chunk(chunk: str) -> Any:
+    """Parse one document; a large one is parsed once per process and its object shared (never mutate it)."""
+    global _shared_size
+    if len(chunk) < SHARED_CHUNK_BYTES:
+        return load_yaml(chunk)
+    found = _shared.get(chunk, _shared)
+    if found is not _shared:
+        return found
+    data = load_yaml(chunk)
+    if _shared_size + len(chunk) <= _SHARED_LIMIT:
+        _shared[chunk] = data
+        _shared_size += len(chunk)
+    return data
+
+
 def parse_manifests(text: str) -> list[Manifest]:
     """Split multi-document YAML into objects, keeping helm's ``# Source:`` comment per document.
 
     Empty documents are skipped.  Raises :class:`ManifestParseError` for a document that is not
-    valid YAML or not a mapping.
+    valid YAML or not a mapping.  Large documents that repeat across calls (the chart's CRDs in every
+    cluster's helm output) are parsed once and their objects shared: callers only read them.
     """
     manifests: list[Manifest] = []
     source: str | None = None  # helm may print "# Source:" in a comment-only document before the object
@@ -91,7 +115,7 @@ def parse_manifests(text: str) -> list[Manifest]:
         if source_match:
             source = source_match.group(1)
         try:
-            data = load_yaml(chunk)
+            data = _load_chunk(chunk)
         except yaml.YAMLError as exc:
             where = source or f"document {index}"
             raise ManifestParseError(f"{where}: invalid YAML: {exc}") from exc
