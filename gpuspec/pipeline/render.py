@@ -25,6 +25,7 @@ from gpuspec.render.filetree import RenderPlan
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.serialize import serialize
+from gpuspec.render.workers import fork_pool
 from gpuspec.spec.models import Fleet
 
 #: Fleets smaller than this render in-process (starting workers costs more than it saves).
@@ -125,7 +126,7 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     _WORK = (fleet, inputs)
     chunks = [names[i::jobs] for i in range(jobs)]
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with fork_pool(jobs) as pool:
             parts = pool.map(_worker, chunks)
     finally:
         _WORK = None

@@ -13,17 +13,21 @@ from __future__ import annotations
 import ctypes
 import difflib
 import errno
+import fcntl
 import multiprocessing
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gpuspec.errors import GpuspecError
 from gpuspec.render.generator import STAMP_PATH, settle_stamp
 from gpuspec.render.serialize import HEADER_MARK
+from gpuspec.render.workers import fork_pool
 
 _TMP_PREFIX = ".gpuspec-tmp-"
 #: Trees with more files than this are written by several processes (file creation is the slow part).
@@ -115,18 +119,58 @@ def _exchange(a: Path, b: Path) -> None:
     os.rename(aside, a)
 
 
-def _cleanup_stale(parent: Path, out_name: str) -> None:
-    prefix = f".{out_name}{_TMP_PREFIX}"
-    for entry in parent.glob(prefix + "*"):
-        pid_text = entry.name[len(prefix):].split("-", 1)[0]
-        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+def stale_temporaries(out: Path) -> list[Path]:
+    """The hidden temporary trees next to output folder ``out`` (left by a killed run unless one is writing)."""
+    parent = out.absolute().parent
+    try:
+        return sorted(p for p in parent.glob(f".{out.name}{_TMP_PREFIX}*") if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+
+
+def cleanup_stale(parent: Path, out_name: str) -> list[Path]:
+    """Remove the hidden temporary trees of earlier runs next to the output (call it holding the lock).
+
+    Every writer holds the output lock while its temporary tree exists, so under the lock any such tree
+    is left over from a killed run (also one killed right after the swap, whose tree holds the old output).
+    Returns what was removed.
+    """
+    removed = []
+    for entry in sorted(parent.glob(f".{out_name}{_TMP_PREFIX}*")):
+        if entry.is_symlink() or not entry.is_dir():
             continue
-        try:
-            os.kill(int(pid_text), 0)
-        except ProcessLookupError:
-            shutil.rmtree(entry, ignore_errors=True)
-        except PermissionError:
-            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+#: How long a render waits for another render of the same output folder before giving up.
+LOCK_TIMEOUT_SECONDS = 300.0
+
+
+@contextmanager
+def output_lock(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    """Hold the lock of output folder ``out`` (an exclusive ``flock`` on the folder that holds it).
+
+    Renders and checks of the same output run one after the other, so none reports a tree that another
+    replaced under it.  The lock dies with its process; a render waits up to ``timeout`` seconds.
+    """
+    parent = out.absolute().parent
+    fd = os.open(parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise GpuspecError(f"another gpuspec render has been writing {out} for {timeout:.0f} s; "
+                                       "gave up waiting") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False) -> WriteResult:
@@ -137,7 +181,10 @@ def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = Fals
     cannot hold a folder) is a GpuspecError naming the output folder; the previous output is left as it was.
     """
     try:
-        return _write_output(out, expected, stamp)
+        out.absolute().parent.mkdir(parents=True, exist_ok=True)
+        with output_lock(out):
+            cleanup_stale(out.absolute().parent, out.name)
+            return _write_output(out, expected, stamp)
     except OSError as exc:
         where = exc.filename or out
         raise GpuspecError(f"cannot write the output folder {out}: {exc.strerror or exc} ({where})",
@@ -173,8 +220,6 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False)
     if not result.changed and out.is_dir():
         return result
     parent = out.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    _cleanup_stale(parent, out.name)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{_TMP_PREFIX}{os.getpid()}-", dir=parent))
     try:
         mode = out.stat().st_mode & 0o7777 if out.is_dir() else 0o777 & ~_umask()
@@ -185,7 +230,7 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False)
         _BUILD = (tmp, expected, existing, current)
         try:
             if jobs > 1:
-                with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                with fork_pool(jobs) as pool:
                     pool.map(_build_files, [todo[i::jobs] for i in range(jobs)])
             else:
                 _build_files(todo)
@@ -258,6 +303,14 @@ def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendere
     With ``stamp`` the generator stamp is expected too: any valid stamp passes while the other files match
     (a newer or older gpuspec whose output is the same), else it must name this gpuspec's version.
     """
+    with ExitStack() as stack:
+        # No folder to lock (nothing rendered yet) or one we may not open: compare unlocked.
+        with suppress(OSError):
+            stack.enter_context(output_lock(out))
+        return _check_output(out, expected, label, stamp)
+
+
+def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: bool) -> list[Drift]:
     existing = scan_output(out)
     if stamp:
         current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}

@@ -1,0 +1,29 @@
+"""Worker processes that end with their parent: a killed render leaves no writer running behind it."""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import multiprocessing.pool
+import os
+import signal
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Pool initializer: ask the kernel to kill this worker when its parent dies (Linux), and exit at once
+    when the parent ``parent`` is already gone."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: workers still end when their task queue closes
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def fork_pool(processes: int) -> multiprocessing.pool.Pool:
+    """A ``fork`` pool of ``processes`` workers that are killed when this process dies."""
+    return multiprocessing.get_context("fork").Pool(processes, initializer=die_with_parent,
+                                                    initargs=(os.getpid(),))
