@@ -92,6 +92,11 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
 
     stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir)
     stamped = stamp.current() if stamp is not None else None
+    if stamped is not None and not check:
+        from gpuspec.render.writer import stale_temporaries
+
+        if stale_temporaries(out_dir):  # a killed run left a tree behind: write (and clean up) properly
+            stamped = None
     if stamped is not None:
         # Inputs, gpuspec and every output file are exactly as after the last successful run.
         report_findings(stamped.findings, "render", located=True)
