@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_cli import run_gpuspec
+from audit_cli import run_gpuspec, run_gpuspec_process
 from audit_fixtures import FLEET_DIR, NODES_DIR, healthy, node_list
 
 from gpuspec.audit.inventory import parse_nodes, parse_operator_resources
@@ -16,7 +16,7 @@ from gpuspec.errors import GpuspecError
 
 def test_nodes_from_stdin() -> None:
     text = (NODES_DIR / "healthy.json").read_text(encoding="utf-8")
-    ok = run_gpuspec("audit", "--cluster", "lab", "--nodes", "-", str(FLEET_DIR), stdin=text)
+    ok = run_gpuspec_process("audit", "--cluster", "lab", "--nodes", "-", str(FLEET_DIR), stdin=text)
     assert ok.code == 0, ok.err
     drift = (NODES_DIR / "drift-idle.json").read_text(encoding="utf-8")
     bad = run_gpuspec("audit", "--cluster", "lab", "--nodes", "-", "--format", "json", str(FLEET_DIR), stdin=drift)

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from audit_cli import run_gpuspec
+from audit_cli import run_gpuspec, run_gpuspec_process
 from audit_fixtures import FLEET_DIR, NODES_DIR, healthy, node_list
 from ruamel.yaml import YAML
 
@@ -152,7 +152,7 @@ def test_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
 
 def test_import_from_stdin_to_stdout() -> None:
     text = (NODES_DIR / "healthy.json").read_text(encoding="utf-8")
-    result = run_gpuspec("import", "--nodes", "-", "--name", "lab2", stdin=text)
+    result = run_gpuspec_process("import", "--nodes", "-", "--name", "lab2", stdin=text)
     assert result.code == 0
     assert "kind: Cluster" in result.out
 
