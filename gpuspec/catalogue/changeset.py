@@ -17,10 +17,12 @@ Changing several layers of the GPU stack at once makes a failure impossible to a
 rollback ambiguous: which layer broke the nodes?  Upgrade Kubernetes, the node OS or kernel, the
 driver and the GPU Operator in separate pull requests, each after the previous one has rolled out.
 
-Only written changes count: a driver that moves because it follows the operator release is part of
-the operator change.  Kubernetes counts version, distribution and runtime; OS counts version and
-kernel of any pool; driver counts source, branch, version and module type of any pool (including
-through a channel); operator counts the effective release.
+A driver that moves because it follows the operator release (a pool without a driver version pin
+gets the new release's default driver) is a driver change too: every GPU node reloads it, so an
+operator bump that moves the default driver touches two layers.  Pin the driver to what runs now,
+bump the operator, then move the driver.  Kubernetes counts version, distribution and runtime; OS
+counts version and kernel of any pool; driver counts source, branch, version and module type of any
+pool (including through a channel or the release default); operator counts the effective release.
 
 Failing: one pull request bumps `kubernetes.version` and a pool's `driver.branch`.
 Passing: the same two changes in two pull requests.
@@ -78,6 +80,9 @@ Pools: a driver change on a pool that is not the cluster's `rollout.canaryPool` 
 pool to run exactly that driver (source, branch, version, module type) in the base already: change
 the canary in one pull request, the other pools in a later one.  Clusters without a canary pool are
 not checked here (GS501 asks for one).
+
+A release-default driver that moves with an operator change counts as a driver change of every pool
+that does not pin one: the canary must run the new default in the base already.
 
 Clusters: the operator runs once per cluster, so its canary is a cluster.  An operator change on a
 cluster outside the fleet's first rollout wave needs a cluster of an earlier wave to run the target

@@ -359,7 +359,8 @@ class _Differ:
                 ChangeKind.DRIVER, f"release-default driver {v_before or 'unknown'} -> {v_after or 'unknown'} "
                 f"(operator {op_before} -> {op_after})", v_before, v_after, Disruption.DRIVER_RELOAD,
                 "driver reload: " + reload_procedure(self.new, new), rollback, pool=new, file=file, path=path,
-                derived=True, details=("the pool does not pin a driver version; it follows the operator release",),
+                dimension=Dimension.DRIVER, derived=True,
+                details=("the pool does not pin a driver version; it follows the operator release",),
             )
         elif m_before != m_after:
             yield self.change(

@@ -24,6 +24,7 @@ from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix.query import upgrade_supported
 from gpuspec.plan.build import compare
 from gpuspec.plan.diff import diff_fleets, driver_key, driver_text
+from gpuspec.plan.driver_facts import resolved_driver_version
 from gpuspec.plan.gitread import changed_paths, relative_to_repo
 from gpuspec.plan.records import Change, ChangeKind, Dimension
 from gpuspec.plan.regen import read_regeneration
@@ -84,7 +85,7 @@ class OneLayerPerChange(ChangeSetRule):
         limit = int(self.param(ctx, "max_dimensions"))
         by_cluster: dict[str, dict[Dimension, Change]] = {}
         for change in ctx.changes:
-            if change.dimension is not None and change.cluster is not None and not change.derived:
+            if change.dimension is not None and change.cluster is not None:
                 by_cluster.setdefault(change.cluster, {}).setdefault(change.dimension, change)
         for name, layers in by_cluster.items():
             if len(layers) <= limit:
@@ -153,7 +154,11 @@ class CanaryFirst(ChangeSetRule):
         if base is None:
             return
         for change in _changes(ctx, ChangeKind.DRIVER):
-            if change.derived or change.canary or change.cluster is None or change.pool is None:
+            if change.canary or change.cluster is None or change.pool is None:
+                continue
+            if change.derived:
+                if change.dimension is Dimension.DRIVER:
+                    yield from self._implied(ctx, base, change)
                 continue
             head_cluster, base_cluster = ctx.fleet.cluster(change.cluster), base.cluster(change.cluster)
             canary_name = head_cluster.rollout.canary_pool if head_cluster else None
@@ -179,6 +184,26 @@ class CanaryFirst(ChangeSetRule):
                 hint=f"move only {canary_name!r} to the new driver in this change; the other pools in a later one",
             )
         yield from self._operator(ctx, base)
+
+    def _implied(self, ctx: ChangeSetContext, base: Fleet, change: Change) -> Iterator[Problem]:
+        """A release-default driver that moves with the operator: the canary must run the new default already."""
+        head_cluster, base_cluster = ctx.fleet.cluster(change.cluster or ""), base.cluster(change.cluster or "")
+        canary_name = head_cluster.rollout.canary_pool if head_cluster else None
+        if head_cluster is None or base_cluster is None or canary_name is None:
+            return
+        base_canary = base_cluster.pool(canary_name)
+        running = resolved_driver_version(base, base_cluster, base_canary) if base_canary is not None else None
+        if running is not None and running == change.after:
+            return
+        yield Problem(
+            f"cluster {change.cluster!r}: pool {change.pool!r} moves to driver {change.after or 'unknown'} with the "
+            f"operator release but canary pool {canary_name!r} "
+            + (f"runs {running or 'an unknown driver'} in the base" if base_canary is not None
+               else "does not exist in the base"),
+            change.file or head_cluster.source_file, change.path,
+            hint=f"pin the drivers to what runs now, move {canary_name!r} to {change.after} first, "
+            "then the operator and the other pools",
+        )
 
     def _operator(self, ctx: ChangeSetContext, base: Fleet) -> Iterator[Problem]:
         if not ctx.fleet.clusters:

@@ -71,12 +71,26 @@ def test_gs801_passes_one_layer_and_honours_max_dimensions(repo: FleetRepo) -> N
     assert findings(repo, "GS801", params={"GS801": {"max_dimensions": 2}}) == []
 
 
-def test_gs801_counts_only_written_changes_not_derived_drivers(repo: FleetRepo) -> None:
+def _unpinned_on(repo: FleetRepo, version: str) -> None:
     with repo.cluster("infer-north") as data:
-        data["operator"]["version"] = "v26.3.3"
+        data["operator"]["version"] = version
         for p in data["pools"]:
             p["driver"] = {"source": "operator"}
     repo.commit("unpinned")
+
+
+def test_gs801_counts_a_release_default_driver_that_moves_with_the_operator(repo: FleetRepo) -> None:
+    _unpinned_on(repo, "v26.3.3")
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.7.0"
+    [finding] = findings(repo, "GS801")
+    assert "2 layers" in finding.message and "release-default driver" in finding.message
+    plan_drivers = [c for c in repo.plan().changes if c.kind.value == "driver" and c.derived]
+    assert plan_drivers and all(c.dimension is not None for c in plan_drivers)  # plan and lint --base agree
+
+
+def test_gs801_passes_an_operator_bump_with_pinned_drivers(repo: FleetRepo) -> None:
+    _operator_base(repo, "v26.3.3")
     with repo.cluster("infer-north") as data:
         data["operator"]["version"] = "v26.7.0"
     assert findings(repo, "GS801") == []
@@ -148,6 +162,22 @@ def test_gs804_fails_when_canary_and_pools_move_together(repo: FleetRepo) -> Non
         finding.message
     )
     assert finding.path == ("pools", 1, "driver")
+
+
+def test_gs804_sees_the_release_default_driver_moving_with_the_operator(repo: FleetRepo) -> None:
+    _unpinned_on(repo, "v26.3.3")
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.7.0"
+    found = findings(repo, "GS804")
+    assert {f.message.split("'")[3] for f in found} == {"l40s", "t4-batch"}
+    assert all("with the operator release" in f.message for f in found)
+
+
+def test_gs804_implied_driver_passes_when_the_canary_runs_it(repo: FleetRepo) -> None:
+    _operator_base(repo, "v26.3.3")
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.7.0"
+    assert findings(repo, "GS804") == []
 
 
 def test_gs804_passes_when_the_canary_is_on_the_target_in_the_base(repo: FleetRepo) -> None:
