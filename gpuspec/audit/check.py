@@ -414,6 +414,16 @@ def audit_cluster(fleet: Fleet, cluster: Cluster, nodes: Sequence[NodeFacts],
               f"{node_names(unmatched)}",
               ("pools",), "add a pool for them, or label them so an existing pool's nodeSelector matches",
               at_key=True)
+    idle_outside = [n for n in unmatched if n.labelled_gpu and n.advertised == 0]
+    if idle_outside:
+        c.add(R.NO_GPUS_ADVERTISED,
+              f"{_plural(len(idle_outside), 'node')} outside every pool {_v(len(idle_outside), 'carries', 'carry')} "
+              f"GPU labels but {_v(len(idle_outside), 'advertises', 'advertise')} no allocatable GPUs: "
+              f"{node_names(idle_outside)}",
+              ("pools",),
+              "check the driver, container-toolkit and device-plugin pods on these nodes "
+              "(kubectl -n <operator namespace> get pods -o wide), and add a pool for them",
+              at_key=True)
     overlaps: dict[tuple[int, ...], list[NodeFacts]] = defaultdict(list)
     for n in nodes:
         if len(members[n.name]) > 1:

@@ -70,7 +70,16 @@ NO_GPUS_ADVERTISED = Entry(
         "The idle-cluster case: the node is labelled as a GPU node but the device plugin offers no "
         "nvidia.com/gpu (or MIG) resources, usually because the driver or toolkit did not come up."
     ),
+    doc="""
+A node carries GPU labels (NFD's NVIDIA PCI label, `nvidia.com/gpu.present`, GFD's product or count) but its
+allocatable resources offer no `nvidia.com/gpu`, shared or MIG device.  Reported for pool members and for GPU
+nodes outside every pool alike (those also get GS750): an idle GPU node is an error wherever it is.
+
+Failing: a node labelled `nvidia.com/gpu.present: "true"` with `allocatable: {nvidia.com/gpu: "0"}`.
+Passing: the same node advertising its GPUs.
+""",
     tags=("audit",),
+    source="cloud-native-docs gpu-operator/getting-started.rst (verification: nodes advertise nvidia.com/gpu)",
 )
 
 ADVERTISED_MISMATCH = Entry(

@@ -124,6 +124,18 @@ def test_long_node_lists_are_bounded() -> None:
     assert "12 nodes" in finding.message and "and 4 more" in finding.message
 
 
+def test_idle_gpu_node_outside_every_pool_is_the_idle_case() -> None:
+    nodes = healthy()
+    nodes[2]["metadata"]["labels"]["acme.example/gpu-pool"] = "unknown"
+    nodes[2]["status"]["allocatable"]["nvidia.com/gpu"] = "0"
+    result = audit(nodes)
+    idle = [f for f in result.findings if f.rule_id == "GS760"]
+    assert len(idle) == 1 and "outside every pool" in idle[0].message and idle[0].severity.value == "error"
+    assert "GS750" in {f.rule_id for f in result.findings}
+    nodes[2]["status"]["allocatable"]["nvidia.com/gpu"] = "8"  # advertising again: only the no-pool warning
+    assert "GS760" not in {f.rule_id for f in audit(nodes).findings}
+
+
 def test_node_in_pool_without_gpus_is_reported() -> None:
     nodes = healthy()
     nodes[0]["metadata"]["labels"]["acme.example/gpu-pool"] = "h100"  # a CPU node labelled into the H100 pool
