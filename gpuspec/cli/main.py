@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "render": "gpuspec.cli.render_cmd:render_command",
     "verify": "gpuspec.cli.verify_cmd:verify_command",
     "images": "gpuspec.cli.images_cmd:images_command",
+    "handover": "gpuspec.cli.handover_cmd:handover_command",
     "plan": "gpuspec.cli.plan_cmd:plan_command",
     "audit": "gpuspec.cli.audit_cmd:audit_command",
     "import": "gpuspec.cli.import_cmd:import_command",

@@ -17,6 +17,15 @@ from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
+from gpuspec.handover.documents import (
+    INDEX_FILE,
+    HandoverSettings,
+    cluster_document,
+    document_path,
+    index_document,
+    rule_settings,
+    summary,
+)
 from gpuspec.loader.files import YAML_SUFFIXES
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
 from gpuspec.render.compile import compile_cluster
@@ -27,6 +36,7 @@ from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.serialize import serialize
 from gpuspec.render.workers import fork_pool
 from gpuspec.spec.models import Fleet
+from gpuspec.templating.environment import override_files
 
 #: Fleets smaller than this render in-process (starting workers costs more than it saves).
 PARALLEL_THRESHOLD = 200
@@ -51,6 +61,8 @@ class Rendered:
 
     files: dict[str, bytes] = field(default_factory=dict)
     images: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Per cluster, what the fleet index of the handover documents shows, and the document's digest.
+    summaries: dict[str, tuple[dict[str, object], str]] = field(default_factory=dict)
 
     @property
     def clusters(self) -> list[str]:
@@ -61,6 +73,7 @@ class Rendered:
         """Add another part of the output."""
         self.files.update(other.files)
         self.images.update(other.images)
+        self.summaries.update(other.summaries)
 
 
 @dataclass
@@ -82,7 +95,8 @@ def expected_bytes(plan: RenderPlan) -> dict[str, bytes]:
         return {path: serialize(spec, digest) for path, (digest, spec) in plan.files().items()}
 
 
-def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str]) -> Rendered:
+def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
+                     handover: HandoverSettings | None = None) -> Rendered:
     out = Rendered()
     with _no_cyclic_gc():
         for name in names:
@@ -92,17 +106,21 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str]) -
             for path, spec in plan.files.items():
                 out.files[path] = serialize(spec, plan.digest)
             out.images[plan.name] = plan.images
+            if handover is not None:
+                document, facts = cluster_document(cluster_context(fleet, cluster), plan, handover)
+                out.files[document_path(plan.name)] = document
+                out.summaries[plan.name] = (summary(facts), handover.digest(plan.digest))
     return out
 
 
 #: What forked workers render from (set in the parent just before the pool starts).
-_WORK: tuple[Fleet, InputDigests] | None = None
+_WORK: tuple[Fleet, InputDigests, HandoverSettings | None] | None = None
 
 
 def _worker(names: list[str]) -> Rendered | str:
     assert _WORK is not None
     try:
-        return _render_clusters(_WORK[0], _WORK[1], names)
+        return _render_clusters(_WORK[0], _WORK[1], names, _WORK[2])
     except GpuspecError as exc:
         return str(exc)
 
@@ -114,16 +132,30 @@ def jobs_for(clusters: int) -> int:
     return max(1, min(MAX_JOBS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
 
 
-def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None = None, jobs: int = 0) -> Rendered:
-    """Compile and serialize every cluster (or those in ``only``); ``jobs`` 0 = choose automatically."""
+def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None = None, jobs: int = 0,
+                 handover: HandoverSettings | None = None) -> Rendered:
+    """Compile and serialize every cluster (or those in ``only``); ``jobs`` 0 = choose automatically.
+
+    With ``handover`` each cluster also gets its handover document, and the whole fleet (``only`` None) the
+    fleet index of them.
+    """
+    out = _render_fleet(fleet, inputs, only, jobs, handover)
+    if handover is not None and only is None:
+        parts = [out.summaries[name] for name in sorted(out.summaries)]
+        out.files[INDEX_FILE] = index_document(fleet, [p[0] for p in parts], [p[1] for p in parts], handover)
+    return out
+
+
+def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
+                  handover: HandoverSettings | None) -> Rendered:
     wanted = set(only) if only is not None else None
     names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
     jobs = jobs or jobs_for(len(names))
     if jobs <= 1 or len(names) < 2:
-        return _render_clusters(fleet, inputs, names)
-    _render_clusters(fleet, inputs, names[:1])  # warm the support-matrix caches once, before forking
+        return _render_clusters(fleet, inputs, names, handover)
+    _render_clusters(fleet, inputs, names[:1], handover)  # warm the support-matrix caches once, before forking
     global _WORK
-    _WORK = (fleet, inputs)
+    _WORK = (fleet, inputs, handover)
     chunks = [names[i::jobs] for i in range(jobs)]
     try:
         with fork_pool(jobs) as pool:
@@ -165,4 +197,5 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
         names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
         with _no_cyclic_gc():
             return Prepared(validation, Rendered(images=fleet_images(fleet, names)))
-    return Prepared(validation, render_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only, jobs))
+    handover = HandoverSettings(fleet_dir, override_files(fleet_dir), rule_settings(fleet, policies_dir))
+    return Prepared(validation, render_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only, jobs, handover))

@@ -20,6 +20,7 @@ from typing import Any
 from gpuspec import usercache
 from gpuspec.findings import Finding, Severity
 from gpuspec.render.inputs import read_input_digests
+from gpuspec.templating.environment import override_files
 
 #: relative path → (size, mtime_ns, ctime_ns, inode)
 TreeState = dict[str, tuple[int, int, int, int]]
@@ -91,7 +92,8 @@ class RenderStamp:
         except (OSError, ValueError):
             return None
         digest = hashlib.sha256(usercache.code_fingerprint().encode())
-        for name, sha in sorted({**inputs.shared, **inputs.clusters}.items()):
+        templates = override_files(fleet_dir)
+        for name, sha in sorted({**inputs.shared, **inputs.clusters, **templates}.items()):
             digest.update(f"{name}\0{sha}\n".encode("utf-8", "surrogateescape"))
         return cls(slot, digest.hexdigest(), out)
 

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from gpuspec.errors import GpuspecError
 from gpuspec.render.generator import STAMP_PATH, settle_stamp
-from gpuspec.render.serialize import HEADER_MARK
+from gpuspec.render.serialize import HEADER_MARK, MARKDOWN_HEADER_MARK
 from gpuspec.render.workers import fork_pool
 
 _TMP_PREFIX = ".gpuspec-tmp-"
@@ -61,9 +61,10 @@ def check_relative(path: str) -> None:
 def _is_ours(path: Path) -> bool:
     try:
         with path.open("rb") as fh:
-            return fh.read(len(HEADER_MARK)).decode("utf-8", "replace") == HEADER_MARK
+            start = fh.read(len(MARKDOWN_HEADER_MARK)).decode("utf-8", "replace")
     except OSError:
         return False
+    return start.startswith(HEADER_MARK) or start == MARKDOWN_HEADER_MARK
 
 
 def scan_output(out: Path) -> dict[str, Path]:

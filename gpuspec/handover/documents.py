@@ -1,0 +1,121 @@
+"""Render the handover documents: one Markdown file per cluster plus a fleet index, as output bytes.
+
+Each document opens with an HTML comment naming the digest of its inputs (the cluster's spec digest and the
+fleet's template overrides), so ``gpuspec render`` recognises it as its own file and rewrites it only when
+something it depends on changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuspec.findings import Severity
+from gpuspec.handover.facts import UPDATE_RULES, RuleSetting, cluster_facts
+from gpuspec.render.context import ClusterContext
+from gpuspec.render.filetree import ClusterPlan
+from gpuspec.render.serialize import MARKDOWN_HEADER_MARK
+from gpuspec.spec.models import Fleet
+from gpuspec.templating import environment
+from gpuspec.templating.escape import Md
+
+#: Folder of the documents inside the output folder.
+HANDOVER_DIR = "handover"
+#: The fleet index (GitHub shows a folder's README.md below its file list).
+INDEX_FILE = f"{HANDOVER_DIR}/README.md"
+CLUSTER_TEMPLATE = "handover/cluster.md.j2"
+INDEX_TEMPLATE = "handover/index.md.j2"
+
+
+def document_path(cluster: str) -> str:
+    """Output path of a cluster's handover document."""
+    return f"{HANDOVER_DIR}/{cluster}.md"
+
+
+def header(digest: str) -> Md:
+    """The comment that opens every document: the input digest; no version, no timestamp."""
+    return Md(f"{MARKDOWN_HEADER_MARK} from the inputs with sha256:{digest}. Do not edit: change fleet/ "
+              "(or policies/, fleet/templates/) and run `gpuspec render`. -->")
+
+
+@dataclass(frozen=True)
+class HandoverSettings:
+    """What every cluster's document shares: the fleet folder (template overrides), their digests, rule settings."""
+
+    fleet_dir: Path | None
+    templates: Mapping[str, str] = field(default_factory=dict)
+    rules: Mapping[str, RuleSetting] = field(default_factory=dict)
+    rendered_root: str = "rendered"
+
+    def digest(self, base: str) -> str:
+        """``base`` (an input digest) combined with the template overrides."""
+        if not self.templates:
+            return base
+        digest = hashlib.sha256(base.encode())
+        for name, sha in sorted(self.templates.items()):
+            digest.update(f"{name}\0{sha}\n".encode())
+        return digest.hexdigest()
+
+
+def rule_settings(fleet: Fleet, policies_dir: Path | None) -> dict[str, RuleSetting]:
+    """How the fleet's policy packs set the update-policy rules (catalogue defaults when the packs do not load)."""
+    out = {e.id: RuleSetting(True, e.severity.value, e.defaults()) for e in UPDATE_RULES}
+    if policies_dir is None or not policies_dir.is_dir():
+        return out
+    from gpuspec.policy.load import load_policy
+
+    try:
+        policy = load_policy(policies_dir, list(fleet.settings.policy.packs) or ["default"])
+    except Exception:  # an unusable pack: lint reports it; the documents show the defaults
+        return out
+    if not policy.usable:
+        return out
+    for entry in UPDATE_RULES:
+        config = policy.rules.get(entry.id)
+        if config is not None:
+            out[entry.id] = RuleSetting(config.enabled, Severity(config.severity).value, dict(config.params))
+    return out
+
+
+def cluster_document(ctx: ClusterContext, plan: ClusterPlan, settings: HandoverSettings) -> tuple[bytes, dict[str, Any]]:
+    """The bytes of one cluster's document and the facts it was made from."""
+    facts = cluster_facts(ctx, plan, settings.rules, settings.rendered_root)
+    text = environment.render(CLUSTER_TEMPLATE, {**facts, "header": header(settings.digest(plan.digest))},
+                              settings.fleet_dir)
+    return _finish(text), facts
+
+
+def summary(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a cluster's facts the fleet index shows."""
+    c = facts["cluster"]
+    return {
+        "name": c["name"], "description": c["description"], "document": f"{c['name']}.md",
+        "fleet_wave": facts["update"]["fleet_wave"], "kubernetes": c["kubernetes"], "operator": c["operator"],
+        "gitops": c["gitops"]["tool"], "mirror": c["mirror"]["name"] if c["mirror"] else "",
+        "totals": c["totals"], "products": sorted({p["product"] for p in facts["pools"]}),
+    }
+
+
+def index_document(fleet: Fleet, summaries: Sequence[Mapping[str, Any]], digests: Sequence[str],
+                   settings: HandoverSettings) -> bytes:
+    """The fleet index: every cluster with its document, in fleet-wave order."""
+    combined = hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
+    clusters = sorted(summaries, key=lambda s: (s["fleet_wave"], s["name"]))
+    data = {"header": header(settings.digest(combined)), "fleet": {
+        "name": fleet.settings.metadata.name, "description": fleet.settings.metadata.description or "",
+    }, "clusters": clusters}
+    return _finish(environment.render(INDEX_TEMPLATE, data, settings.fleet_dir))
+
+
+def _finish(text: str) -> bytes:
+    """LF line ends, no trailing spaces on lines, exactly one newline at the end."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if line == "" and out and out[-1] == "":
+            continue
+        out.append(line)
+    return ("\n".join(out).strip("\n") + "\n").encode("utf-8")

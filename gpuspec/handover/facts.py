@@ -1,0 +1,534 @@
+"""Gather what a cluster's handover document says, as plain data: every value comes from the spec, the support
+matrix, the plan's impact and rollback notes, the finding catalogue or the cluster's rendered objects (pure).
+
+The result is a dict of strings, numbers, lists and dicts: templates (shipped or overridden) format it and
+escape every value; nothing here is Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuspec.audit.expect import expected_resources
+from gpuspec.audit.facts import (
+    GPU_COUNT,
+    GPU_PRODUCT,
+    GPU_REPLICAS,
+    MIG_CONFIG,
+    MIG_STATE,
+    SHARING_STRATEGY,
+    UPGRADE_STATE,
+)
+from gpuspec.catalogue import changeset, rollout
+from gpuspec.catalogue.entry import Entry
+from gpuspec.handover import operands
+from gpuspec.matrix import query
+from gpuspec.plan.diff import mig_text
+from gpuspec.plan.images import driver_image
+from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
+from gpuspec.render.alerts import DCGM_JOB
+from gpuspec.render.context import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_CONFIGMAP,
+    MIG_CONFIGMAP,
+    ClusterContext,
+)
+from gpuspec.render.filetree import ClusterPlan, YamlFile
+from gpuspec.render.gitops import chart_repository
+from gpuspec.render.images import component_enabled
+from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
+
+#: The finding ids whose settings enforce the update policy: rollout lint rules, then change-set rules.
+UPDATE_RULES: tuple[Entry, ...] = (*rollout.ENTRIES, *changeset.ENTRIES)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSetting:
+    """How the fleet's policy packs configure one rule (from ``policies/``; catalogue defaults otherwise)."""
+
+    enabled: bool
+    severity: str
+    params: Mapping[str, Any]
+
+
+def _docs(plan: ClusterPlan, path: str) -> tuple[Any, ...]:
+    spec = plan.files.get(path)
+    return spec.documents if isinstance(spec, YamlFile) else ()
+
+
+def _doc(plan: ClusterPlan, path: str) -> Any:
+    docs = _docs(plan, path)
+    return docs[0] if docs else None
+
+
+def _cmd(*argv: str) -> str:
+    """A shell command line with every argument quoted for a POSIX shell."""
+    return shlex.join(argv)
+
+
+def _selector(labels: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _taint(key: str, value: str, effect: str) -> str:
+    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+
+
+def _ref_parts(reference: str) -> tuple[str, str]:
+    """``(repository/name, tag)`` of an image reference."""
+    base, _, tag = reference.rpartition(":")
+    return (base, tag) if "/" not in tag else (reference, "")
+
+
+def _scalar(value: Any) -> Any:
+    """A rendered value as the YAML file shows it (booleans as true/false)."""
+    return ("true" if value else "false") if isinstance(value, bool) else value
+
+
+def _scalars(mapping: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if mapping is None else {k: _scalar(v) for k, v in mapping.items()}
+
+
+class _Builder:
+    def __init__(self, ctx: ClusterContext, plan: ClusterPlan, fleet_rules: Mapping[str, RuleSetting],
+                 rendered_root: str) -> None:
+        self.ctx, self.plan, self.rules, self.root = ctx, plan, fleet_rules, rendered_root
+        self.cluster: Cluster = ctx.cluster
+        self.fleet: Fleet = ctx.fleet
+        self.ns = ctx.namespace
+        self.base = f"clusters/{ctx.name}"
+        self.values: dict[str, Any] = _doc(plan, f"{self.base}/gpu-operator.values.yaml") or {}
+        labels = _doc(plan, f"{self.base}/node-labels.yaml") or {"pools": {}}
+        self.node_labels: dict[str, dict[str, str]] = {
+            name: dict(entry["labels"]) for name, entry in labels["pools"].items()
+        }
+
+    # ------------------------------------------------------------------ overview
+
+    def overview(self) -> dict[str, Any]:
+        c, facts = self.cluster, self.ctx.facts
+        line = query.line_of(facts.version)
+        status = query.line_status(line) if line else "unknown"
+        pools = c.pools
+        return {
+            "name": c.name,
+            "description": c.metadata.description or "",
+            "labels": [{"key": k, "value": v} for k, v in sorted(c.metadata.labels.items())],
+            "source": f"fleet/clusters/{c.source_file.rsplit('/', 1)[-1]}",
+            "rendered": f"{self.root}/{self.base}",
+            "kubernetes": {"version": c.kubernetes.version, "distribution": c.kubernetes.distribution,
+                           "runtime": c.kubernetes.runtime},
+            "operator": {
+                "release": facts.tag, "chart_version": facts.chart_version, "channel": c.operator.channel or "",
+                "namespace": self.ns, "chart_repository": chart_repository(self.ctx), "line": line or "",
+                "line_status": status,
+            },
+            "mirror": self.mirror(),
+            "gitops": self.gitops(),
+            "totals": {"pools": len(pools), "nodes": sum(p.nodes for p in pools),
+                       "gpus": sum(p.nodes * p.gpu.count for p in pools)},
+        }
+
+    def mirror(self) -> dict[str, Any] | None:
+        m = self.ctx.mirror
+        if m is None:
+            return None
+        return {
+            "name": m.name,
+            "registries": [{"upstream": k, "mirror": v} for k, v in sorted(m.registries.items())],
+            "chart": m.chart.repository,
+            "pull_secrets": list(m.pull_secrets),
+            "package_repo_config_map": m.package_repo_config_map or "",
+            "ca_config_map": m.ca_config_map or "",
+        }
+
+    def gitops(self) -> dict[str, Any]:
+        objects: list[dict[str, str]] = []
+        for path, spec in sorted(self.plan.files.items()):
+            if not path.startswith("gitops/") or not isinstance(spec, YamlFile):
+                continue
+            for doc in spec.documents:
+                if not isinstance(doc, dict) or "kind" not in doc or doc["kind"] == "Kustomization" and \
+                        doc.get("apiVersion", "").startswith("kustomize.config"):
+                    continue
+                meta = doc.get("metadata", {})
+                objects.append({"kind": doc["kind"], "name": meta.get("name", ""),
+                                "namespace": meta.get("namespace", ""), "file": f"{self.root}/{path}"})
+        tool = self.cluster.gitops.tool
+        return {"tool": tool, "objects": objects,
+                "controller_namespace": objects[0]["namespace"] if objects else ""}
+
+    # ------------------------------------------------------------------ placement
+
+    def driver_of(self, pool: Pool) -> dict[str, Any]:
+        found = next((d for d in self.ctx.drivers if d.pool.name == pool.name), None)
+        if found is None:
+            return {"source": DriverSource.HOST.value, "branch": "", "version": "", "kernel_module_type": "",
+                    "managed_by": "the host image (preinstalled; the operator does not manage it)",
+                    "object": "", "image": ""}
+        mode = self.ctx.driver_mode
+        managed_by = (f"NVIDIADriver {pool.name}" if mode == "nvidiadriver"
+                      else f"ClusterPolicy {operands.CLUSTER_POLICY}")
+        return {"source": found.source.value, "branch": found.branch, "version": found.version,
+                "kernel_module_type": found.kernel_module_type, "managed_by": managed_by,
+                "object": pool.name if mode == "nvidiadriver" else operands.CLUSTER_POLICY,
+                "image": driver_image(self.fleet, self.cluster, pool) or ""}
+
+    def role(self, pool: Pool) -> str:
+        canary = self.cluster.rollout.canary_pool == pool.name
+        return f"canary, pool wave {pool.wave}" if canary else f"pool wave {pool.wave}"
+
+    def pools(self) -> list[dict[str, Any]]:
+        out = []
+        for index, pool in enumerate(sorted(self.cluster.pools, key=lambda p: (p.wave, p.name)), start=1):
+            product = query.gpu_product(pool.gpu.product)
+            mig_layout = self.ctx.mig_layouts.get(pool.name, "")
+            sharing = pool.sharing
+            resources = expected_resources(pool)
+            out.append({
+                "id": f"pool{index}",
+                "name": pool.name,
+                "role": self.role(pool),
+                "canary": self.cluster.rollout.canary_pool == pool.name,
+                "wave": pool.wave,
+                "nodes": pool.nodes,
+                "product": pool.gpu.product,
+                "architecture": getattr(product, "architecture", "") or "",
+                "gpus_per_node": pool.gpu.count,
+                "gpus": pool.nodes * pool.gpu.count,
+                "os": f"{pool.os.distribution} {pool.os.version}",
+                "kernel": pool.os.kernel or "",
+                "driver": self.driver_of(pool),
+                "mig": {"strategy": pool.mig.strategy.value, "layout": mig_layout,
+                        "text": mig_text(pool.mig), "configmap": MIG_CONFIGMAP if pool.mig.custom else ""},
+                "sharing": {"mode": sharing.mode.value,
+                            "replicas": sharing.replicas if sharing.mode is not SharingMode.NONE else 1,
+                            "justification": sharing.justification or "",
+                            "config": pool.name if sharing.mode is not SharingMode.NONE else ""},
+                "taints": [_taint(t.key, t.value, t.effect) for t in pool.taints],
+                "selector": _selector(pool.node_selector),
+                "labels": [f"{k}={v}" for k, v in sorted(self.node_labels.get(pool.name, {}).items())],
+                "resources": [{"name": n, "per_node": c} for n, c in sorted(resources.counts.items())],
+                "resources_text": resources.describe(),
+                "tenants": [t.name for t in self.cluster.tenants if pool.name in t.pools],
+            })
+        return out
+
+    def tenants(self) -> list[dict[str, Any]]:
+        out = []
+        for index, tenant in enumerate(self.cluster.tenants, start=1):
+            quota = []
+            if tenant.gpu_quota is not None:
+                quota.append({"resource": "requests.nvidia.com/gpu", "limit": tenant.gpu_quota})
+            quota += [{"resource": f"requests.nvidia.com/{r}", "limit": n} for r, n in sorted(tenant.mig_quota.items())]
+            docs = _docs(self.plan, f"{self.base}/tenant-{tenant.name}.yaml")
+            objects = [f"{d['kind']} {d['metadata']['name']}" for d in docs
+                       if isinstance(d, dict) and d.get("kind") != "Namespace"]
+            quota_text = ", ".join(f"{q['limit']} {q['resource'].removeprefix('requests.')}" for q in quota)
+            out.append({"id": f"tenant{index}", "quota_text": quota_text or "no quota", "name": tenant.name, "namespaces": list(tenant.namespaces), "pools": list(tenant.pools),
+                        "quota": quota, "priority_class": tenant.priority_class or "",
+                        "objects": sorted(set(objects))})
+        return out
+
+    def priority_classes(self) -> list[dict[str, Any]]:
+        return [{"name": pc.name, "value": pc.value, "preemption": pc.preemption_policy,
+                 "description": pc.description or ""} for pc in self.cluster.priority_classes]
+
+    # ------------------------------------------------------------------ component chain and images
+
+    def chain(self) -> dict[str, Any]:
+        values = self.values
+        enabled = [o for o in operands.OPERANDS
+                   if isinstance(values.get(o.values_path), dict) and values[o.values_path].get("enabled", True)]
+        mode = self.ctx.driver_mode
+        return {
+            "cluster_policy": operands.CLUSTER_POLICY,
+            "operator_deployment": operands.OPERATOR_DEPLOYMENT,
+            "driver_mode": mode,
+            "driver_daemonset": operands.DRIVER_DAEMONSET if mode == "clusterpolicy"
+            else f"{operands.NVIDIADRIVER_DAEMONSET_PREFIX}*" if mode == "nvidiadriver" else "",
+            "nvidiadrivers": [d.pool.name for d in self.ctx.drivers] if mode == "nvidiadriver" else [],
+            "operands": [{"values_path": o.values_path, "daemonset": o.daemonset, "role": o.role} for o in enabled],
+            "cdi": bool(values.get("cdi", {}).get("enabled")),
+            "nfd": bool(values.get("nfd", {}).get("enabled")),
+            "mig_strategy": values.get("mig", {}).get("strategy", ""),
+            "device_plugin_config": DEVICE_PLUGIN_CONFIGMAP if self.ctx.sharing_pools else "",
+            "device_plugin_label": DEVICE_PLUGIN_CONFIG_LABEL,
+            "mig_config": MIG_CONFIGMAP if self.ctx.custom_mig else "",
+            "mig_label": MIG_CONFIG,
+            "gfd_labels": [GPU_PRODUCT, GPU_COUNT, GPU_REPLICAS, SHARING_STRATEGY, MIG_STATE],
+            "upgrade_label": UPGRADE_STATE,
+            "service_monitor": bool(values.get("dcgmExporter", {}).get("serviceMonitor", {}).get("enabled")),
+        }
+
+    def images(self) -> list[dict[str, str]]:
+        by_base: dict[str, list[str]] = {}
+        for path, image in self.ctx.facts.images.items():
+            if image.repository and image.image and component_enabled(self.ctx, path):
+                by_base.setdefault(f"{image.repository.rstrip('/')}/{image.image}", []).append(path)
+        rows = []
+        mirror = self.ctx.mirror
+        for upstream, pulled in sorted(self.plan.images.items()):
+            base, tag = _ref_parts(upstream)
+            rows.append({
+                "component": ", ".join(sorted(by_base.get(base, ["?"]))),
+                "tag": tag,
+                "upstream": upstream,
+                "pulled": pulled,
+                "source": f"mirror {mirror.name}" if mirror is not None and pulled != upstream else "public registry",
+            })
+        return rows
+
+    # ------------------------------------------------------------------ RBAC
+
+    def rbac(self) -> list[dict[str, Any]]:
+        out = []
+        docs = _docs(self.plan, f"{self.base}/rbac.yaml")
+        bindings = {(d["roleRef"]["kind"], d["roleRef"]["name"]): d for d in docs if "roleRef" in d}
+        for doc in docs:
+            if doc["kind"] not in ("Role", "ClusterRole"):
+                continue
+            binding = bindings.get((doc["kind"], doc["metadata"]["name"]))
+            subjects = [f"{s['kind']} {s['name']}" for s in (binding or {}).get("subjects", [])]
+            out.append({
+                "kind": doc["kind"], "name": doc["metadata"]["name"],
+                "scope": f"namespace {doc['metadata']['namespace']}" if "namespace" in doc["metadata"]
+                else "cluster-wide",
+                "subjects": subjects,
+                "rules": [{"groups": [g or "core" for g in r["apiGroups"]], "resources": list(r["resources"]),
+                           "verbs": list(r["verbs"])} for r in doc["rules"]],
+            })
+        return out
+
+    # ------------------------------------------------------------------ update policy and rollback
+
+    def update(self) -> dict[str, Any]:
+        r = self.cluster.rollout
+        policy = self.values.get("driver", {}).get("upgradePolicy", {})
+        canary = self.cluster.pool(r.canary_pool) if r.canary_pool else None
+        waves: dict[int, list[str]] = {}
+        for pool in self.cluster.pools:
+            if pool is not canary:
+                waves.setdefault(pool.wave, []).append(pool.name)
+        order = ([{"step": "canary", "pools": [canary.name]}] if canary else []) + [
+            {"step": f"pool wave {w}", "pools": sorted(names)} for w, names in sorted(waves.items())]
+        rules = []
+        for entry in UPDATE_RULES:
+            setting = self.rules.get(entry.id)
+            params = dict(setting.params) if setting else entry.defaults()
+            rules.append({
+                "id": entry.id, "title": entry.title, "rationale": entry.rationale,
+                "severity": setting.severity if setting else entry.severity.value,
+                "enabled": setting.enabled if setting else True,
+                "params": [{"name": k, "value": json.dumps(v)} for k, v in sorted(params.items())],
+                "stage": "lint --base (change set)" if entry in changeset.ENTRIES else "lint",
+            })
+        return {
+            "fleet_wave": r.wave,
+            "canary_pool": r.canary_pool or "",
+            "order": order,
+            "auto_upgrade": _scalar(policy.get("autoUpgrade", r.auto_upgrade)),
+            "max_parallel_upgrades": policy.get("maxParallelUpgrades", r.max_parallel_upgrades),
+            "max_unavailable": str(policy.get("maxUnavailable", r.max_unavailable)),
+            "wait_for_completion_seconds": policy.get("waitForCompletion", {}).get("timeoutSeconds", 0),
+            "drain": _scalars(policy.get("drain")),
+            "pod_deletion": _scalars(policy.get("gpuPodDeletion")),
+            "values_key": "driver.upgradePolicy",
+            "reload": [{"pool": p.name, "text": reload_procedure(self.cluster, p)} for p in self.cluster.pools
+                       if p.driver.source is not DriverSource.HOST],
+            "rules": rules,
+        }
+
+    def rollback(self) -> dict[str, Any]:
+        facts = self.ctx.facts
+        pools = []
+        for pool in self.cluster.pools:
+            driver = self.driver_of(pool)
+            before = driver["version"] or f"preinstalled ({pool.os.distribution} {pool.os.version} image)"
+            if driver["source"] != DriverSource.HOST.value:
+                before = f"{driver['version']} ({driver['source']})"
+            entry = {"pool": pool.name, "driver": before,
+                     "driver_note": driver_rollback(driver["image"] or None, before, self.fleet, self.cluster, pool),
+                     "mig": "", "mig_note": ""}
+            if pool.mig.strategy is not MigStrategy.NONE:
+                entry["mig"] = mig_text(pool.mig)
+                entry["mig_note"] = mig_rollback(mig_text(pool.mig))
+            pools.append(entry)
+        return {
+            "operator": facts.tag,
+            "chart_version": facts.chart_version,
+            "operator_note": operator_rollback(facts.tag, "newer", self.cluster),
+            "pools": pools,
+            "keep_images": sorted(set(self.plan.images.values())),
+            "mirror": self.ctx.mirror.name if self.ctx.mirror else "",
+        }
+
+    # ------------------------------------------------------------------ alerts
+
+    def alerts(self) -> dict[str, Any]:
+        doc = _doc(self.plan, f"{self.base}/alerts.yaml")
+        if doc is None:
+            return {"name": "", "rules": []}
+        rules = [
+            {"alert": r["alert"], "expr": r["expr"], "for": r["for"], "severity": r["labels"]["severity"],
+             "summary": r["annotations"]["summary"], "description": r["annotations"]["description"]}
+            for group in doc["spec"]["groups"] for r in group["rules"]
+        ]
+        return {"name": doc["metadata"]["name"], "namespace": doc["metadata"]["namespace"], "rules": rules,
+                "dcgm_job": DCGM_JOB}
+
+    # ------------------------------------------------------------------ failures and acceptance
+
+    def failures(self, pools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        ns = self.ns
+        chain = self.chain()
+        tenant_ns = self.cluster.tenants[0].namespaces[0] if self.cluster.tenants else "<namespace>"
+        driver_ds = chain["driver_daemonset"]
+        driver_pods = (["-l", f"app={operands.DRIVER_DAEMONSET}"] if self.ctx.driver_mode == "clusterpolicy"
+                       else ["-l", "app.kubernetes.io/component=nvidia-driver"])
+        out: list[dict[str, Any]] = [
+            {"title": "A job does not see the GPU (pod Pending, or no device in the container)",
+             "steps": [
+                 ("Why the pod is not scheduled (quota, taints, resources)",
+                  [_cmd("kubectl", "-n", tenant_ns, "describe", "pod", "<pod>")]),
+                 ("What the pool's nodes advertise",
+                  [_cmd("kubectl", "get", "nodes", "-l", p["selector"], "-o",
+                        "custom-columns=NODE:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu,"
+                        "PRODUCT:.metadata.labels.nvidia\\.com/gpu\\.product") for p in pools]),
+                 ("The device plugin on that node",
+                  [_cmd("kubectl", "-n", ns, "get", "pods", "-l", "app=nvidia-device-plugin-daemonset", "-o", "wide"),
+                   _cmd("kubectl", "-n", ns, "logs", "-l", "app=nvidia-device-plugin-daemonset", "--tail=50")]),
+                 ("Tenant quota", [_cmd("kubectl", "-n", n, "describe", "resourcequota", "gpuspec-gpu-quota")
+                                   for t in self.cluster.tenants for n in t.namespaces]),
+             ]},
+            {"title": "A GPU node is not ready (driver not loaded, validation stuck, upgrade failed)",
+             "steps": [
+                 ("Node state, driver upgrade state and operand deploy labels",
+                  [_cmd("kubectl", "get", "nodes", "-l", p["selector"], "-L",
+                        f"{UPGRADE_STATE},nvidia.com/gpu.deploy.driver") for p in pools]),
+                 ("Driver pods" + (f" (DaemonSet {driver_ds})" if driver_ds else ""),
+                  [_cmd("kubectl", "-n", ns, "get", "pods", *driver_pods, "-o", "wide")] if driver_ds else []),
+                 ("Operator and validator",
+                  [_cmd("kubectl", "get", "clusterpolicies.nvidia.com", operands.CLUSTER_POLICY,
+                        "-o", "jsonpath={.status.state}"),
+                   *([_cmd("kubectl", "get", "nvidiadrivers.nvidia.com")] if self.ctx.driver_mode == "nvidiadriver"
+                     else []),
+                   _cmd("kubectl", "-n", ns, "logs", f"deployment/{operands.OPERATOR_DEPLOYMENT}", "--tail=100"),
+                   _cmd("kubectl", "-n", ns, "get", "pods", "-l", "app=nvidia-operator-validator", "-o", "wide")]),
+             ]},
+            {"title": "Metrics do not match (no DCGM series, alerts silent, counts differ from the spec)",
+             "steps": [
+                 ("Exporter pods, Service and ServiceMonitor",
+                  [_cmd("kubectl", "-n", ns, "get", "pods,services,servicemonitors", "-l", f"app={DCGM_JOB}")]),
+                 ("The exporter's own output on one node",
+                  [_cmd("kubectl", "-n", ns, "port-forward", f"service/{DCGM_JOB}", "9400:9400")]),
+                 ("The rendered alert rules are installed",
+                  [_cmd("kubectl", "-n", ns, "get", "prometheusrules.monitoring.coreos.com", "gpuspec-gpu-alerts")]),
+                 ("Node state against the spec",
+                  [_cmd("kubectl", "get", "nodes", "-o", "json") + " > nodes.json",
+                   _cmd("gpuspec", "audit", "--cluster", self.cluster.name, "--nodes", "nodes.json")]),
+             ]},
+        ]
+        mig_pools = [p for p in pools if p["mig"]["layout"]]
+        if mig_pools:
+            out.append({"title": "MIG layout not applied (resources missing, mig.config.state failed)", "steps": [
+                ("Requested layout and its state",
+                 [_cmd("kubectl", "get", "nodes", "-l", p["selector"], "-L", f"{MIG_CONFIG},{MIG_STATE}")
+                  for p in mig_pools]),
+                ("MIG manager", [_cmd("kubectl", "-n", ns, "logs", "-l", "app=nvidia-mig-manager", "--tail=100")]
+                 + ([_cmd("kubectl", "-n", ns, "get", "configmap", MIG_CONFIGMAP, "-o", "yaml")]
+                    if self.ctx.custom_mig else [])),
+            ]})
+        shared = [p for p in pools if p["sharing"]["config"]]
+        if shared:
+            out.append({"title": "GPU sharing not applied (replicas not advertised)", "steps": [
+                ("Selected sharing config and what GFD reports",
+                 [_cmd("kubectl", "get", "nodes", "-l", p["selector"], "-L",
+                       f"{DEVICE_PLUGIN_CONFIG_LABEL},{GPU_REPLICAS},{SHARING_STRATEGY}") for p in shared]),
+                ("The config the device plugin reads (it does not watch it: restart the DaemonSet after a change)",
+                 [_cmd("kubectl", "-n", ns, "get", "configmap", DEVICE_PLUGIN_CONFIGMAP, "-o", "yaml"),
+                  _cmd("kubectl", "-n", ns, "rollout", "restart", "daemonset/nvidia-device-plugin-daemonset")]),
+            ]})
+        gitops = self.gitops()
+        if self.cluster.gitops.tool == "argocd":
+            apps = [o["name"] for o in gitops["objects"] if o["kind"] == "Application"]
+            sync = [_cmd("kubectl", "-n", gitops["controller_namespace"], "get", "applications.argoproj.io", *apps)]
+        else:
+            sync = [_cmd("kubectl", "-n", gitops["controller_namespace"], "get",
+                         "helmreleases.helm.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io",
+                         "-l", f"gpuspec.io/cluster={self.cluster.name}")]
+        out.append({"title": "A change in git did not reach the cluster", "steps": [
+            ("GitOps objects of this cluster", sync),
+            ("The rendered output is current", [_cmd("gpuspec", "render", "--check")]),
+        ]})
+        for item in out:
+            item["steps"] = [{"what": what, "commands": cmds} for what, cmds in item["steps"] if cmds]
+        return out
+
+    def acceptance(self, pools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        ns = self.ns
+        gitops = self.gitops()
+        checks: list[dict[str, Any]] = []
+        if self.cluster.gitops.tool == "argocd":
+            apps = [o["name"] for o in gitops["objects"] if o["kind"] == "Application"]
+            checks.append({"check": "The GitOps applications are synced and healthy", "commands": [
+                _cmd("kubectl", "-n", gitops["controller_namespace"], "get", "applications.argoproj.io", *apps)]})
+        else:
+            checks.append({"check": "The Flux HelmRelease and Kustomizations are ready", "commands": [
+                _cmd("kubectl", "-n", gitops["controller_namespace"], "get",
+                     "helmreleases.helm.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io",
+                     "-l", f"gpuspec.io/cluster={self.cluster.name}")]})
+        checks.append({"check": f"ClusterPolicy {operands.CLUSTER_POLICY} reports ready", "commands": [
+            _cmd("kubectl", "get", "clusterpolicies.nvidia.com", operands.CLUSTER_POLICY, "-o",
+                 "jsonpath={.status.state}")]})
+        if self.ctx.driver_mode == "nvidiadriver":
+            checks.append({"check": "Every NVIDIADriver reports ready: " + ", ".join(d.pool.name for d in self.ctx.drivers),
+                           "commands": [_cmd("kubectl", "get", "nvidiadrivers.nvidia.com")]})
+        checks.append({"check": f"Every pod in namespace {ns} is Running or Completed", "commands": [
+            _cmd("kubectl", "-n", ns, "get", "pods", "-o", "wide")]})
+        for p in pools:
+            checks.append({
+                "check": f"Pool {p['name']}: {p['nodes']} node(s) Ready, each advertising {p['resources_text']}",
+                "commands": [_cmd("kubectl", "get", "nodes", "-l", p["selector"])],
+            })
+        checks.append({"check": "The exported node state matches the spec (no findings)", "commands": [
+            _cmd("kubectl", "get", "nodes", "-o", "json") + " > nodes.json",
+            _cmd("kubectl", "get", "clusterpolicies.nvidia.com,nvidiadrivers.nvidia.com", "-o", "json")
+            + " > operator.json",
+            _cmd("gpuspec", "audit", "--cluster", self.cluster.name, "--nodes", "nodes.json",
+                 "--clusterpolicies", "operator.json")]})
+        if self.values.get("dcgmExporter", {}).get("enabled"):
+            total = sum(p["nodes"] for p in pools)
+            checks.append({"check": f"Prometheus scrapes {total} DCGM exporter target(s) (one per GPU node)",
+                           "commands": [], "promql": f'count(up{{job="{DCGM_JOB}",namespace="{ns}"}} == 1)'})
+        for item in checks:
+            item.setdefault("promql", "")
+        return {"checks": checks, "jobs": []}
+
+    def build(self) -> dict[str, Any]:
+        pools = self.pools()
+        return {
+            "cluster": self.overview(),
+            "pools": pools,
+            "tenants": self.tenants(),
+            "priority_classes": self.priority_classes(),
+            "chain": self.chain(),
+            "images": self.images(),
+            "deviations": [],
+            "rbac": self.rbac(),
+            "update": self.update(),
+            "rollback": self.rollback(),
+            "alerts": self.alerts(),
+            "failures": self.failures(pools),
+            "acceptance": self.acceptance(pools),
+        }
+
+
+def cluster_facts(ctx: ClusterContext, plan: ClusterPlan, rules: Mapping[str, RuleSetting],
+                  rendered_root: str = "rendered") -> dict[str, Any]:
+    """Everything the handover document of one cluster states, from its context and compiled render plan."""
+    return _Builder(ctx, plan, rules, rendered_root).build()

@@ -1,0 +1,114 @@
+"""The Jinja2 environment of gpuspec's documents: shipped templates, fleet-repository overrides, escaping.
+
+Templates ship in ``gpuspec/templating/templates/`` (``handover/cluster.md.j2``, ``handover/index.md.j2``,
+``plan/comment.md.j2``).  A fleet repository overrides any of them by putting a file with the same relative
+name into its ``fleet/templates/`` folder; an override can extend the shipped template as
+``gpuspec/<name>`` and replace single blocks.  Templates run sandboxed (a template from a pull request cannot
+reach Python internals), with ``StrictUndefined`` (a misspelt name is an error, never an empty string), and
+every ``{{ value }}`` that is not already escaped Markdown (:class:`~gpuspec.templating.escape.Md`) is escaped
+as text.  HTML templates (``.html``) are autoescaped as HTML instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from gpuspec.errors import GpuspecError
+from gpuspec.templating import escape
+
+#: Folder of the shipped templates.
+SHIPPED = Path(__file__).resolve().parent / "templates"
+#: Folder of a fleet's template overrides, relative to the fleet directory.
+OVERRIDES_DIR = "templates"
+#: Prefix that names a shipped template from an override (``{% extends "gpuspec/handover/cluster.md.j2" %}``).
+SHIPPED_PREFIX = "gpuspec"
+
+FILTERS = {
+    "text": escape.text,
+    "code": escape.code,
+    "codes": escape.codes,
+    "texts": escape.texts,
+    "mermaid_label": escape.mermaid_label,
+    "mermaid_id": escape.mermaid_id,
+    "fenced": escape.fenced,
+}
+
+
+def _finalize(value: Any) -> Any:
+    """Escape every interpolated value that is not already Markdown (numbers print as they are)."""
+    if isinstance(value, escape.Md | jinja2.Undefined):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return escape.text(value)
+    return str(value)
+
+
+def override_dir(fleet_dir: Path | None) -> Path | None:
+    """The fleet's template override folder when it exists."""
+    if fleet_dir is None:
+        return None
+    folder = fleet_dir / OVERRIDES_DIR
+    return folder if folder.is_dir() else None
+
+
+def override_files(fleet_dir: Path | None) -> dict[str, str]:
+    """sha256 of every override template of the fleet, keyed by ``templates/<relative path>``."""
+    folder = override_dir(fleet_dir)
+    if folder is None:
+        return {}
+    return {
+        f"{OVERRIDES_DIR}/{p.relative_to(folder).as_posix()}": hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+@functools.cache
+def _environment(overrides: str | None) -> SandboxedEnvironment:
+    shipped = jinja2.FileSystemLoader(str(SHIPPED))
+    loaders: list[jinja2.BaseLoader] = []
+    if overrides is not None:
+        loaders.append(jinja2.FileSystemLoader(overrides))
+    loaders += [jinja2.PrefixLoader({SHIPPED_PREFIX: shipped}), shipped]
+    env = SandboxedEnvironment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "htm", "xml"), default_for_string=False,
+                                            default=False),
+        finalize=_finalize,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def environment(fleet_dir: Path | None = None) -> SandboxedEnvironment:
+    """The template environment for a fleet: its ``templates/`` overrides first, then the shipped templates."""
+    folder = override_dir(fleet_dir)
+    return _environment(str(folder.resolve()) if folder is not None else None)
+
+
+def render(name: str, data: Mapping[str, Any], fleet_dir: Path | None = None) -> str:
+    """Render template ``name`` with ``data``; a broken template or missing value is a GpuspecError naming it."""
+    env = environment(fleet_dir)
+    try:
+        return env.get_template(name).render(**data)
+    except jinja2.TemplateSyntaxError as exc:
+        where = f"{exc.filename or exc.name or name}:{exc.lineno}"
+        raise GpuspecError(f"{where}: template syntax error: {exc.message}",
+                           hint="fix the template override in fleet/templates/ or remove it") from None
+    except jinja2.TemplateNotFound as exc:
+        raise GpuspecError(f"template {exc.name} not found") from None
+    except (jinja2.UndefinedError, jinja2.sandbox.SecurityError, TypeError, ValueError) as exc:
+        raise GpuspecError(f"template {name}: {exc}",
+                           hint="a template override uses a name gpuspec does not provide, or an unsafe operation") \
+            from None
