@@ -40,6 +40,6 @@ def plan_command(base_rev: str, fleet_dir: Path, output_format: str, output_file
     Use `gpuspec lint --base REV` to gate changes (GS8xx rules).
     """
     plan = build_plan(fleet_dir, base_rev)
-    text = RENDERERS[output_format](plan)
+    text = render_markdown(plan, fleet_dir) if output_format == "markdown" else RENDERERS[output_format](plan)
     write_report(text, output_file)
     raise SystemExit(exitcodes.OK)

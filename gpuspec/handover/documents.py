@@ -80,7 +80,8 @@ def rule_settings(fleet: Fleet, policies_dir: Path | None) -> dict[str, RuleSett
     return out
 
 
-def cluster_document(ctx: ClusterContext, plan: ClusterPlan, settings: HandoverSettings) -> tuple[bytes, dict[str, Any]]:
+def cluster_document(ctx: ClusterContext, plan: ClusterPlan,
+                     settings: HandoverSettings) -> tuple[bytes, dict[str, Any]]:
     """The bytes of one cluster's document and the facts it was made from."""
     facts = cluster_facts(ctx, plan, settings.rules, settings.rendered_root)
     text = environment.render(CLUSTER_TEMPLATE, {**facts, "header": header(settings.digest(plan.digest))},

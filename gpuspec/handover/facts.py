@@ -28,7 +28,7 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.handover import operands
 from gpuspec.matrix import query
 from gpuspec.plan.diff import mig_text
-from gpuspec.plan.images import driver_image
+from gpuspec.plan.driver_facts import driver_image
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
 from gpuspec.render.alerts import DCGM_JOB
 from gpuspec.render.context import (
@@ -39,7 +39,7 @@ from gpuspec.render.context import (
 )
 from gpuspec.render.filetree import ClusterPlan, YamlFile
 from gpuspec.render.gitops import chart_repository
-from gpuspec.render.images import component_enabled
+from gpuspec.render.operand_images import component_enabled
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 
 #: The finding ids whose settings enforce the update policy: rollout lint rules, then change-set rules.
@@ -152,8 +152,8 @@ class _Builder:
             if not path.startswith("gitops/") or not isinstance(spec, YamlFile):
                 continue
             for doc in spec.documents:
-                if not isinstance(doc, dict) or "kind" not in doc or doc["kind"] == "Kustomization" and \
-                        doc.get("apiVersion", "").startswith("kustomize.config"):
+                if not isinstance(doc, dict) or "kind" not in doc or (doc["kind"] == "Kustomization" and \
+                        doc.get("apiVersion", "").startswith("kustomize.config")):
                     continue
                 meta = doc.get("metadata", {})
                 objects.append({"kind": doc["kind"], "name": meta.get("name", ""),
@@ -221,18 +221,25 @@ class _Builder:
     def tenants(self) -> list[dict[str, Any]]:
         out = []
         for index, tenant in enumerate(self.cluster.tenants, start=1):
-            quota = []
+            quota: list[dict[str, Any]] = []
             if tenant.gpu_quota is not None:
                 quota.append({"resource": "requests.nvidia.com/gpu", "limit": tenant.gpu_quota})
             quota += [{"resource": f"requests.nvidia.com/{r}", "limit": n} for r, n in sorted(tenant.mig_quota.items())]
             docs = _docs(self.plan, f"{self.base}/tenant-{tenant.name}.yaml")
             objects = [f"{d['kind']} {d['metadata']['name']}" for d in docs
                        if isinstance(d, dict) and d.get("kind") != "Namespace"]
-            quota_text = ", ".join(f"{q['limit']} {q['resource'].removeprefix('requests.')}" for q in quota)
-            out.append({"id": f"tenant{index}", "quota_text": quota_text or "no quota", "name": tenant.name, "namespaces": list(tenant.namespaces), "pools": list(tenant.pools),
+            quota_text = ", ".join(f"{q['limit']} {str(q['resource']).removeprefix('requests.')}" for q in quota)
+            out.append({"id": f"tenant{index}", "quota_text": quota_text or "no quota", "name": tenant.name,
+                        "namespaces": list(tenant.namespaces), "pools": list(tenant.pools),
                         "quota": quota, "priority_class": tenant.priority_class or "",
                         "objects": sorted(set(objects))})
         return out
+
+    def quotas(self) -> list[tuple[str, str]]:
+        """(namespace, ResourceQuota name) of every rendered tenant quota."""
+        return [(d["metadata"]["namespace"], d["metadata"]["name"])
+                for t in self.cluster.tenants for d in _docs(self.plan, f"{self.base}/tenant-{t.name}.yaml")
+                if isinstance(d, dict) and d.get("kind") == "ResourceQuota"]
 
     def priority_classes(self) -> list[dict[str, Any]]:
         return [{"name": pc.name, "value": pc.value, "preemption": pc.preemption_policy,
@@ -402,8 +409,8 @@ class _Builder:
                  ("The device plugin on that node",
                   [_cmd("kubectl", "-n", ns, "get", "pods", "-l", "app=nvidia-device-plugin-daemonset", "-o", "wide"),
                    _cmd("kubectl", "-n", ns, "logs", "-l", "app=nvidia-device-plugin-daemonset", "--tail=50")]),
-                 ("Tenant quota", [_cmd("kubectl", "-n", n, "describe", "resourcequota", "gpuspec-gpu-quota")
-                                   for t in self.cluster.tenants for n in t.namespaces]),
+                 ("Tenant quota", [_cmd("kubectl", "-n", ns_name, "describe", "resourcequota", quota)
+                                   for ns_name, quota in self.quotas()]),
              ]},
             {"title": "A GPU node is not ready (driver not loaded, validation stuck, upgrade failed)",
              "steps": [
@@ -427,7 +434,8 @@ class _Builder:
                  ("The exporter's own output on one node",
                   [_cmd("kubectl", "-n", ns, "port-forward", f"service/{DCGM_JOB}", "9400:9400")]),
                  ("The rendered alert rules are installed",
-                  [_cmd("kubectl", "-n", ns, "get", "prometheusrules.monitoring.coreos.com", "gpuspec-gpu-alerts")]),
+                  [_cmd("kubectl", "-n", ns, "get", "prometheusrules.monitoring.coreos.com", self.alerts()["name"])]
+                  if self.alerts()["name"] else []),
                  ("Node state against the spec",
                   [_cmd("kubectl", "get", "nodes", "-o", "json") + " > nodes.json",
                    _cmd("gpuspec", "audit", "--cluster", self.cluster.name, "--nodes", "nodes.json")]),
@@ -486,7 +494,8 @@ class _Builder:
             _cmd("kubectl", "get", "clusterpolicies.nvidia.com", operands.CLUSTER_POLICY, "-o",
                  "jsonpath={.status.state}")]})
         if self.ctx.driver_mode == "nvidiadriver":
-            checks.append({"check": "Every NVIDIADriver reports ready: " + ", ".join(d.pool.name for d in self.ctx.drivers),
+            drivers = ", ".join(d.pool.name for d in self.ctx.drivers)
+            checks.append({"check": f"Every NVIDIADriver reports ready: {drivers}",
                            "commands": [_cmd("kubectl", "get", "nvidiadrivers.nvidia.com")]})
         checks.append({"check": f"Every pod in namespace {ns} is Running or Completed", "commands": [
             _cmd("kubectl", "-n", ns, "get", "pods", "-o", "wide")]})

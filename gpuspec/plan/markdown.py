@@ -1,13 +1,25 @@
-"""The plan as a Markdown pull-request comment: summary table, per-cluster tables, rollback notes, wave diagram."""
+"""The plan as a Markdown pull-request comment: summary table, per-cluster tables, rollback notes, wave diagram.
+
+The comment is the template ``plan/comment.md.j2`` (:mod:`gpuspec.templating`); a fleet repository overrides it
+with ``fleet/templates/plan/comment.md.j2``.  The escaping helpers below return
+:class:`~gpuspec.templating.escape.Md`, so the template prints them as they are and escapes anything else.
+"""
 
 from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
+from typing import Any
 
 from gpuspec.plan.output import headline
 from gpuspec.plan.records import Change, Disruption, Plan
 from gpuspec.plan.waves import FLEET, Step, fleet_waves, rollout_steps
+from gpuspec.templating import environment
+from gpuspec.templating.escape import Md
+
+#: The comment's template (override: ``fleet/templates/plan/comment.md.j2``).
+COMMENT_TEMPLATE = "plan/comment.md.j2"
 
 #: First line of every plan comment, so CI can find and update its previous comment.
 COMMENT_MARKER = "<!-- gpuspec-plan -->"
@@ -38,25 +50,25 @@ def cell(text: str | None) -> str:
     links, emphasis, pipes) escaped; ``@`` cannot mention anyone.
     """
     if text is None or text == "":
-        return "–"
+        return Md("–")
     escaped = _MARKDOWN.sub(r"\\\1", _flat(text))
-    return escaped.replace("<", "&lt;").replace("@", "@\u2060")
+    return Md(escaped.replace("<", "&lt;").replace("@", "@\u2060"))
 
 
 def code(text: str | None) -> str:
     """Text as an inline code span (nothing inside it is Markdown), or a dash when empty."""
     if not text:
-        return "–"
+        return Md("–")
     flat = _flat(text).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") or longest else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
+    return Md(f"{fence}{pad}{flat}{pad}{fence}")
 
 
 def disruption(value: Disruption) -> str:
     """A disruption class with its icon."""
-    return f"{_ICON[value]} {value.label}"
+    return Md(f"{_ICON[value]} {value.label}")
 
 
 def mermaid_label(text: str) -> str:
@@ -105,56 +117,41 @@ def mermaid(steps: list[Step]) -> list[str]:
 
 def _where(change: Change) -> str:
     if change.pool is None:
-        return "cluster-wide" if change.cluster else "fleet-wide"
-    return code(change.pool) + (" (canary)" if change.canary else "")
+        return Md("cluster-wide" if change.cluster else "fleet-wide")
+    return Md(code(change.pool) + (" (canary)" if change.canary else ""))
 
 
-def render_markdown(plan: Plan) -> str:
-    """The plan as a Markdown document for a pull-request comment."""
-    out = [COMMENT_MARKER, "## gpuspec plan", ""]
-    out.append(f"Base {code(plan.base_rev)} ({code(plan.base_commit[:12])}) → working tree: {cell(headline(plan))}.")
-    if not plan.changes:
-        return "\n".join(out) + "\n"
+def comment_data(plan: Plan) -> dict[str, Any]:
+    """What the comment template shows, with the escaping helpers it formats values with."""
     steps = rollout_steps(plan)
-
-    out += ["", "### Summary", "", "| Cluster | Fleet wave | Changes | Most disruptive | Pools |"]
-    out.append("|---|---|---|---|---|")
+    summary = []
+    sections = []
     for wave, clusters in fleet_waves(steps).items():
         for cluster, cluster_steps in clusters.items():
             changes = [c for s in cluster_steps for c in s.changes]
-            worst = max((c.disruption for c in changes), key=lambda d: d.rank)
-            pools = list(dict.fromkeys(p for s in cluster_steps for p in s.pools))
-            out.append(
-                f"| {code(cluster)} | {wave} | {len(changes)} | {disruption(worst)} | "
-                f"{', '.join(code(p) for p in pools) or '–'} |"
-            )
+            summary.append({
+                "cluster": cluster, "wave": wave, "changes": len(changes),
+                "worst": max((c.disruption for c in changes), key=lambda d: d.rank),
+                "pools": list(dict.fromkeys(p for s in cluster_steps for p in s.pools)),
+            })
+            sections.append({
+                "title": Md("Fleet-wide" if cluster == FLEET else f"Cluster {code(cluster)}"), "wave": wave,
+                "rows": [{"number": number, "where": _where(change), "change": change}
+                         for number, step in enumerate(cluster_steps, start=1) for change in step.changes],
+            })
+    notes = [
+        {"where": "/".join(p for p in (c.cluster, c.pool) if p) or "fleet", "change": c}
+        for c in sorted(plan.changes, key=Change.sort_key) if c.disruption is not Disruption.NONE
+    ]
+    return {
+        "marker": Md(COMMENT_MARKER), "plan": plan, "base_commit": plan.base_commit[:12], "headline": headline(plan),
+        "summary": summary, "diagram": [Md(line) for line in mermaid(steps)] if plan.changes else [],
+        "sections": sections, "notes": notes,
+        "quiet": len([c for c in plan.changes if c.disruption is Disruption.NONE]),
+        "cell": cell, "code": code, "disruption": disruption,
+    }
 
-    diagram = mermaid(steps)
-    if diagram:
-        out += ["", "### Rollout waves", "", "Disruptive steps in rollout order (canary first):", ""]
-        out += diagram
 
-    for wave, clusters in fleet_waves(steps).items():
-        for cluster, cluster_steps in clusters.items():
-            title = "Fleet-wide" if cluster == FLEET else f"Cluster {code(cluster)}"
-            out += ["", f"### {title} (wave {wave})", ""]
-            out += ["| Step | Where | Change | Disruption | Impact |", "|---|---|---|---|---|"]
-            for number, step in enumerate(cluster_steps, start=1):
-                for change in step.changes:
-                    out.append(
-                        f"| {number} | {_where(change)} | {cell(change.summary)} | {disruption(change.disruption)} | "
-                        f"{cell(change.impact)} |"
-                    )
-
-    out += ["", "### Rollback notes", ""]
-    for change in sorted(plan.changes, key=Change.sort_key):
-        if change.disruption is Disruption.NONE:
-            continue
-        where = "/".join(p for p in (change.cluster, change.pool) if p)
-        out.append(f"- **{cell(where or 'fleet')}** – {cell(change.summary)}: {cell(change.rollback)}")
-    quiet = [c for c in plan.changes if c.disruption is Disruption.NONE]
-    if quiet:
-        out.append(f"- {len(quiet)} change(s) without disruption: revert the spec.")
-    out += ["", "<sub>Generated by `gpuspec plan`. Disruption classes: ⚪ none · 🟡 operand restart · "
-            "🔴 driver reload (GPU pods evicted, drain) · 🟣 MIG repartition (GPUs must be idle).</sub>"]
-    return "\n".join(out) + "\n"
+def render_markdown(plan: Plan, fleet_dir: Path | None = None) -> str:
+    """The plan as a Markdown document for a pull-request comment (``fleet_dir``: where template overrides live)."""
+    return environment.render(COMMENT_TEMPLATE, comment_data(plan), fleet_dir)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
 from gpuspec.errors import GpuspecError
@@ -108,7 +109,7 @@ def render(name: str, data: Mapping[str, Any], fleet_dir: Path | None = None) ->
                            hint="fix the template override in fleet/templates/ or remove it") from None
     except jinja2.TemplateNotFound as exc:
         raise GpuspecError(f"template {exc.name} not found") from None
-    except (jinja2.UndefinedError, jinja2.sandbox.SecurityError, TypeError, ValueError) as exc:
+    except (jinja2.UndefinedError, SecurityError, TypeError, ValueError) as exc:
         raise GpuspecError(f"template {name}: {exc}",
                            hint="a template override uses a name gpuspec does not provide, or an unsafe operation") \
             from None
