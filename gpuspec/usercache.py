@@ -93,3 +93,37 @@ def store(path: Path | None, value: Any) -> None:
             raise
     except (OSError, ValueError):
         pass  # a cache that cannot be written only costs speed
+
+
+class Memo:
+    """Values remembered by content key between runs, one entry file per ``kind`` and scope.
+
+    Open it, ``get``/``put`` by key, then ``save``: only the keys used in this run are kept, so the
+    entry never grows past what the inputs need now.  Keys must cover every input of the value
+    (the code is covered by :func:`code_fingerprint`, which is part of the entry's name).
+    """
+
+    def __init__(self, kind: str, *scope: str) -> None:
+        """Open the entry of ``kind`` for ``scope`` (e.g. the fleet folder); empty when absent or off."""
+        self.slot = entry_path(kind, code_fingerprint(), *scope)
+        stored = load(self.slot)
+        self._stored: dict[Any, Any] = stored if isinstance(stored, dict) else {}
+        self._used: dict[Any, Any] = {}
+
+    def get(self, key: Any) -> tuple[bool, Any]:
+        """(True, value) when ``key`` was stored, else (False, None)."""
+        if key in self._stored:
+            value = self._stored[key]
+            self._used[key] = value
+            return True, value
+        return False, None
+
+    def put(self, key: Any, value: Any) -> None:
+        """Remember ``value`` under ``key`` (plain data only)."""
+        self._used[key] = value
+
+    def save(self) -> None:
+        """Store this run's entries; nothing is written when they are the stored ones."""
+        if self.slot is None or self._used.keys() == self._stored.keys():
+            return
+        store(self.slot, self._used)

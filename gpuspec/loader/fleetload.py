@@ -14,8 +14,9 @@ from gpuspec.catalogue.validate import BAD_VALUE, FILE_UNUSABLE
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES, cluster_files, display_path
+from gpuspec.loader.parsecache import ParseCache
 from gpuspec.loader.schema_errors import schema_findings
-from gpuspec.loader.yamlread import YamlProblem, read_yaml
+from gpuspec.loader.yamlread import YamlProblem, compose, node_to_data, read_text, read_yaml
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
 
 __all__ = [
@@ -41,10 +42,21 @@ def _problem(problem: YamlProblem) -> Finding:
     return problem.entry.finding(problem.message, problem.file, (), line=problem.line, column=problem.column)
 
 
-def _read(path: Path, findings: list[Finding]) -> tuple[str, Any] | None:
+def _read(path: Path, findings: list[Finding], cache: ParseCache | None = None,
+          keys: dict[str, bytes] | None = None) -> tuple[str, Any] | None:
     display = display_path(path)
     try:
-        data = read_yaml(path, display)
+        if cache is None:
+            data = read_yaml(path, display)
+        else:
+            text = read_text(path, display)
+            key = cache.key(text)
+            if keys is not None:
+                keys[display] = key
+            hit, data = cache.get(key)
+            if not hit:
+                data = node_to_data(compose(text, display), display)
+                cache.put(key, data)
     except YamlProblem as problem:
         findings.append(_problem(problem))
         return None
@@ -86,7 +98,9 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     settings_display = display_path(settings_path)
     if not settings_path.exists():
         raise GpuspecError(f"{settings_display} not found", hint="a fleet directory holds fleet.yaml and clusters/")
-    read = _read(settings_path, findings)
+    cache = ParseCache(fleet_dir)
+    keys: dict[str, bytes] = {}
+    read = _read(settings_path, findings, cache, keys)
     if read:
         raw[read[0]] = read[1]
         try:
@@ -103,7 +117,7 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
                                               settings_display, (), line=1, column=1))
     ok = True
     for path in paths:
-        read = _read(path, findings)
+        read = _read(path, findings, cache, keys)
         if not read:
             ok = False
             continue
@@ -118,7 +132,10 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
         cluster._source_file = display
         clusters.append(cluster)
 
+    if only is None:
+        cache.save()
     if settings is None or not ok or findings:
         return LoadResult(None, findings, raw)
     fleet = Fleet(settings=settings, clusters=clusters, settings_file=settings_display, root=str(fleet_dir))
+    fleet._content_keys = keys
     return LoadResult(fleet, findings, raw)

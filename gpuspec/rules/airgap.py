@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
@@ -9,7 +10,7 @@ from gpuspec.catalogue import airgap as cat
 from gpuspec.matrix.query import component_images
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.rules.common import air_gapped, host_of, is_public_host, mirror_index
-from gpuspec.rules.secrets import scan
+from gpuspec.rules.secrets import scan_files
 from gpuspec.spec.models import DriverSource
 from gpuspec.spec.resolve import operator_version, pool_path
 
@@ -142,8 +143,9 @@ class NoCredentialsInSpec(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per credential found in the raw data of each spec file."""
-        for file, data in ctx.raw.items():
-            for hit in scan(data):
+        keys, scope = ctx.fleet.content_keys, os.path.abspath(ctx.fleet.root)
+        for file, hits in scan_files(ctx.raw, keys, scope).items():
+            for hit in hits:
                 yield Problem(
                     f"{hit.kind} is written in the spec",
                     file, hit.path, at_key=hit.at_key,

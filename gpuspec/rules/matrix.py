@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
 from gpuspec.rules.constraints import cluster_constraints, driver_flavour, known_issues, pool_platform_cell
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.spec.resolve import effective_driver, operator_version
+from gpuspec.usercache import Memo
 
 #: spec `kubernetes.distribution` -> support-matrix distribution id.
 _DISTRIBUTION = {"upstream": "kubernetes"}
@@ -60,9 +62,13 @@ _DISTRIBUTION = {"upstream": "kubernetes"}
 class _Result:
     problems: dict[str, list[Problem]] = field(default_factory=dict)
     seen: set[tuple[str, str, DocPath, str]] = field(default_factory=set)
+    #: When set, every add() is also appended here (to remember one cluster's evaluation).
+    record: list[tuple[str, str, str, DocPath, str | None]] | None = None
 
     def add(self, entry: Entry, message: str, file: str, path: DocPath, hint: str | None = None) -> None:
         rule = entry.id
+        if self.record is not None:
+            self.record.append((rule, message, file, path, hint))
         key = (rule, file, path, message)
         if key not in self.seen:
             self.seen.add(key)
@@ -77,9 +83,40 @@ def evaluate(fleet: Fleet, when: dt.date) -> _Result:
     """
     res = _Result()
     _channels(fleet, res)
+    memo = _memo(fleet, when)
+    if memo is None:
+        for cluster in fleet.clusters:
+            _cluster(fleet, cluster, when, res)
+        return res
+    memo_of, keys = memo
+    settings_key = keys[fleet.settings_file]
     for cluster in fleet.clusters:
+        key = (settings_key, fleet.settings_file, keys.get(cluster.source_file), cluster.source_file)
+        hit, calls = memo_of.get(key) if key[2] is not None else (False, None)
+        if hit and isinstance(calls, list):
+            for rule, message, file, path, hint in calls:
+                res.add(_ENTRIES[rule], message, file, tuple(path), hint)
+            continue
+        res.record = []
         _cluster(fleet, cluster, when, res)
+        if key[2] is not None:
+            memo_of.put(key, res.record)
+        res.record = None
+    memo_of.save()
     return res
+
+
+#: Entry id → entry, to replay remembered evaluations.
+_ENTRIES: dict[str, Entry] = {entry.id: entry for entry in cat.ENTRIES}
+
+
+def _memo(fleet: Fleet, when: dt.date) -> tuple[Memo, dict[str, bytes]] | None:
+    """The per-cluster memo of evaluations (one cluster's problems depend only on its file, fleet.yaml, the
+    date and gpuspec's code and data), or None when the files' contents are not known."""
+    keys = fleet.content_keys
+    if fleet.settings_file not in keys:
+        return None
+    return Memo("matrix", os.path.abspath(fleet.root), when.isoformat()), keys
 
 
 def _evaluation(ctx: RuleContext) -> _Result:

@@ -12,8 +12,9 @@ from typing import Any
 
 from gpuspec.findings import SENSITIVE, DocPath, Finding
 from gpuspec.redaction import classify_value, is_secret_key
+from gpuspec.usercache import Memo
 
-__all__ = ["SecretHit", "classify_value", "is_secret_key", "mark_sensitive", "scan"]
+__all__ = ["SecretHit", "classify_value", "is_secret_key", "mark_sensitive", "scan", "scan_files"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,26 @@ def scan(data: Any, path: DocPath = ()) -> Iterator[SecretHit]:
         kind = classify_value(data)
         if kind:
             yield SecretHit(path, kind)
+
+
+def scan_files(files: Mapping[str, Any], keys: Mapping[str, bytes], scope: str) -> dict[str, list[SecretHit]]:
+    """``scan`` of each file's data, remembered between runs by the digest of the file's text (``keys``;
+    a file without a key is scanned every time).  ``scope`` names the memo (the fleet folder)."""
+    memo = Memo("credentials", scope) if keys else None
+    out: dict[str, list[SecretHit]] = {}
+    for file, data in files.items():
+        key = keys.get(file)
+        if memo is not None and key is not None:
+            hit, stored = memo.get(key)
+            if hit and isinstance(stored, list):
+                out[file] = [SecretHit(tuple(path), kind, at_key) for path, kind, at_key in stored]
+                continue
+        out[file] = list(scan(data))
+        if memo is not None and key is not None:
+            memo.put(key, [(h.path, h.kind, h.at_key) for h in out[file]])
+    if memo is not None:
+        memo.save()
+    return out
 
 
 def mark_sensitive(findings: Sequence[Finding], raw: Mapping[str, Any]) -> list[Finding]:

@@ -528,6 +528,12 @@ class Fleet(BaseModel):
     root: str
 
     _index: tuple[int, int, dict[str, int], dict[str, int]] | None = PrivateAttr(default=None)
+    _content_keys: dict[str, bytes] = PrivateAttr(default_factory=dict)
+
+    @property
+    def content_keys(self) -> dict[str, bytes]:
+        """Display path → digest of the file's text, for the files the loader read (empty when unknown)."""
+        return self._content_keys
 
     def _positions(self) -> tuple[dict[str, int], dict[str, int]]:
         """Cluster name → position and source file → position (first wins), rebuilt when the list is replaced
