@@ -20,11 +20,10 @@ from gpuspec.findings import Finding, Severity
 from gpuspec.handover.documents import (
     INDEX_FILE,
     HandoverSettings,
-    cluster_document,
+    cached_cluster_document,
     document_path,
     index_document,
     rule_settings,
-    summary,
 )
 from gpuspec.loader.files import YAML_SUFFIXES
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
@@ -107,9 +106,10 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
                 out.files[path] = serialize(spec, plan.digest)
             out.images[plan.name] = plan.images
             if handover is not None:
-                document, facts = cluster_document(cluster_context(fleet, cluster), plan, handover)
+                document, brief = cached_cluster_document(
+                    lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover)  # type: ignore[misc]
                 out.files[document_path(plan.name)] = document
-                out.summaries[plan.name] = (summary(facts), handover.digest(plan.digest))
+                out.summaries[plan.name] = (brief, handover.digest(plan.digest))
     return out
 
 

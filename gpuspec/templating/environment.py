@@ -3,10 +3,11 @@
 Templates ship in ``gpuspec/templating/templates/`` (``handover/cluster.md.j2``, ``handover/index.md.j2``,
 ``plan/comment.md.j2``).  A fleet repository overrides any of them by putting a file with the same relative
 name into its ``fleet/templates/`` folder; an override can extend the shipped template as
-``gpuspec/<name>`` and replace single blocks.  Templates run sandboxed (a template from a pull request cannot
-reach Python internals), with ``StrictUndefined`` (a misspelt name is an error, never an empty string), and
-every ``{{ value }}`` that is not already escaped Markdown (:class:`~gpuspec.templating.escape.Md`) is escaped
-as text.  HTML templates (``.html``) are autoescaped as HTML instead.
+``gpuspec/<name>`` and replace single blocks.  With overrides present, templates run sandboxed (a template
+from a pull request cannot reach Python internals); always with ``StrictUndefined`` (a misspelt name is an
+error, never an empty string), and every ``{{ value }}`` that is not already escaped Markdown
+(:class:`~gpuspec.templating.escape.Md`) is escaped as text.  HTML templates (``.html``) are autoescaped as
+HTML instead.
 """
 
 from __future__ import annotations
@@ -71,13 +72,15 @@ def override_files(fleet_dir: Path | None) -> dict[str, str]:
 
 
 @functools.cache
-def _environment(overrides: str | None) -> SandboxedEnvironment:
+def _environment(overrides: str | None) -> jinja2.Environment:
     shipped = jinja2.FileSystemLoader(str(SHIPPED))
     loaders: list[jinja2.BaseLoader] = []
     if overrides is not None:
         loaders.append(jinja2.FileSystemLoader(overrides))
     loaders += [jinja2.PrefixLoader({SHIPPED_PREFIX: shipped}), shipped]
-    env = SandboxedEnvironment(
+    # Only gpuspec's own templates run unsandboxed; any fleet override makes the whole environment sandboxed.
+    kind = SandboxedEnvironment if overrides is not None else jinja2.Environment
+    env = kind(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "htm", "xml"), default_for_string=False,
@@ -92,7 +95,7 @@ def _environment(overrides: str | None) -> SandboxedEnvironment:
     return env
 
 
-def environment(fleet_dir: Path | None = None) -> SandboxedEnvironment:
+def environment(fleet_dir: Path | None = None) -> jinja2.Environment:
     """The template environment for a fleet: its ``templates/`` overrides first, then the shipped templates."""
     folder = override_dir(fleet_dir)
     return _environment(str(folder.resolve()) if folder is not None else None)

@@ -16,8 +16,13 @@ _BACKTICKS = re.compile(r"`+")
 #: Characters that can open inline Markdown or GFM syntax (emphasis, links, images, code, tables, strikethrough,
 #: headings' closing sequence, GitHub's $math$); each is backslash-escaped in text.
 _INLINE = str.maketrans({c: "\\" + c for c in "\\`*_[]|~!#$"})
-#: A value that would start a list item, a block quote or a setext underline where it begins a line.
-_BLOCK_START = re.compile(r"([-+=>]|\d+[.)])")
+#: A value that would start a block quote, a list item or a setext underline where it begins a line; group 1 is
+#: the character to escape.
+_BLOCK_START = re.compile(r"(>)|([-+])(?: |\Z)|(=)+\Z|\d{1,9}([.)])(?: |\Z)")
+
+
+#: Text made only of these characters needs no escaping at all (most names, versions and labels).
+_PLAIN = re.compile(r"[A-Za-z0-9 .,:;/=%()'\"?–·→×°{}^-]*\Z")
 
 
 class Md(str):
@@ -35,13 +40,17 @@ def text(value: object) -> Md:
     """Plain text for a paragraph, list item, heading or table cell: no markup, no HTML, no mention, one line."""
     if value is None or value == "":
         return Md(DASH)
-    out = flatten(value).translate(_INLINE)
+    raw = str(value)
+    if _PLAIN.match(raw) and raw == raw.strip() and "  " not in raw and not _BLOCK_START.match(raw):
+        return Md(raw)
+    out = flatten(raw).translate(_INLINE)
     out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     # A zero-width space after @ keeps GitHub from notifying a user or team named in a value.
     out = out.replace("@", "@&#8203;")
     match = _BLOCK_START.match(out)
     if match:
-        out = out[: match.end() - 1] + "\\" + out[match.end() - 1:]
+        at = next(match.start(g) for g in range(1, 5) if match.group(g) is not None)
+        out = out[:at] + "\\" + out[at:]
     return Md(out)
 
 
@@ -52,7 +61,11 @@ def code(value: object) -> Md:
     """
     if value is None or value == "":
         return Md(DASH)
-    raw = flatten(value).replace("|", "\\|")
+    text_value = str(value)
+    if _PLAIN.match(text_value) and "`" not in text_value and text_value == text_value.strip() \
+            and "  " not in text_value:
+        return Md(f"`{text_value}`")
+    raw = flatten(text_value).replace("|", "\\|")
     longest = max((len(m) for m in _BACKTICKS.findall(raw)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if raw.startswith("`") or raw.endswith("`") else ""

@@ -81,3 +81,9 @@ def test_escape_functions() -> None:
     block = escape.fenced(["x", "```y", "a\nb"], "sh")
     assert block.splitlines() == ["````sh", "x", "```y", "a", "b", "````"]
     assert escape.fenced(["x"], "sh", 2).splitlines() == ["  ```sh", "  x", "  ```"]
+
+
+def test_plain_values_stay_readable() -> None:
+    for value in ("580.173.02 (operator)", "1.33", "nvidia.com/gpu", "10%", "H100-SXM5-80GB", "a-b"):
+        assert escape.text(value) == value
+    assert escape.code("acme.example/gpu=h100:NoSchedule") == "`acme.example/gpu=h100:NoSchedule`"
