@@ -1,8 +1,9 @@
 """Builds the node-inventory fixtures of the audit tests (`kubectl get nodes -o json` documents).
 
 Labels are the ones NFD, GPU Feature Discovery and the GPU Operator set on real
-nodes.  `python tests/audit/audit_fixtures.py` rewrites fixtures/nodes/*.json;
-test_fixtures_current checks the committed files match this generator.
+nodes.  `python tests/audit/audit_fixtures.py` rewrites fixtures/nodes/*.json and the input files of the audit
+ids' cases in tests/rules/fixtures/<ID>/{fail,pass}/ (nodes.json, clusterpolicies.json);
+test_fixture_files_are_current checks the committed files match this generator.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).parent / "fixtures"
+#: The one layout of every id's failing and passing case (tests/rules/test_rule_fixtures.py runs them).
+RULE_CASES = Path(__file__).parent.parent / "rules" / "fixtures"
 NODES_DIR = FIXTURES / "nodes"
 FLEET_DIR = FIXTURES / "fleet"
 
@@ -400,14 +403,46 @@ def operator_resources(policy_state: str = "ready", driver_state: str = "ready",
     }
 
 
-def render_all() -> dict[str, str]:
-    """File name → JSON text of every node fixture."""
-    files = {"healthy.json": healthy()} | {f"drift-{name}.json": drifted(name) for name in DRIFTS}
-    return {name: json.dumps(node_list(nodes), indent=2, sort_keys=True) + "\n" for name, nodes in files.items()}
+#: Inventories other audit tests read from fixtures/nodes besides the rule cases.
+NODE_FILES = ("idle", "taint-missing")
+#: Operator-resource ids → the export of their failing case (the passing case is the ready export).
+RESOURCE_CASES: dict[str, dict[str, str]] = {
+    "GS790": {"policy_state": "notReady"},
+    "GS791": {"driver_state": "notReady"},
+    "GS792": {"policy_state": "ignored"},
+    "GS793": {"driver_version": "570.172.08"},
+}
 
+
+def _json(document: Any) -> str:
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def case_drift(rule_id: str) -> str:
+    """The drift class whose inventory is the failing case of ``rule_id``: the one reporting fewest other ids."""
+    return min((name for name, (_, ids) in DRIFTS.items() if rule_id in ids), key=lambda n: (len(DRIFTS[n][1]), n))
+
+
+def render_all() -> dict[str, str]:
+    """Path (relative to tests/) → JSON text of every node and operator-resource fixture."""
+    healthy_text = _json(node_list(healthy()))
+    files = {"audit/fixtures/nodes/healthy.json": healthy_text}
+    files |= {f"audit/fixtures/nodes/drift-{name}.json": _json(node_list(drifted(name))) for name in NODE_FILES}
+    for rule_id in sorted(set().union(*(ids for _, ids in DRIFTS.values()))):
+        files[f"rules/fixtures/{rule_id}/fail/nodes.json"] = _json(node_list(drifted(case_drift(rule_id))))
+        files[f"rules/fixtures/{rule_id}/pass/nodes.json"] = healthy_text
+    for rule_id, change in RESOURCE_CASES.items():
+        files[f"rules/fixtures/{rule_id}/fail/nodes.json"] = healthy_text
+        files[f"rules/fixtures/{rule_id}/fail/clusterpolicies.json"] = _json(operator_resources(**change))
+        files[f"rules/fixtures/{rule_id}/pass/nodes.json"] = healthy_text
+        files[f"rules/fixtures/{rule_id}/pass/clusterpolicies.json"] = _json(operator_resources())
+    return files
+
+
+TESTS_DIR = Path(__file__).parent.parent
 
 if __name__ == "__main__":
-    NODES_DIR.mkdir(parents=True, exist_ok=True)
-    for file_name, text in render_all().items():
-        (NODES_DIR / file_name).write_text(text, encoding="utf-8")
-    sys.stdout.write(f"wrote {len(render_all())} files to {NODES_DIR}\n")
+    for rel, text in render_all().items():
+        (TESTS_DIR / rel).parent.mkdir(parents=True, exist_ok=True)
+        (TESTS_DIR / rel).write_text(text, encoding="utf-8")
+    sys.stdout.write(f"wrote {len(render_all())} files below {TESTS_DIR}\n")

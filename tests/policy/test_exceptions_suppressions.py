@@ -24,7 +24,7 @@ def _run(tmp_path: Path, fixture: str, pack_body: str) -> list[tuple[str, str, i
     tmp_path = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
     tmp_path.mkdir()
     write_pack(tmp_path / "policies", "p", pack_body)
-    fleet = build_fleet(tmp_path, FIXTURES / fixture / "fail")
+    fleet = build_fleet(tmp_path, FIXTURES / fixture / "fail" / "fleet")
     result = lint(fleet, tmp_path / "policies", packs=["p"], today=TODAY)
     assert result.usable
     out = []
@@ -83,9 +83,10 @@ def test_parse_suppressions() -> None:
 
 
 def _suppressed(tmp_path: Path, fixture: str, old: str, new: str) -> list[tuple[str, str, int, int]]:
-    cluster = (FIXTURES / fixture / "fail" / "clusters" / "c1.yaml").read_text()
+    cluster = (FIXTURES / fixture / "fail" / "fleet" / "clusters" / "c1.yaml").read_text()
     assert old in cluster
-    fleet = build_fleet(tmp_path, FIXTURES / fixture / "fail", files={"clusters/c1.yaml": cluster.replace(old, new)})
+    files = {"clusters/c1.yaml": cluster.replace(old, new)}
+    fleet = build_fleet(tmp_path, FIXTURES / fixture / "fail" / "fleet", files=files)
     result = lint(fleet, today=TODAY)
     assert result.usable
     return [where(f, fleet) for f in result.findings]

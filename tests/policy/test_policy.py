@@ -102,7 +102,7 @@ def test_extends_cycle_and_missing_parent(tmp_path: Path) -> None:
 
 
 def test_pack_named_in_fleet_yaml_must_exist(tmp_path: Path) -> None:
-    fleet_text = (FIXTURES / "_base" / "fleet.yaml").read_text() + "policy:\n  packs: [default, acme]\n"
+    fleet_text = (FIXTURES / "_base" / "fleet" / "fleet.yaml").read_text() + "policy:\n  packs: [default, acme]\n"
     fleet = build_fleet(tmp_path, files={"fleet.yaml": fleet_text})
     result = lint(fleet, tmp_path / "policies")
     assert not result.usable
@@ -132,5 +132,5 @@ def test_policy_severity_and_params_reach_findings(tmp_path: Path) -> None:
 
 def test_disabled_rule_does_not_run(tmp_path: Path) -> None:
     write_pack(tmp_path / "policies", "p", "rules:\n  GS502: {enabled: false}\n")
-    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail")
+    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail" / "fleet")
     assert [f for f in lint(fleet, tmp_path / "policies", packs=["p"]).findings if f.rule_id == "GS502"] == []

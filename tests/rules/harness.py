@@ -12,7 +12,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_FLEET = REPO_ROOT / "fleet"
 EXAMPLE_POLICIES = REPO_ROOT / "policies"
-BASE = FIXTURES / "_base"
+#: The base repository every fleet-stage case overlays (fleet/ here; a case adds fleet/, policies/ files).
+BASE_REPO = FIXTURES / "_base"
+BASE = BASE_REPO / "fleet"
 
 
 def build_fleet(tmp: Path, overlay: Path | None = None, files: dict[str, str] | None = None) -> Path:

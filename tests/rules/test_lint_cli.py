@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuspec.cli.main import run as run_cli
-from rules.harness import EXAMPLE_FLEET, EXAMPLE_POLICIES, FIXTURES, build_fleet
+from rules.harness import BASE, EXAMPLE_FLEET, EXAMPLE_POLICIES, FIXTURES, build_fleet
 
 
 def no_packs(tmp_path: Path) -> Path:
@@ -52,7 +52,7 @@ def test_lint_strict_text_has_frame_and_hint(monkeypatch: pytest.MonkeyPatch,
 @pytest.mark.parametrize("fmt", ["json", "sarif", "github", "junit"])
 def test_lint_formats(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                       capsys: pytest.CaptureFixture[str]) -> None:
-    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail")
+    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail" / "fleet")
     code, out, _ = run(["lint", str(fleet), "--policies", str(no_packs(tmp_path)), "--format", fmt],
                        monkeypatch, capsys)
     assert code == 0  # GS502 is a warning by default
@@ -68,7 +68,7 @@ def test_lint_formats(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 def test_fail_on_warning_and_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail")
+    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail" / "fleet")
     report = tmp_path / "lint.sarif"
     code, out, _ = run(["lint", str(fleet), "--policies", str(no_packs(tmp_path)), "--fail-on", "warning",
                         "--format", "sarif", "--output", str(report)], monkeypatch, capsys)
@@ -85,7 +85,7 @@ def test_unwritable_output_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_unusable_fleet_is_exit_2_with_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    cluster = (FIXTURES / "_base" / "clusters" / "c1.yaml").read_text().replace("  tool: argocd\n", "  tool: argo\n")
+    cluster = (BASE / "clusters" / "c1.yaml").read_text().replace("  tool: argocd\n", "  tool: argo\n")
     fleet = build_fleet(tmp_path, files={"clusters/c1.yaml": cluster})
     code, out, _ = run(["lint", str(fleet), "--policies", str(no_packs(tmp_path))], monkeypatch, capsys)
     assert code == 2 and "GS104" in out
@@ -155,7 +155,7 @@ def test_explain_covers_every_stage(
 def test_text_report_never_echoes_a_secret_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fleet = build_fleet(tmp_path, FIXTURES / "GS405" / "fail")
+    fleet = build_fleet(tmp_path, FIXTURES / "GS405" / "fail" / "fleet")
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(["lint", "fleet", "--format", "text"], monkeypatch, capsys)
     assert code == 1 and "GS405" in out

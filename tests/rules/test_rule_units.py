@@ -85,7 +85,7 @@ def test_unavailable_percent() -> None:
 
 
 def test_gs503_judges_a_percentage_rounded_up(tmp_path: Path) -> None:
-    base = (FIXTURES / "_base" / "clusters" / "c1.yaml").read_text()
+    base = (FIXTURES / "_base" / "fleet" / "clusters" / "c1.yaml").read_text()
     fleet = build_fleet(tmp_path / "a", files={"clusters/c1.yaml": base.replace("maxUnavailable: 20%",
                                                                                   "maxUnavailable: 25%")})
     (found,) = [f for f in lint(fleet).findings if f.rule_id == "GS503"]
@@ -95,9 +95,9 @@ def test_gs503_judges_a_percentage_rounded_up(tmp_path: Path) -> None:
 
 
 def test_public_mirror_target_is_reported(tmp_path: Path) -> None:
-    fleet_text = (FIXTURES / "_base" / "fleet.yaml").read_text().replace(
+    fleet_text = (FIXTURES / "_base" / "fleet" / "fleet.yaml").read_text().replace(
         "registry.k8s.io: harbor.dc.example.internal/k8s", "registry.k8s.io: registry.k8s.io")
-    cluster = (FIXTURES / "GS401" / "pass" / "clusters" / "c1.yaml").read_text()
+    cluster = (FIXTURES / "GS401" / "pass" / "fleet" / "clusters" / "c1.yaml").read_text()
     fleet = build_fleet(tmp_path, files={"fleet.yaml": fleet_text, "clusters/c1.yaml": cluster})
     got = [where(f, fleet) for f in lint(fleet).findings if f.rule_id == "GS401"]
     assert got == [("GS401", "fleet.yaml", 12, 24)]
@@ -152,7 +152,7 @@ def test_a_crashing_rule_becomes_a_finding(tmp_path: Path, monkeypatch: pytest.M
             raise KeyError("boom")
 
     monkeypatch.setitem(registry.RULES, "GS501", Broken())
-    result = lint(build_fleet(tmp_path, FIXTURES / "GS502" / "fail"))
+    result = lint(build_fleet(tmp_path, FIXTURES / "GS502" / "fail" / "fleet"))
     assert result.usable
     assert [(f.rule_id, f.severity) for f in result.findings] == [("GS502", Severity.WARNING),
                                                                  ("GS000", Severity.ERROR)]
