@@ -404,7 +404,7 @@ def operator_resources(policy_state: str = "ready", driver_state: str = "ready",
 
 
 #: Inventories other audit tests read from fixtures/nodes besides the rule cases.
-NODE_FILES = ("idle", "taint-missing")
+NODE_FILES = ("count-mismatch", "idle", "taint-missing")
 #: Operator-resource ids → the export of their failing case (the passing case is the ready export).
 RESOURCE_CASES: dict[str, dict[str, str]] = {
     "GS790": {"policy_state": "notReady"},
