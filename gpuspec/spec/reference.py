@@ -83,24 +83,3 @@ def spec_reference() -> str:
                 out.append(f"| `{key}` | {_type_name(field.annotation)} | {_default(field)} | {description} |")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
-
-
-START_MARK, END_MARK = "<!-- spec-reference:start -->", "<!-- spec-reference:end -->"
-
-
-def update_readme(readme: str) -> str:
-    """Return README text with the section between the spec-reference markers regenerated."""
-    head, rest = readme.split(START_MARK, 1)
-    _, tail = rest.split(END_MARK, 1)
-    return f"{head}{START_MARK}\n\n{spec_reference()}\n{END_MARK}{tail}"
-
-
-if __name__ == "__main__":  # pragma: no cover - maintenance entry point
-    import sys
-    from pathlib import Path
-
-    if "--update-readme" in sys.argv:
-        path = Path("README.md")
-        path.write_text(update_readme(path.read_text()))
-    else:
-        sys.stdout.write(spec_reference())
