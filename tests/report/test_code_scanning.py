@@ -40,11 +40,11 @@ def test_inline_suppression_and_exception_are_kept_as_suppressed_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     sarif_validator: jsonschema.Draft4Validator,
 ) -> None:
-    cluster = (FIXTURES / "GS502" / "fail" / "clusters" / "c1.yaml").read_text()
+    cluster = (FIXTURES / "GS502" / "fail" / "fleet" / "clusters" / "c1.yaml").read_text()
     suppressed = cluster.replace("maxParallelUpgrades: 0\n",
                                  "maxParallelUpgrades: 0  # gpuspec: ignore GS502 -- unlimited on purpose in dev\n")
     assert suppressed != cluster
-    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail", files={"clusters/c1.yaml": suppressed})
+    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail" / "fleet", files={"clusters/c1.yaml": suppressed})
     (tmp_path / "policies").mkdir()
     monkeypatch.chdir(tmp_path)
     code, out = lint(monkeypatch, capsys, str(fleet), "--policies", "policies", "--format", "sarif")
@@ -69,7 +69,7 @@ def test_policy_exception_is_an_external_suppression(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     sarif_validator: jsonschema.Draft4Validator,
 ) -> None:
-    fleet = build_fleet(tmp_path, FIXTURES / "GS604" / "fail")
+    fleet = build_fleet(tmp_path, FIXTURES / "GS604" / "fail" / "fleet")
     write_pack(tmp_path / "policies", "p", "exceptions:\n  - rules: [GS604]\n    cluster: c1\n    pool: main\n"
                "    owner: gpu-platform\n    reason: capacity crunch until Q4\n    expires: 2099-12-31\n")
     monkeypatch.chdir(tmp_path)
@@ -106,7 +106,7 @@ def test_unusable_input_has_execution_unsuccessful_and_full_rule_metadata(
 def test_junit_cases_carry_file_and_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail")
+    fleet = build_fleet(tmp_path, FIXTURES / "GS502" / "fail" / "fleet")
     monkeypatch.chdir(tmp_path)
     _, out = lint(monkeypatch, capsys, str(fleet), "--format", "junit")
     cases = [c for c in ET.fromstring(out).iter("testcase") if c.get("classname", "").startswith("GS502")]

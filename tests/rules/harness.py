@@ -21,6 +21,8 @@ def build_fleet(tmp: Path, overlay: Path | None = None, files: dict[str, str] | 
     """Copy the base fleet to ``tmp/fleet``, then the overlay folder's files and ``files`` over it."""
     fleet = tmp / "fleet"
     shutil.copytree(BASE, fleet)
+    if overlay is not None and (overlay / "fleet").is_dir():  # a rule case folder: its fleet/ files
+        overlay = overlay / "fleet"
     if overlay is not None:
         for source in overlay.rglob("*.yaml"):
             if source.name == "expect.yaml":
