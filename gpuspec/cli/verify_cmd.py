@@ -16,6 +16,7 @@ from gpuspec.cli.common import (
     output_option,
 )
 from gpuspec.pipeline.verify import VerifyOptions, verify_fleet
+from gpuspec.verify.shard import parse_shard
 
 
 def _helm_cache(cache_root: Path | None) -> Path | None:
@@ -46,6 +47,10 @@ def _helm_cache(cache_root: Path | None) -> Path | None:
               help="helm binary (default: $GPUSPEC_HELM, the gpuspec checkout's .tools/bin/helm, PATH).")
 @click.option("--jobs", "-j", "jobs", type=click.IntRange(min=0), default=0, show_default=True,
               help="Clusters verified in parallel (0 = two per CPU, at most 8).")
+@click.option("--shard", "shard_text", metavar="K/N", default=None,
+              help="Verify only shard K of N: each cluster always falls into the same shard (by a hash of its "
+                   "name), so N CI jobs (a matrix of K = 1..N) together verify every cluster once; shard 1 also "
+                   "checks the GitOps objects that belong to no single cluster.")
 @click.option("--cache-dir", "cache_root", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Folder for verify's caches (helm template results, pulled charts). Default: verify/ in the "
                    "user cache ($GPUSPEC_CACHE_DIR, else $XDG_CACHE_HOME/gpuspec or ~/.cache/gpuspec); nothing is "
@@ -62,6 +67,7 @@ def verify_command(
     crd_paths: tuple[Path, ...],
     helm: Path | None,
     jobs: int,
+    shard_text: str | None,
     cache_root: Path | None,
     no_cache: bool,
     output_format: str,
@@ -83,6 +89,7 @@ def verify_command(
     options = VerifyOptions(
         fleet_dir=fleet_dir, rendered_dir=rendered_dir, charts=charts, clusters=clusters, crd_paths=crd_paths,
         helm=helm, jobs=jobs, cache_dir=None if no_cache else _helm_cache(cache_root),
+        shard=parse_shard(shard_text) if shard_text is not None else None,
     )
     result = verify_fleet(options)
     summary = result.summary() if output_format == "text" else None

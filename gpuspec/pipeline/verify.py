@@ -37,6 +37,7 @@ from gpuspec.verify.rendered import (
     read_gitops_files,
 )
 from gpuspec.verify.schemas import CrdSet, SchemaError, load_crd_documents, validate_object
+from gpuspec.verify.shard import Shard
 
 #: Helm release name verify templates the chart with (the name the rendered GitOps objects use).
 RELEASE_NAME = "gpu-operator"
@@ -54,6 +55,8 @@ class VerifyOptions:
     helm: Path | None = None
     jobs: int = 0
     cache_dir: Path | None = DEFAULT_CACHE_DIR
+    #: Verify only the clusters of this shard (``--shard K/N``); shard 1 also checks fleet-wide objects.
+    shard: Shard | None = None
 
 
 @dataclass
@@ -161,6 +164,8 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
         return VerifyResult(list(load.findings), [], usable=False, duration=time.monotonic() - started)
     fleet = load.fleet
     clusters = _select(fleet, options.clusters)
+    if options.shard is not None:
+        clusters = options.shard.select(clusters)
     if not options.rendered_dir.is_dir():
         raise GpuspecError(f"rendered output not found: {options.rendered_dir}",
                            hint="run `gpuspec render` first, or name the folder with --rendered")
@@ -204,7 +209,7 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
         findings = [f for report in reports for f in report.findings]
         gitops_crds, gitops_fp = crd_sets[id(charts[0])] if charts else fallback_crds
         findings += verify_gitops(fleet, clusters, gitops_crds, tools, tools.validator(gitops_crds, gitops_fp),
-                                  all_clusters=not options.clusters)
+                                  all_clusters=not options.clusters and (options.shard is None or options.shard.first))
     cache.save()
     return VerifyResult(findings, reports, usable=True, duration=time.monotonic() - started)
 
