@@ -122,33 +122,45 @@ def test_schema_check_can_fail() -> None:
     assert list(validator.iter_errors({"on": "push", "jobs": {"x": {"runs-on": "ubuntu-latest", "stepz": []}}}))
 
 
+ACTION = REPO / "action.yml"
+
+
+def action_steps() -> dict[str, Any]:
+    """The steps of the composite action, by name."""
+    return {step["name"]: step for step in load(ACTION)["runs"]["steps"]}
+
+
 def test_gpuspec_workflow_gates_lint_with_sarif_and_annotations_render_check_and_plan_comment() -> None:
     workflow = load(REPO / ".github/workflows/gpuspec.yml")
     jobs = workflow["jobs"]
     assert set(jobs) == {"lint", "render", "plan"}
-    lint_scripts = " ".join(run_scripts({"jobs": {"lint": jobs["lint"]}}))
-    assert "gpuspec lint $BASE_ARGS --format sarif --output gpuspec.sarif" in lint_scripts
-    assert "gpuspec lint $BASE_ARGS --format github" in lint_scripts
-    assert "--base HEAD^1" in lint_scripts
-    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in uses({"jobs": {"lint": jobs["lint"]}}))
+    checks = {name: next(s["with"] for s in job["steps"] if s.get("uses") == "./") for name, job in jobs.items()}
+    assert checks["lint"]["check"] == "lint" and "HEAD^1" in checks["lint"]["base"]
+    assert checks["render"]["check"] == "render-check"
+    assert checks["plan"] == {"check": "plan", "gpuspec": ".", "base": "HEAD^1"}
     assert jobs["lint"]["permissions"]["security-events"] == "write"
-    assert "gpuspec render --check" in run_scripts({"jobs": {"render": jobs["render"]}})
     plan = jobs["plan"]
     assert plan["if"] == "github.event_name == 'pull_request'"
     assert plan["permissions"]["pull-requests"] == "write"
-    assert any("gpuspec plan --base HEAD^1 --format markdown" in s for s in run_scripts({"jobs": {"plan": plan}}))
-    script = next(s["with"]["script"] for s in plan["steps"] if s.get("uses", "").startswith("actions/github-script@"))
-    assert "<!-- gpuspec-plan -->" in script and "updateComment" in script and "createComment" in script
     for job in jobs.values():
         checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
         assert checkout["with"]["persist-credentials"] is False
-    assert workflow["permissions"] == {"contents": "read"}
+    assert workflow["permissions"] == {}
+
+    steps = action_steps()
+    assert '--format sarif --output "$SARIF"' in steps["Lint (SARIF)"]["run"]
+    assert "--format github" in steps["Lint (gate, annotations)"]["run"]
+    assert steps["Upload SARIF to code scanning"]["uses"].startswith("github/codeql-action/upload-sarif@")
+    assert '--out "$RENDERED" --check' in steps["rendered/ is up to date"]["run"]
+    assert 'gpuspec plan --base "$BASE" "$FLEET" --format markdown' in steps["Plan against the base"]["run"]
+    script = steps["Post or update the plan comment"]["with"]["script"]
+    assert "<!-- gpuspec-plan -->" in script and "updateComment" in script and "createComment" in script
 
 
 def test_plan_comment_marker_matches_the_markdown_report() -> None:
     from gpuspec.plan.markdown import COMMENT_MARKER
 
-    assert COMMENT_MARKER in (REPO / ".github/workflows/gpuspec.yml").read_text(encoding="utf-8")
+    assert COMMENT_MARKER in ACTION.read_text(encoding="utf-8")
 
 
 def test_tests_workflow_runs_the_suite_through_ci_run() -> None:
@@ -162,8 +174,15 @@ def test_workflows_call_existing_gpuspec_commands_and_options(path: Path) -> Non
     calls = [args for script in run_scripts(load(path)) for args in gpuspec_invocations(script)]
     for args in calls:
         check_invocation(args)
-    if path.name == "gpuspec.yml":
-        assert sorted(a[0] for a in calls) == ["lint", "lint", "plan", "render"]
+    assert calls == [] or path.name == "tests.yml"
+
+
+def test_action_calls_existing_gpuspec_commands_and_options() -> None:
+    scripts = [s["run"] for s in action_steps().values() if "run" in s]
+    calls = [args for script in scripts for args in gpuspec_invocations(script) if args[0] != "--version"]
+    for args in calls:
+        check_invocation(args)
+    assert sorted(a[0] for a in calls) == ["lint", "lint", "plan", "render", "tools", "verify"]
 
 
 def test_invocation_check_can_fail() -> None:
@@ -176,7 +195,7 @@ def test_invocation_check_can_fail() -> None:
 def test_pre_commit_hooks_shape_and_commands() -> None:
     hooks = load(HOOKS)
     jsonschema.validate(hooks, PRE_COMMIT_MANIFEST_SCHEMA)
-    assert [h["id"] for h in hooks] == ["gpuspec-lint", "gpuspec-render-check"]
+    assert [h["id"] for h in hooks] == ["gpuspec-lint", "gpuspec-render", "gpuspec-render-check"]
     for hook in hooks:
         assert hook["pass_filenames"] is False
         words = shlex.split(hook["entry"])
