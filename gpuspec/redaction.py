@@ -10,6 +10,11 @@ are user input of any length.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpuspec.findings import DocPath
 
 REDACTED = "<redacted>"
 
@@ -43,6 +48,45 @@ _MAX_KEY = 200
 #: A ``key:`` in a line of YAML or JSON (block or flow style).  A key starts only at the line start or after
 #: a blank, ``{``, ``,`` or quote, none of which it contains, so no character is scanned by two attempts.
 _LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-]{1,200})["']?[ \t]*:(?=[ \t]|$)""")
+
+
+@dataclass(frozen=True, slots=True)
+class SecretHit:
+    """Where a credential was seen and what kind it is (never the value)."""
+
+    path: DocPath
+    kind: str
+    at_key: bool = False
+
+
+def scan(data: Any, path: DocPath = ()) -> Iterator[SecretHit]:
+    """Every credential written in ``data`` (plain YAML data), with its document path."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            child = (*path, key if isinstance(key, str | int) else str(key))
+            if isinstance(key, str) and is_secret_key(key) and value not in (None, "", [], {}) and not isinstance(
+                value, bool
+            ):
+                yield SecretHit(child, f"a value under the credential-like key {key!r}")
+                continue
+            if isinstance(key, str):
+                kind = classify_value(key)
+                if kind:
+                    yield SecretHit(child, kind, at_key=True)
+                    continue
+            yield from scan(value, child)
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            yield from scan(item, (*path, index))
+    elif isinstance(data, str):
+        kind = classify_value(data)
+        if kind:
+            yield SecretHit(path, kind)
+
+
+def contains_secret(data: Any) -> bool:
+    """True when plain data (a string, or a mapping or list of them) holds a credential anywhere."""
+    return next(scan(data), None) is not None
 
 
 def _pem_in_certificate(text: str) -> bool:

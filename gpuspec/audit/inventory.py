@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuspec.errors import GpuspecError
+from gpuspec.redaction import one_line
 
 #: Display name of standard input in messages.
 STDIN = "<stdin>"
@@ -180,6 +181,15 @@ def _items(data: Any, display: str, what: str, single_kinds: tuple[str, ...]) ->
     return listing.items
 
 
+def _kind_words(kind: Any, missing: str) -> str:
+    """How a message names an item's ``kind``: its text when it is a short string, never a structure's content."""
+    if not kind:
+        return missing
+    if isinstance(kind, str) and len(kind) <= 63:
+        return one_line(kind)
+    return f"kind of type {type(kind).__name__}"
+
+
 def parse_nodes(text: str, display: str) -> list[Node]:
     """The nodes of a `kubectl get nodes -o json` document (a List, a NodeList or a single Node)."""
     what = "the output of `kubectl get nodes -o json` (a List of Nodes)"
@@ -188,7 +198,8 @@ def parse_nodes(text: str, display: str) -> list[Node]:
     for index, item in enumerate(items):
         kind = item.get("kind", "Node") if isinstance(item, dict) else None
         if kind != "Node":
-            raise GpuspecError(f"{display}: items[{index}] is a {kind or 'non-object'}, expected a Node ({what})")
+            raise GpuspecError(f"{display}: items[{index}] is a {_kind_words(kind, 'non-object')}, "
+                               f"expected a Node ({what})")
         try:
             nodes.append(Node.model_validate(item))
         except ValidationError as exc:
@@ -208,7 +219,7 @@ def parse_operator_resources(text: str, display: str) -> list[OperatorResource]:
         kind = item.get("kind") if isinstance(item, dict) else None
         if kind not in OPERATOR_KINDS:
             raise GpuspecError(
-                f"{display}: items[{index}] is a {kind or 'object without kind'}, "
+                f"{display}: items[{index}] is a {_kind_words(kind, 'object without kind')}, "
                 "expected ClusterPolicy or NVIDIADriver"
             )
         try:

@@ -106,9 +106,10 @@ def redact_findings(findings: Sequence[Finding], raw: Mapping[str, Any] | None =
 def write_report(text: str, output_file: Path | None, err: bool = False) -> None:
     """Write a report to ``output_file``, else to standard output (standard error with ``err``).
 
-    A file that cannot be written (missing folder, no permission, a folder of that name) is a clear
-    GpuspecError (exit 2), never an internal error.
+    Credential shapes are replaced in the whole text.  A file that cannot be written (missing folder, no
+    permission, a folder of that name) is a clear GpuspecError (exit 2), never an internal error.
     """
+    text = redact_text(text)  # a last net: no credential shape leaves gpuspec in any report
     if output_file is None:
         click.echo(text, nl=False, err=err)
         return

@@ -11,6 +11,7 @@ import click
 from gpuspec import exitcodes
 from gpuspec.cli.common import DEFAULT_RENDERED, emit_report, fleet_argument, policies_option
 from gpuspec.findings import Finding
+from gpuspec.redaction import redact_text
 
 if TYPE_CHECKING:
     from gpuspec.pipeline.render import Prepared
@@ -112,7 +113,7 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     if check:
         drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True)
         for drift in drifts:
-            click.echo(drift.diff, nl=False)
+            click.echo(redact_text(drift.diff), nl=False)
         if drifts:
             click.echo(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} {_stale_reason(out_dir)}; "
                        "run `gpuspec render` and commit the result", err=True)

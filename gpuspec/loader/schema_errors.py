@@ -12,7 +12,7 @@ from pydantic_core import ErrorDetails
 
 from gpuspec.catalogue.validate import BAD_API_VERSION, BAD_VALUE, MISSING_KEY, UNKNOWN_KEY
 from gpuspec.findings import DocPath, Finding
-from gpuspec.redaction import REDACTED, is_secret_key
+from gpuspec.redaction import REDACTED, contains_secret, is_secret_key
 from gpuspec.spec import models
 
 _PATTERN_WORDS = {
@@ -133,7 +133,9 @@ def schema_findings(
         else:
             path = _data_path(data, loc)
             rule = BAD_API_VERSION if path and path[-1] in ("apiVersion", "kind") and len(path) == 1 else BAD_VALUE
-            shown = REDACTED if any(isinstance(p, str) and is_secret_key(p) for p in path) else err.get("input")
+            value = err.get("input")
+            secret = any(isinstance(p, str) and is_secret_key(p) for p in path) or contains_secret(value)
+            shown = REDACTED if secret else value
             finding = rule.finding(_message(err, shown), file, path)
         findings.setdefault((finding.path, finding.rule_id), finding)
     return list(findings.values())

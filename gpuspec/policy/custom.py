@@ -13,6 +13,7 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Severity
 from gpuspec.policy.load import LocatedCustomRule
 from gpuspec.policy.selectors import item_name, parse_selector, select
+from gpuspec.redaction import contains_secret
 from gpuspec.spec.models import Fleet
 
 
@@ -35,7 +36,10 @@ def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -
             continue
         name = item_name(selected.node) or ""
         message = spec.message.replace("{name}", name)
-        detail = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+        if contains_secret(error.instance):  # jsonschema's message repeats the value
+            detail = f"the value does not satisfy the rule's {error.validator!r} condition"
+        else:
+            detail = error.message if len(error.message) <= 200 else error.message[:197] + "..."
         yield entry.finding(
             message, selected.file, (*selected.path, *_parts(error.absolute_path)), spec.hint or detail,
             at_key=error.validator == "additionalProperties", severity=severity,

@@ -6,49 +6,15 @@ never the secret itself, so no report ever repeats it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from gpuspec.findings import SENSITIVE, DocPath, Finding
-from gpuspec.redaction import classify_value, is_secret_key
+from gpuspec.redaction import SecretHit, classify_value, is_secret_key, scan
 from gpuspec.usercache import Memo
 
 __all__ = ["SecretHit", "classify_value", "is_secret_key", "mark_sensitive", "scan", "scan_files"]
-
-
-@dataclass(frozen=True, slots=True)
-class SecretHit:
-    """Where a credential was seen and what kind it is (never the value)."""
-
-    path: DocPath
-    kind: str
-    at_key: bool = False
-
-
-def scan(data: Any, path: DocPath = ()) -> Iterator[SecretHit]:
-    """Every credential written in ``data`` (plain YAML data), with its document path."""
-    if isinstance(data, dict):
-        for key, value in data.items():
-            child = (*path, key if isinstance(key, str | int) else str(key))
-            if isinstance(key, str) and is_secret_key(key) and value not in (None, "", [], {}) and not isinstance(
-                value, bool
-            ):
-                yield SecretHit(child, f"a value under the credential-like key {key!r}")
-                continue
-            if isinstance(key, str):
-                kind = classify_value(key)
-                if kind:
-                    yield SecretHit(child, kind, at_key=True)
-                    continue
-            yield from scan(value, child)
-    elif isinstance(data, list):
-        for index, item in enumerate(data):
-            yield from scan(item, (*path, index))
-    elif isinstance(data, str):
-        kind = classify_value(data)
-        if kind:
-            yield SecretHit(path, kind)
 
 
 def scan_files(files: Mapping[str, Any], keys: Mapping[str, bytes], scope: str) -> dict[str, list[SecretHit]]:

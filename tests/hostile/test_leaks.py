@@ -179,3 +179,16 @@ def test_redaction_by_key_and_by_shape() -> None:
     assert redact_line("  pullSecrets: [ngc-secret]") == "  pullSecrets: [ngc-secret]"
     assert TOKEN not in redact_text(f"'{TOKEN}' is not a valid integer")
     assert redact_text("plain text, no secret") == "plain text, no secret"
+
+
+def test_a_credential_inside_a_wrong_value_is_not_repeated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    path = root / "fleet" / "clusters" / "train-east.yaml"
+    text = path.read_text()
+    assert "      product: H100-SXM5-80GB\n" in text
+    path.write_text(text.replace("      product: H100-SXM5-80GB\n",
+                                 f"      product: {{password: {KEY_SECRET}}}\n", 1))
+    for fmt in ("text", "json"):
+        result = gpuspec(["validate", "--format", fmt], monkeypatch, capsys, cwd=root)
+        assert result.code == 2 and "GS104" in result.out and KEY_SECRET not in result.text

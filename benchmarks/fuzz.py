@@ -1,0 +1,543 @@
+"""Fuzz every gpuspec command in-process with mutated fleets, policy packs, node JSON and file-system oddities.
+
+One *input* is one mutation of the example repository (a YAML or JSON document changed as data or as
+text, or a spec file replaced by a link out of the repository, a FIFO, a device, a folder, an empty or
+oversized file), run through one command: validate, lint (every format, and ``--base``), render,
+``render --check``, images, plan ``--base``, audit, import and verify.  A run *fails* when it
+
+- ends in "internal error", a traceback or an exit code other than 0, 1 or 2, or a crashed rule (GS000);
+- prints, or writes into the output folder, the canary credential planted in the fleet (as a
+  credential-like key, URL userinfo or token) or a file outside the repository a link pointed at;
+- takes longer than :data:`SLOW_SECONDS`.
+
+Each failing input is saved under ``--save`` (default ``tests/hostile/fuzz_regressions``) as
+``<id>/case.json`` plus the mutated files, and ``tests/hostile/test_fuzz.py`` replays every saved case.
+
+Usage::
+
+    python -m benchmarks.fuzz --inputs 100000 --seed 1          # the long run (CI can schedule it)
+    python -m benchmarks.fuzz --inputs 300 --seed 7 --no-save   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import hashlib
+import io
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_SAVE = REPO / "tests" / "hostile" / "fuzz_regressions"
+MINI_CHART = REPO / "tests" / "fixtures" / "charts" / "gpu-operator-mini"
+AUDIT_NODES = REPO / "tests" / "audit" / "fixtures" / "nodes" / "drift-count-mismatch.json"
+#: Address-space limit of the long run's process.
+MEMORY_LIMIT = 3 * 1024**3
+#: A run slower than this fails (the issue's bound for one run).
+SLOW_SECONDS = 5.0
+#: The planted credential; it must never appear in any output.
+CANARY = "Zq7canaryPW91"
+#: Written to a file outside the repository that links point at; it must never appear either.
+OUTSIDE_MARK = "OUTSIDE-FILE-91f3"
+
+FLEET_FILES = ("fleet/fleet.yaml", "fleet/clusters/train-east.yaml", "fleet/clusters/infer-north.yaml")
+POLICY_FILES = ("policies/default.yaml", "policies/acme.yaml")
+NODES_FILE = "nodes.json"
+
+#: Command name → argument lists it is run with (one picked per input); paths are relative to the repository.
+COMMANDS: dict[str, list[list[str]]] = {
+    "validate": [["validate"], ["validate", "--format", "json"]],
+    "lint": [["lint", "--format", f] for f in ("text", "json", "sarif", "github", "junit")]
+    + [["lint", "--pack", "acme"], ["lint", "--pack", "strict", "--fail-on", "warning"]],
+    "lint-base": [["lint", "--base", "HEAD"], ["lint", "--base", "HEAD", "--format", "sarif"]],
+    "render": [["render", "--out", "out"]],
+    "render-check": [["render", "--check", "--out", "out"]],
+    "images": [["images"], ["images", "--format", "skopeo"]],
+    "plan": [["plan", "--base", "HEAD", "--format", f] for f in ("text", "json", "markdown")],
+    "audit": [["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--format", f]
+              for f in ("text", "json", "sarif", "github", "junit")],
+    "import": [["import", "--nodes", NODES_FILE, "--name", "drafted"]],
+    "verify": [["verify", "--rendered", "out-base", "--chart", str(MINI_CHART), "--format", f]
+               for f in ("text", "json")],
+}
+#: How often each command is picked, relative to the others (verify runs helm: fewer of those).
+WEIGHTS: dict[str, int] = {name: 10 for name in COMMANDS} | {"verify": 1, "plan": 5, "lint-base": 5}
+
+
+@dataclass
+class Case:
+    """One fuzz input: the command line and the files it changes (path → text, bytes as latin-1, or a kind)."""
+
+    args: list[str]
+    files: dict[str, dict[str, str]] = field(default_factory=dict)
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The case as JSON-ready data (the saved regression fixture)."""
+        return {"args": self.args, "files": self.files, "note": self.note}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Case:
+        """A case read back from a saved fixture."""
+        return cls(list(data["args"]), dict(data["files"]), str(data.get("note", "")))
+
+    def ident(self) -> str:
+        """A stable id of the case (its content hash)."""
+        return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Outcome:
+    """What one run did: exit code, seconds, and why it failed (empty when it did not)."""
+
+    code: int
+    seconds: float
+    problems: list[str]
+
+
+# --- hostile values -----------------------------------------------------------------------------------------
+
+def _hostile_values() -> list[Any]:
+    return [
+        None, True, False, 0, -1, 2**63, 10**40, 1.5, float("inf"), "", " ", "0", "1.34", "v26.7.0", "580",
+        "all", "none", "mixed", "H100-SXM5-80GB", "1g.10gb", "mig-1g.10gb", "NoSchedule", "../../..", "/etc/passwd",
+        "a" * 300, "x" * 20_000, "line1\nline2: forged", "tab\there", "nul\x00byte", "\u2028sep", "ünïcødé ✓",
+        "<img src=x onerror=alert(1)>", "@octocat", "<!-- gpuspec-plan -->", "![i](https://evil.example/i.png)",
+        "`code` | pipe", "{{ .Values }}", "${HOME}", "*", "&", "!!python/object", "%", "- item",
+        f"https://deploy:{CANARY}@git.example/fleet.git", f"http://proxy:{CANARY}@proxy.example:3128",
+        f"ghp_{CANARY}{'A' * 30}", {"password": CANARY}, {"apiKey": CANARY}, {"token": f"x{CANARY}"},
+        [], {}, [None], [[[]]], {"": ""}, {"name": "x"}, _deep(80), list(range(50)),
+    ]
+
+
+def _deep(depth: int) -> Any:
+    node: Any = "leaf"
+    for _ in range(depth):
+        node = {"k": node}
+    return node
+
+
+_TEXT_SNIPPETS = [
+    "&a ", "*a", "<<: *a\n", "x: &a {<<: *a}\n", "!!python/object:os.system ", "!Ref ", "---\n", "...\n", "%YAML 1.1\n",
+    "\t", "{", "}", "[", "]", ": ", "- ", "? ", "|\n", ">\n", "'", '"', "#", "\n", "\r\n", "\x00", "\ufeff",
+    "9" * 5000, "-0", "0x1F", "0o17", "1e309", ".inf", ".nan", "~", "null", "yes", "on", "=", "\\",
+    f"password: {CANARY}\n", f"  apiKey: {CANARY}\n", f"url: https://u:{CANARY}@h.example/x\n",
+]
+
+
+#: Plain scalars written as text (what a YAML dumper would quote or cannot produce).
+_SCALARS = ["9" * 5000, "-" + "1" * 4400, "0x" + "f" * 2000, "0o777", "1e400", ".nan", "*a", "&a x", "!!binary aGk=",
+            "!!python/name:os.system", "<<", "~", "{a: [", "[*a]", "|", ">-", "@x", "`x`", f"https://u:{CANARY}@x.example",
+            f"ghp_{CANARY}{'B' * 30}", "'unterminated", '"\\x00"', '"\\ud800"', "yes", "2026-13-45", "12:30:00"]
+
+
+# --- mutations ----------------------------------------------------------------------------------------------
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, (*prefix, index))
+
+
+def mutate_data(doc: Any, rng: random.Random) -> tuple[Any, str]:
+    """A copy of ``doc`` with one to three random structural changes, and their description."""
+    doc = copy.deepcopy(doc)
+    notes = []
+    for _ in range(rng.choice((1, 1, 1, 2, 3))):
+        paths = list(_paths(doc))
+        path = rng.choice(paths)
+        action = rng.choice(("tweak",) * 6 + ("replace", "replace", "delete", "add", "duplicate", "wrap"))
+        value = copy.deepcopy(rng.choice(_hostile_values()))
+        if not path:
+            if action in ("replace", "wrap"):
+                doc = value if action == "replace" else [doc]
+            notes.append(f"{action} root")
+            continue
+        parent: Any = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        last = path[-1]
+        target = parent[last]
+        if action == "tweak":
+            parent[last] = _tweak(target, rng)
+        elif action == "replace":
+            parent[last] = value
+        elif action == "delete":
+            del parent[last]
+        elif action == "add" and isinstance(target, dict):
+            key = rng.choice(["password", "extra", "name", "", "nodeSelector", "apiKey", "x" * 100, "<b>"])
+            target[key] = value
+        elif action == "add" and isinstance(target, list):
+            target.append(value if rng.random() < 0.5 else copy.deepcopy(rng.choice(target) if target else value))
+        elif action == "duplicate" and isinstance(parent, list):
+            parent.insert(last, copy.deepcopy(target))
+        elif action == "wrap":
+            parent[last] = [target] if rng.random() < 0.5 else {"value": target}
+        else:
+            parent[last] = value
+        notes.append(f"{action} {'.'.join(map(str, path))}")
+    return doc, "; ".join(notes)
+
+
+_PLAUSIBLE = ["operator", "precompiled", "host", "single", "mixed", "none", "time-slicing", "mps", "argocd",
+              "flux", "ubuntu", "rhel", "rhcos", "22.04", "24.04", "9.4", "v25.10.1", "v26.3.0", "v24.9.2", "570",
+              "580", "535", "580.95.05", "1.29", "1.31", "1.34", "NoSchedule", "NoExecute", "all-1g.10gb",
+              "all-disabled", "A100-SXM4-80GB", "H100-SXM5-80GB", "L40S", "T4", "B200", "gpu-operator",
+              "kube-system", "default", "stable", "canary", "dc-north", "strict", "acme", "open", "proprietary"]
+
+
+def _tweak(value: Any, rng: random.Random) -> Any:
+    """A plausible neighbour of a scalar (another count, another enum value), so deeper checks run."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return rng.choice([0, 1, 2, 3, 4, 7, 8, 16, 64, 100, -1, value + 1, value * 2, max(value - 1, 0)])
+    if isinstance(value, str):
+        return rng.choice([*_PLAUSIBLE, value + "-x", value.upper(), value[: len(value) // 2], value * 2])
+    if isinstance(value, list) and value:
+        return value[: rng.randrange(len(value))] if rng.random() < 0.5 else [*value, copy.deepcopy(value[0])]
+    if isinstance(value, dict) and value:
+        key = rng.choice(list(value))
+        return {k: v for k, v in value.items() if k != key}
+    return value
+
+
+def mutate_text(text: str, rng: random.Random) -> tuple[str, str]:
+    """``text`` with one to four random textual changes, and their description."""
+    notes = []
+    for _ in range(rng.choice((1, 1, 2, 4))):
+        action = rng.choice(("scalar", "scalar", "insert", "insert", "delete", "duplicate-line", "swap-lines",
+                             "truncate", "indent"))
+        position = rng.randrange(len(text) + 1)
+        if action == "scalar":  # one "key: value" gets a hostile plain scalar
+            lines = text.split("\n")
+            candidates = [i for i, line in enumerate(lines) if ": " in line and not line.rstrip().endswith(":")]
+            if candidates:
+                i = rng.choice(candidates)
+                key = lines[i].split(": ", 1)[0]
+                lines[i] = f"{key}: {rng.choice(_SCALARS)}"
+                text = "\n".join(lines)
+        elif action == "insert":
+            text = text[:position] + rng.choice(_TEXT_SNIPPETS) + text[position:]
+        elif action == "delete":
+            text = text[:position] + text[position + rng.randrange(1, 40):]
+        elif action in ("duplicate-line", "swap-lines", "indent"):
+            lines = text.split("\n")
+            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+            if action == "duplicate-line":
+                lines.insert(i, lines[j])
+            elif action == "swap-lines":
+                lines[i], lines[j] = lines[j], lines[i]
+            else:
+                lines[i] = " " * rng.choice((1, 2, 3, 8)) + lines[i]
+            text = "\n".join(lines)
+        else:
+            text = text[:position]
+        notes.append(action)
+    return text, "text: " + ", ".join(notes)
+
+
+def _special(rng: random.Random) -> dict[str, str]:
+    kind = rng.choice(("outside", "proc-environ", "dev-zero", "fifo", "directory", "loop", "empty", "oversized",
+                       "latin1"))
+    return {"kind": kind}
+
+
+def _dump(doc: Any, json_style: bool) -> str:
+    if json_style:
+        return json.dumps(doc, indent=1, default=str)
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+class Workspace:
+    """The example repository (fleet, policies, node JSON, one git commit) in a temporary folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        shutil.copytree(REPO / "fleet", root / "fleet")
+        shutil.copytree(REPO / "policies", root / "policies")
+        shutil.copyfile(AUDIT_NODES, root / NODES_FILE)
+        self.outside = root.parent / "outside.yaml"
+        self.outside.write_text(f"apiVersion: gpuspec.io/v1alpha1\nsecret: {OUTSIDE_MARK}\n")
+        git = ["git", "-c", "user.name=fuzz", "-c", "user.email=fuzz@example.invalid", "-c", "commit.gpgsign=false"]
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        subprocess.run([*git, "commit", "-qm", "base"], cwd=root, check=True)
+        self.originals = {rel: (root / rel).read_bytes()
+                          for rel in (*FLEET_FILES, *POLICY_FILES, NODES_FILE)}
+        self.docs = {rel: (json.loads(data) if rel.endswith(".json") else yaml.safe_load(data))
+                     for rel, data in self.originals.items()}
+        from gpuspec.cli.main import run as run_cli
+
+        argv = sys.argv
+        sys.argv = ["gpuspec", "render", "--out", str(root / "out-base")]
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                run_cli()
+        finally:
+            sys.argv = argv
+
+    def apply(self, case: Case) -> None:
+        """Write the case's files into the repository."""
+        for rel, spec in case.files.items():
+            path = self.root / rel
+            self._remove(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            kind = spec.get("kind", "text")
+            if kind == "text":
+                path.write_text(spec["text"], encoding="utf-8", errors="surrogatepass")
+            elif kind == "outside":
+                path.symlink_to(self.outside)
+            elif kind == "proc-environ":
+                path.symlink_to("/proc/self/environ")
+            elif kind == "dev-zero":
+                path.symlink_to("/dev/zero")
+            elif kind == "fifo":
+                os.mkfifo(path)
+            elif kind == "directory":
+                path.mkdir()
+            elif kind == "loop":
+                path.symlink_to(path.name)
+            elif kind == "empty":
+                path.write_bytes(b"")
+            elif kind == "oversized":
+                path.write_bytes(b"a: " + b"x" * (1024 * 1024 + 10) + b"\n")
+            elif kind == "latin1":
+                path.write_bytes(self.originals.get(rel, b"a: 1\n") + b"\nnote: caf\xe9\n")
+
+    def reset(self, case: Case) -> None:
+        """Put back what the case changed."""
+        for rel in case.files:
+            path = self.root / rel
+            self._remove(path)
+            if rel in self.originals:
+                path.write_bytes(self.originals[rel])
+        shutil.rmtree(self.root / "out", ignore_errors=True)
+        draft = self.root / "fleet" / "clusters" / "drafted.yaml"
+        if draft.exists():
+            draft.unlink()
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+
+
+def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
+    """A random input for ``command``."""
+    args = list(rng.choice(COMMANDS[command]))
+    if command in ("audit", "import") and rng.random() < 0.8:
+        target = NODES_FILE
+    elif command.startswith("lint") and rng.random() < 0.3:
+        target = rng.choice(POLICY_FILES)
+    elif rng.random() < 0.05:
+        target = "fleet/clusters/extra.yaml"
+    else:
+        target = rng.choice(FLEET_FILES)
+    roll = rng.random()
+    if roll < 0.05 and target != NODES_FILE:
+        return Case(args, {target: _special(rng)}, "special file")
+    original = ws.originals.get(target, ws.originals["fleet/clusters/infer-north.yaml"]).decode("utf-8")
+    doc = ws.docs.get(target, ws.docs["fleet/clusters/infer-north.yaml"])
+    if roll < 0.6:
+        mutated, note = mutate_data(doc, rng)
+        text = _dump(mutated, target.endswith(".json"))
+    else:
+        text, note = mutate_text(original, rng)
+    if target == "fleet/clusters/extra.yaml" and rng.random() < 0.5:
+        text = text.replace("name: infer-north", "name: extra", 1)
+    return Case(args, {target: {"kind": "text", "text": text}}, note)
+
+
+# --- running ------------------------------------------------------------------------------------------------
+
+#: A run still going after this many seconds is stopped and counted as a hang.
+HANG_SECONDS = 60
+
+
+class _Hang(BaseException):
+    """Raised by the alarm in a run that takes longer than :data:`HANG_SECONDS` (not an Exception, so gpuspec's
+    own error handling does not swallow it)."""
+
+
+def _alarm(_signum: int, _frame: object) -> None:
+    raise _Hang
+
+
+def run_case(ws: Workspace, case: Case) -> Outcome:
+    """Run one case in-process in the workspace and judge it."""
+    from gpuspec.cli.main import run as run_cli
+
+    ws.apply(case)
+    out, err = io.StringIO(), io.StringIO()
+    argv = sys.argv
+    started = time.monotonic()
+    problems: list[str] = []
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(HANG_SECONDS)
+    try:
+        sys.argv = ["gpuspec", *case.args]
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run_cli()
+    except _Hang:
+        code = -1
+        problems.append(f"hung: stopped after {HANG_SECONDS} s")
+    except BaseException as exc:  # anything escaping run() is a finding
+        code = -1
+        problems.append(f"escaped run(): {type(exc).__name__}: {exc}")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        sys.argv = argv
+    seconds = time.monotonic() - started
+    text = out.getvalue() + err.getvalue()
+    if code not in (0, 1, 2):
+        problems.append(f"exit code {code}")
+    if "internal error" in text or "Traceback" in text:
+        problems.append("internal error: " + err.getvalue()[-400:])
+    if "GS000" in text:
+        problems.append("a rule crashed (GS000)")
+    if CANARY in text or OUTSIDE_MARK in text:
+        problems.append("the canary credential or an outside file reached the output")
+    if seconds > SLOW_SECONDS:
+        problems.append(f"took {seconds:.1f} s")
+    written = ws.root / "out"
+    if written.is_dir():
+        for path in written.rglob("*"):
+            if path.is_file() and CANARY.encode() in path.read_bytes():
+                problems.append(f"the canary credential was written to {path.relative_to(ws.root)}")
+                break
+    ws.reset(case)
+    return Outcome(code, seconds, problems)
+
+
+def save_case(case: Case, outcome: Outcome, folder: Path) -> Path:
+    """Save a failing case as a regression fixture; return its folder."""
+    target = folder / case.ident()
+    target.mkdir(parents=True, exist_ok=True)
+    data = case.to_json()
+    data["problems"] = outcome.problems
+    (target / "case.json").write_text(json.dumps(data, indent=1, ensure_ascii=True, sort_keys=True) + "\n")
+    return target
+
+
+def load_cases(folder: Path) -> list[tuple[str, Case]]:
+    """Every saved regression case below ``folder`` (id, case)."""
+    return [(p.parent.name, Case.from_json(json.loads(p.read_text()))) for p in sorted(folder.glob("*/case.json"))]
+
+
+@contextlib.contextmanager
+def workspace() -> Iterator[Workspace]:
+    """A fresh workspace, the working directory inside it, no user cache, for the duration."""
+    previous = Path.cwd()
+    env = {k: os.environ.get(k) for k in ("GPUSPEC_NO_CACHE", "NO_COLOR", "GPUSPEC_DEBUG")}
+    with tempfile.TemporaryDirectory(prefix="gpuspec-fuzz-") as tmp:
+        ws = Workspace(Path(tmp) / "repo")
+        os.environ["GPUSPEC_NO_CACHE"] = "1"
+        os.environ["NO_COLOR"] = "1"
+        os.environ.pop("GPUSPEC_DEBUG", None)
+        os.chdir(ws.root)
+        try:
+            yield ws
+        finally:
+            os.chdir(previous)
+            for key, value in env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+@dataclass
+class Summary:
+    """Counts of a fuzz run."""
+
+    inputs: int = 0
+    failures: int = 0
+    internal_errors: int = 0
+    max_seconds: float = 0.0
+    slowest: str = ""
+    by_command: Counter[str] = field(default_factory=Counter)
+    exit_codes: Counter[int] = field(default_factory=Counter)
+    saved: list[str] = field(default_factory=list)
+
+
+def fuzz(inputs: int, seed: int, save: Path | None, report: Callable[[str], None] = print,
+         every: int = 1000) -> Summary:
+    """Run ``inputs`` random inputs (commands in turn) from ``seed``; save failing ones under ``save``."""
+    rng = random.Random(seed)
+    names = [name for name, weight in WEIGHTS.items() for _ in range(weight)]
+    rng.shuffle(names)
+    summary = Summary()
+    started = time.monotonic()
+    with workspace() as ws:
+        for index in range(inputs):
+            command = names[index % len(names)]
+            case = make_case(ws, rng, command)
+            outcome = run_case(ws, case)
+            summary.inputs += 1
+            summary.by_command[command] += 1
+            summary.exit_codes[outcome.code] += 1
+            if outcome.seconds > summary.max_seconds:
+                summary.max_seconds, summary.slowest = outcome.seconds, f"{command}: {case.note}"
+            if outcome.problems:
+                summary.failures += 1
+                if any("internal error" in p or "escaped" in p for p in outcome.problems):
+                    summary.internal_errors += 1
+                where = save_case(case, outcome, save).name if save is not None else "-"
+                summary.saved.append(where)
+                report(f"FAIL {command} {case.args} {case.note!r}: {outcome.problems} (saved: {where})")
+            if every and (index + 1) % every == 0:
+                report(f"{index + 1} inputs, {summary.failures} failures, max {summary.max_seconds:.2f} s, "
+                       f"{time.monotonic() - started:.0f} s elapsed")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: run the fuzzer and print its counts (exit 1 when any input failed)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--inputs", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--save", type=Path, default=DEFAULT_SAVE, help="folder for failing inputs")
+    parser.add_argument("--no-save", action="store_true", help="do not save failing inputs")
+    parser.add_argument("--every", type=int, default=1000, help="print progress every N inputs")
+    options = parser.parse_args(argv)
+    # A run that reads without bound then fails with MemoryError (a finding) instead of taking the machine.
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    started = time.monotonic()
+    summary = fuzz(options.inputs, options.seed, None if options.no_save else options.save,
+                   report=lambda line: print(line, flush=True), every=options.every)
+    print(json.dumps({
+        "inputs": summary.inputs, "failures": summary.failures, "internal_errors": summary.internal_errors,
+        "max_run_seconds": round(summary.max_seconds, 3), "slowest": summary.slowest,
+        "by_command": dict(summary.by_command), "exit_codes": {str(k): v for k, v in summary.exit_codes.items()},
+        "total_seconds": round(time.monotonic() - started, 1), "saved": summary.saved,
+    }, indent=1, sort_keys=True), flush=True)
+    return 1 if summary.failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""A bounded fuzz run of every command in the normal suite, and a replay of every input that once failed.
+
+The long run (``python -m benchmarks.fuzz --inputs 100000``) saves each failing input under
+``tests/hostile/fuzz_regressions/<id>/case.json``; once fixed, it stays here as a regression test.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from benchmarks import fuzz
+
+SAVED = fuzz.load_cases(fuzz.DEFAULT_SAVE)
+
+
+def test_bounded_fuzz_run_of_every_command(tmp_path: Path) -> None:
+    summary = fuzz.fuzz(inputs=100, seed=20261130, save=tmp_path, report=lambda _line: None, every=0)
+    assert set(summary.by_command) == set(fuzz.COMMANDS)
+    assert summary.failures == 0, summary.saved
+    assert set(summary.exit_codes) <= {0, 1, 2} and len(summary.exit_codes) > 1
+
+
+@pytest.mark.parametrize(("ident", "case"), SAVED, ids=[ident for ident, _ in SAVED])
+def test_saved_fuzz_regression(ident: str, case: fuzz.Case) -> None:
+    with fuzz.workspace() as ws:
+        outcome = fuzz.run_case(ws, case)
+    assert not outcome.problems, (ident, case.note, outcome.problems)
+
+
+def test_the_oracle_catches_a_leak_a_crash_and_the_exit_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpuspec.cli.validate_cmd
+
+    with fuzz.workspace() as ws:
+        echo = fuzz.Case(["import", "--nodes", f"missing-{fuzz.CANARY}.json", "--name", "x"])
+        assert any("canary" in p for p in fuzz.run_case(ws, echo).problems)
+
+        def broken(*_args: object, **_kwargs: object) -> None:
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(gpuspec.cli.validate_cmd, "validate_fleet", broken)
+        crash = fuzz.run_case(ws, fuzz.Case(["validate"]))
+        assert any(p.startswith("internal error") for p in crash.problems)
+
+
+def test_mutators_change_their_input() -> None:
+    rng = random.Random(1)
+    for _ in range(20):
+        _doc, note = fuzz.mutate_data({"a": [1, {"b": "c"}], "d": "e"}, rng)
+        assert note
+        _text, note = fuzz.mutate_text("a: 1\nb: [2]\nc: d\n", rng)
+        assert note.startswith("text:")
