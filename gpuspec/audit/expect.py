@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from gpuspec.audit.facts import GPU_RESOURCE, MIG_DISABLED, MIG_RESOURCE_PREFIX, SHARED_SUFFIX
 from gpuspec.matrix.query import check_named_layout
 from gpuspec.spec.models import MigStrategy, Pool, SharingMode
-from gpuspec.spec.resolve import custom_layout_name
+from gpuspec.spec.resolve import mig_config_value
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,4 @@ def expected_mig_config(pool: Pool) -> str | None:
     Named layouts must match exactly; a custom layout is the config `gpuspec render` writes for the pool
     (`custom-<pool>`).  Pools without MIG expect all-disabled (or no label at all).
     """
-    if pool.mig.strategy is MigStrategy.NONE:
-        return MIG_DISABLED
-    return pool.mig.layout if pool.mig.layout else custom_layout_name(pool)
+    return mig_config_value(pool)

@@ -207,10 +207,13 @@ PER_POOL_DRIVERS = Entry(
     doc="""
 Pools of one cluster use different operator-managed drivers, which needs NVIDIADriver resources.
 
-Before v26.3.0 NVIDIADriver resources are a technology preview (not for production).
+Before v26.3.0 NVIDIADriver resources are a technology preview (not for production).  Also reported:
+`operator.driverManagement: nvidiadriver` on such a release, and `driverManagement: clusterpolicy` with pools
+on different drivers (the ClusterPolicy installs one driver for the whole cluster).
 Failing: two pools with drivers 580.x and 535.x on `v25.10.1`.  Passing: the same on `v26.3.0`.
 """,
     tags=("support-matrix", "driver"),
+    source="cloud-native-docs gpu-operator/gpu-driver-configuration.rst (NVIDIADriver availability per release)",
 )
 
 KERNEL_MODULES = Entry(

@@ -14,13 +14,22 @@ from gpuspec.plan.impact import (
     driver_rollback,
     managed_pools,
     manages_driver,
+    mig_procedure,
+    mig_provisioning,
     mig_rollback,
     operator_rollback,
     reload_procedure,
 )
 from gpuspec.plan.records import Change, ChangeKind, Dimension, Disruption
 from gpuspec.spec.models import Cluster, Fleet, MigSpec, MigStrategy, Pool, Tenant
-from gpuspec.spec.resolve import EffectiveDriver, effective_driver, operator_version, pool_path
+from gpuspec.spec.resolve import (
+    MIG_CONFIG_LABEL,
+    EffectiveDriver,
+    effective_driver,
+    mig_config_value,
+    operator_version,
+    pool_path,
+)
 
 
 def _dump(model: BaseModel | None) -> Any:
@@ -378,18 +387,24 @@ class _Differ:
         layout_changed = custom_changed or old.mig.layout != new.mig.layout
         on_off = (old.mig.strategy is MigStrategy.NONE) != (new.mig.strategy is MigStrategy.NONE)
         repartition = layout_changed or on_off
+        label_before, label_after = mig_config_value(old), mig_config_value(new)
+        details: tuple[str, ...] = ()
+        if label_before != label_after:
+            details = (mig_provisioning(self.new, new, label_after),)
+        elif custom_changed:
+            details = (
+                f"the layout keeps its name {label_after}: mig-manager applies the new geometry when the "
+                f"{MIG_CONFIG_LABEL} label is set again (or mig-manager restarts) on each node",
+            )
         yield self.change(
             ChangeKind.MIG, f"MIG {mig_text(old.mig)} -> {mig_text(new.mig)}", mig_text(old.mig), mig_text(new.mig),
             Disruption.MIG_REPARTITION if repartition else Disruption.OPERAND_RESTART,
-            (
-                "mig-manager repartitions every GPU of the pool: GPU pods are evicted and the GPUs must be idle; "
-                + reload_procedure(self.new, new)
-            )
+            mig_procedure(self.new, new, label_after)
             if repartition
             else "device plugin and GFD restart and advertise MIG devices under other resource names; "
             "pods requesting the old names stop scheduling",
             mig_rollback(mig_text(old.mig)) if repartition else "Revert the spec; the device plugin restarts again.",
-            pool=new, path=pool_path(self.new, new, "mig"),
+            pool=new, path=pool_path(self.new, new, "mig"), details=details,
         )
 
     def sharing(self, old: Pool, new: Pool) -> Iterator[Change]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, Pool
-from gpuspec.spec.resolve import is_air_gapped
+from gpuspec.spec.resolve import MIG_CONFIG_LABEL, is_air_gapped
 
 
 def _flags(force: bool, delete_empty_dir: bool, selector: str = "") -> str:
@@ -87,6 +87,32 @@ def driver_rollback(image: str | None, before: str, fleet: Fleet, cluster: Clust
     return (
         f"Revert the pool's driver to {before} with operator.rollback: true; {pull}; "
         "every node reloads the driver again (GPU pods evicted, drain per rollout settings)."
+    )
+
+
+def mig_procedure(cluster: Cluster, pool: Pool, label: str) -> str:
+    """What mig-manager does when a pool's layout changes (NVIDIA gpu-operator-mig.rst, MIG Manager notes)."""
+    clients = (
+        "; the driver is preinstalled, so it also stops the host GPU clients of its gpu-clients list "
+        "(nvsm, DCGM, nv_peer_mem services)"
+        if pool.driver.source is DriverSource.HOST else ""
+    )
+    return (
+        f"{pool.nodes} node(s) x {pool.gpu.count} GPU(s): when a node's {MIG_CONFIG_LABEL} label is {label}, "
+        "mig-manager sets nvidia.com/mig.config.state=pending, stops the operator's GPU pods on the node "
+        "(device plugin, GPU feature discovery, DCGM exporter, DCGM, validator)" + clients + ", and repartitions "
+        "the GPUs; it needs no user workload on them but does not evict or drain: cordon and drain the node "
+        "first (running GPU jobs fail otherwise); the node advertises no GPUs until the state is success "
+        "(a reboot happens only with WITH_REBOOT=true, which gpuspec does not set)"
+    )
+
+
+def mig_provisioning(cluster: Cluster, pool: Pool, label: str) -> str:
+    """The step that brings a pool's MIG layout to its nodes: the node label, which GitOps does not apply."""
+    return (
+        f"provisioning step: label the {pool.nodes} node(s) of pool {pool.name} {MIG_CONFIG_LABEL}={label} "
+        f"(rendered/clusters/{cluster.name}/node-labels.yaml lists it; Argo CD / Flux do not apply node labels); "
+        f"`gpuspec audit --cluster {cluster.name}` reports nodes whose label differs (GS782)"
     )
 
 

@@ -36,9 +36,8 @@ def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
     if ctx.cluster.gitops.tool == "flux":
         # Argo CD creates the namespace with these labels (managedNamespaceMetadata) before the chart installs.
         files["namespace.yaml"] = [namespace(ctx, ctx.namespace, OPERATOR_PSA)]
-    if ctx.driver_mode == "nvidiadriver":
-        for driver in ctx.drivers:
-            files[f"nvidiadriver-{driver.pool.name}.yaml"] = [nvidia_driver(ctx, driver)]
+    for driver in ctx.pool_drivers:
+        files[f"nvidiadriver-{driver.pool.name}.yaml"] = [nvidia_driver(ctx, driver)]
     if ctx.custom_mig:
         files["mig-config.yaml"] = [mig_configmap(ctx)]
     if ctx.sharing_pools:

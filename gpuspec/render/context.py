@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuspec.errors import GpuspecError
-from gpuspec.render.facts import ReleaseFacts, driver_version, release_facts
+from gpuspec.render.facts import ReleaseFacts, driver_version, nvidiadriver_has_field, release_facts
 from gpuspec.spec.models import (
     Cluster,
     DriverSource,
@@ -74,6 +74,16 @@ class ClusterContext:
     mig_layouts: dict[str, str]
     custom_mig: bool
     sharing_pools: tuple[Pool, ...]
+    default_driver: PoolDriver | None = None
+
+    @property
+    def pool_drivers(self) -> tuple[PoolDriver, ...]:
+        """The drivers that get an NVIDIADriver of their own: every pool's, or (with a default NVIDIADriver)
+        those that differ from the default."""
+        if self.driver_mode != "nvidiadriver":
+            return ()
+        default = self.default_driver
+        return tuple(d for d in self.drivers if default is None or d.key != default.key)
 
     @property
     def name(self) -> str:
@@ -151,13 +161,8 @@ def cluster_context(fleet: Fleet, cluster: Cluster) -> ClusterContext:
     if cluster.mirror and mirror is None:
         raise GpuspecError(f"cluster {cluster.name}: mirror {cluster.mirror} is not defined in fleet.yaml")
     drivers = tuple(d for p in cluster.pools if (d := _resolve_driver(fleet, cluster, p, facts)) is not None)
-    mode: DriverMode
-    if not drivers:
-        mode = "none"
-    elif len({d.key for d in drivers}) == 1:
-        mode = "clusterpolicy"
-    else:
-        mode = "nvidiadriver"
+    mode = driver_mode_of(cluster, drivers)
+    default = default_nvidiadriver(drivers, facts.version) if mode == "nvidiadriver" else None
     layouts: dict[str, str] = {}
     custom = False
     for pool in cluster.pools:
@@ -172,4 +177,37 @@ def cluster_context(fleet: Fleet, cluster: Cluster) -> ClusterContext:
     return ClusterContext(
         fleet=fleet, cluster=cluster, facts=facts, mirror=mirror, drivers=drivers, driver_mode=mode,
         mig_strategy=_mig_strategy(cluster.pools), mig_layouts=layouts, custom_mig=custom, sharing_pools=sharing,
+        default_driver=default,
     )
+
+
+def driver_mode_of(cluster: Cluster, drivers: tuple[PoolDriver, ...]) -> DriverMode:
+    """How the cluster's operator-installed drivers are managed: none, the ClusterPolicy, or NVIDIADriver resources."""
+    if not drivers:
+        return "none"
+    wanted = cluster.operator.driver_management
+    if wanted == "nvidiadriver" or (wanted == "auto" and len({d.key for d in drivers}) > 1):
+        return "nvidiadriver"
+    return "clusterpolicy"
+
+
+def default_nvidiadriver(drivers: tuple[PoolDriver, ...], version: str) -> PoolDriver | None:
+    """The driver of the chart's default NVIDIADriver (the driver of the most nodes, first pool on a tie), on
+    releases whose NVIDIADriver has ``spec.default`` (v26.7.0+); None before, where every pool gets its own."""
+    if not drivers or not nvidiadriver_has_field(version, "default"):
+        return None
+    nodes: dict[tuple[str, str, str], int] = {}
+    for d in drivers:
+        nodes[d.key] = nodes.get(d.key, 0) + d.pool.nodes
+    best = max(nodes.values())
+    return next(d for d in drivers if nodes[d.key] == best)
+
+
+def driver_mode(fleet: Fleet, cluster: Cluster) -> DriverMode | None:
+    """The cluster's driver management mode as render resolves it; None when its release or drivers do not
+    resolve."""
+    try:
+        ctx = cluster_context(fleet, cluster)
+    except GpuspecError:
+        return None
+    return ctx.driver_mode

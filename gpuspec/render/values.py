@@ -140,12 +140,17 @@ def _driver(ctx: ClusterContext, values: dict[str, Any]) -> None:
     env = proxy_env(ctx)
     if env:
         driver["env"] = env
-    if ctx.driver_mode == "nvidiadriver":
+    if ctx.driver_mode == "nvidiadriver" and ctx.default_driver is None:
         # One NVIDIADriver per pool (overlay); the chart must not deploy its default CR or driver DaemonSet.
         driver["nvidiaDriverCRD"] = {"enabled": True, "deployDefaultCR": False}
         return
     only = ctx.drivers[0]
     driver["nvidiaDriverCRD"] = {"enabled": False}
+    if ctx.default_driver is not None:
+        # v26.7.0+: the chart's default NVIDIADriver (from these driver.* values) serves every GPU node that no
+        # pool's own NVIDIADriver selects -- NVIDIA's documented migration from ClusterPolicy management.
+        only = ctx.default_driver
+        driver["nvidiaDriverCRD"] = {"enabled": True, "deployDefaultCR": True}
     driver["version"] = only.spec_version
     driver["usePrecompiled"] = only.precompiled
     if ctx.facts.has_chart_value("driver.kernelModuleType"):

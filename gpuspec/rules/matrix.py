@@ -482,13 +482,32 @@ def _per_pool_drivers(fleet: Fleet, cluster: Cluster, version: str, tag: str, re
     for i, pool in managed:
         drv = effective_driver(fleet, cluster, pool)
         configs.setdefault((drv.source.value, drv.branch, drv.version), i)
-    if len(configs) < 2:
+    wanted = cluster.operator.driver_management
+    if wanted == "clusterpolicy" and len(configs) > 1:
+        first, second = sorted(configs.values())[:2]
+        res.add(
+            PER_POOL_DRIVERS,
+            f"driverManagement clusterpolicy manages one driver per cluster, but pools "
+            f"{cluster.pools[first].name!r} and {cluster.pools[second].name!r} use different drivers",
+            cluster.source_file, ("operator", "driverManagement"),
+            "use one driver for every operator-managed pool, or driverManagement nvidiadriver",
+        )
+        return
+    if len(configs) < 2 and not (wanted == "nvidiadriver" and configs):
         return
     status = q.nvidiadriver_crd_status(version)
     if status == "supported":
         return
-    first, second = sorted(configs.values())[:2]
     detail = "only a technology preview (not for production)" if status == "technology-preview" else "not available"
+    if len(configs) < 2:
+        if status is not None:
+            res.add(
+                PER_POOL_DRIVERS,
+                f"driverManagement nvidiadriver needs NVIDIADriver resources; in GPU Operator {tag} they are {detail}",
+                cluster.source_file, ("operator", "driverManagement"), "use GPU Operator v26.3.0 or later",
+            )
+        return
+    first, second = sorted(configs.values())[:2]
     if status is None:
         res.add(
             CANNOT_VERIFY_PLATFORM,

@@ -229,6 +229,12 @@ class OperatorSpec(SpecModel):
     channel: Name | None = Field(default=None, description="Follow a channel from fleet.yaml instead of a pin.")
     namespace: Name = Field(default="gpu-operator", description="Namespace the operator and its operands run in.")
     operands: Operands = Field(default_factory=Operands, description="Which operands run.")
+    driver_management: Literal["auto", "clusterpolicy", "nvidiadriver"] = Field(
+        default="auto", alias="driverManagement",
+        description="Who manages operator-installed drivers: the ClusterPolicy (one driver for the cluster), "
+        "NVIDIADriver resources (a default one plus one per pool whose driver differs), or auto (NVIDIADriver "
+        "only when pools use different drivers).  Switching is a change of its own (GS808).",
+    )
     rollback: bool = Field(
         default=False,
         description="Acknowledges an intended operator or driver downgrade in this change (required by GS803).",

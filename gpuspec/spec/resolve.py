@@ -57,6 +57,19 @@ def is_air_gapped(cluster: Cluster) -> bool:
     return cluster.mirror is not None
 
 
+#: Node label mig-manager acts on, and its value on nodes without MIG.
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_CONFIG_DISABLED = "all-disabled"
+
+
+def mig_config_value(pool: Pool) -> str:
+    """The ``nvidia.com/mig.config`` value a pool's nodes carry: the named layout, ``custom-<pool>`` or
+    ``all-disabled``."""
+    if pool.mig.strategy.value == "none":
+        return MIG_CONFIG_DISABLED
+    return pool.mig.layout if pool.mig.layout else custom_layout_name(pool)
+
+
 def custom_layout_name(pool: Pool) -> str:
     """The mig-parted config name of a pool's custom MIG layout (render writes it, audit expects it on nodes)."""
     return f"custom-{pool.name}"

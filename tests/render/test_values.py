@@ -13,7 +13,17 @@ from gpuspec.render.facts import release_facts
 from gpuspec.render.operand_images import component_enabled
 from gpuspec.verify.values_keys import commented_keys
 
-from .fleets import UPSTREAM_TAGS, compile_dir, coverage_clusters, load, write_fleet
+from .fleets import (
+    UPSTREAM_TAGS,
+    cluster,
+    compile_dir,
+    coverage_clusters,
+    load,
+    pool,
+    render_dir,
+    two_driver_versions,
+    write_fleet,
+)
 
 #: Keys of the node-feature-discovery subchart (its own values.yaml, not in gpu-operator's): the image and
 #: pull secrets gpuspec pins and mirror-rewrites.
@@ -123,16 +133,58 @@ def test_air_gapped_values_rewrite_and_pull_secrets(tmp_path: Path) -> None:
     assert values["driver"]["certConfig"] == {"name": "acme-internal-ca"}
 
 
-def test_multi_driver_cluster_uses_nvidiadriver_mode(tmp_path: Path) -> None:
+def test_multi_driver_cluster_uses_the_default_nvidiadriver_first(tmp_path: Path) -> None:
+    """v26.7.0+: NVIDIA's documented migration -- the chart's default NVIDIADriver carries the driver of the most
+    nodes, and only pools whose driver differs get an NVIDIADriver of their own."""
     out = _render(tmp_path, "v26.7.0")
     driver = _values(out, "airgap")["driver"]
     assert driver["enabled"] is True
+    assert driver["nvidiaDriverCRD"] == {"enabled": True, "deployDefaultCR": True}
+    first, _ = two_driver_versions("v26.7.0")
+    assert driver["version"] == first and driver["usePrecompiled"] is False  # pools new and mps (8 nodes)
+    drivers = sorted(p for p in out if "/nvidiadriver-" in p)
+    assert drivers == [f"clusters/airgap/nvidiadriver-{p}.yaml" for p in ("old", "pre")]
+    pre = yaml.safe_load(out["clusters/airgap/nvidiadriver-pre.yaml"])
+    assert pre["spec"]["usePrecompiled"] is True and pre["spec"]["version"] == "595"
+    assert pre["spec"]["nodeSelector"] == {"acme.example/gpu-pool": "pre"} and pre["spec"]["default"] is False
+
+
+def test_before_v26_7_every_pool_gets_its_own_nvidiadriver(tmp_path: Path) -> None:
+    out = _render(tmp_path, "v26.3.3")
+    driver = _values(out, "airgap")["driver"]
     assert driver["nvidiaDriverCRD"] == {"enabled": True, "deployDefaultCR": False}
     drivers = sorted(p for p in out if "/nvidiadriver-" in p)
     assert drivers == [f"clusters/airgap/nvidiadriver-{p}.yaml" for p in ("mps", "new", "old", "pre")]
-    pre = yaml.safe_load(out["clusters/airgap/nvidiadriver-pre.yaml"])
-    assert pre["spec"]["usePrecompiled"] is True and pre["spec"]["version"] == "595"
-    assert pre["spec"]["nodeSelector"] == {"acme.example/gpu-pool": "pre"}
+
+
+def test_driver_management_nvidiadriver_with_one_driver(tmp_path: Path) -> None:
+    """The mode switch on its own: every pool keeps its driver, the default NVIDIADriver takes over the nodes."""
+    clusters = [cluster("one", operator={"version": "v26.7.0", "driverManagement": "nvidiadriver"},
+                        pools=[pool("a", "L40S", 4), pool("b", "L40S", 4)])]
+    out = render_dir(write_fleet(tmp_path, clusters))
+    driver = _values(out, "one")["driver"]
+    assert driver["nvidiaDriverCRD"] == {"enabled": True, "deployDefaultCR": True}
+    assert driver["version"] == release_facts("v26.7.0").driver_default
+    assert not [p for p in out if "/nvidiadriver-" in p]
+
+
+def test_default_nvidiadriver_through_helm_template(tmp_path: Path, tools_bin: Path) -> None:
+    """helm template of the rendered values: exactly one default NVIDIADriver, with the default pools' driver."""
+    import subprocess
+
+    mini = Path(__file__).resolve().parents[1] / "fixtures" / "charts" / "gpu-operator-mini"
+    out = _render(tmp_path, "v26.7.0")
+    values = tmp_path / "values.yaml"
+    values.write_bytes(out["clusters/airgap/gpu-operator.values.yaml"])
+    proc = subprocess.run([str(tools_bin / "helm"), "template", "gpu-operator", str(mini), "-f", str(values)],
+                          capture_output=True, text=True, check=True)
+    nvds = [d for d in yaml.safe_load_all(proc.stdout) if d and d.get("kind") == "NVIDIADriver"]
+    first, _ = two_driver_versions("v26.7.0")
+    assert [(d["metadata"]["name"], d["spec"]["default"], d["spec"]["version"]) for d in nvds] == [
+        ("default", True, first)
+    ]
+    assert nvds[0]["spec"]["repository"].startswith("harbor.dc-north.acme.internal/")
+    assert "nodeSelector" not in nvds[0]["spec"]
 
 
 def test_single_driver_cluster_uses_clusterpolicy_and_rollout(tmp_path: Path) -> None:
