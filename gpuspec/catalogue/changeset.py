@@ -134,6 +134,52 @@ files changed with the generator stamp naming a newer gpuspec.
     tags=("change-set",),
 )
 
+MIG_NEEDS_NODE_LABEL = Entry(
+    id="GS807",
+    title="MIG layout change reaches the nodes only through their node label",
+    severity=Severity.WARNING,
+    rationale="Argo CD and Flux apply no node labels: nothing repartitions at merge unless provisioning relabels.",
+    doc="""
+mig-manager repartitions a node when its `nvidia.com/mig.config` label names a layout.  A change of a pool's
+layout (named or custom, or MIG on/off) changes the label value its nodes must carry, which only
+`rendered/clusters/<c>/node-labels.yaml` lists: GitOps does not apply node labels.  The finding names the
+provisioning step (label the pool's nodes) and `gpuspec audit` reports nodes whose label differs (GS782).
+A custom layout whose geometry changes under the same name is applied when the label is set again.
+
+Before relabelling, cordon and drain the nodes: mig-manager stops the operator's GPU pods but does not evict
+user workloads, and needs the GPUs free.
+
+Failing: `mig.layout: all-1g.10gb -> all-2g.20gb` on a pool.  Passing: a change without MIG layout changes.
+""",
+    tags=("change-set", "mig"),
+    source="cloud-native-docs gpu-operator/gpu-operator-mig.rst (MIG Manager: nvidia.com/mig.config label, "
+    "nvidia.com/mig.config.state, GPUs must be free)",
+)
+
+DRIVER_MANAGEMENT_ALONE = Entry(
+    id="GS808",
+    title="Driver management switch is a change of its own, on a release that supports it",
+    severity=Severity.ERROR,
+    rationale="Switching between ClusterPolicy and NVIDIADriver management replaces the driver pod of every GPU node.",
+    doc="""
+A cluster moves between ClusterPolicy and NVIDIADriver driver management (`operator.driverManagement`, or with
+`auto` because pools start or stop using different drivers).  Every GPU node's driver pod is replaced, so:
+
+- the switch is the only change of the cluster in its pull request: set `driverManagement: nvidiadriver`
+  with every pool's driver unchanged (the chart's default NVIDIADriver takes over all nodes), and pin a
+  pool's different driver in a later change;
+- the release must support the controlled migration (v26.7.0+); earlier releases terminate and redeploy the
+  driver pods (not supported for an existing cluster), and NVIDIA warns not to upgrade the operator and
+  enable NVIDIADriver management in the same Helm operation.
+
+Failing: pinning `driver.version` on the canary pool only (auto switches to NVIDIADriver in the same change).
+Passing: `operator.driverManagement: nvidiadriver` alone on `v26.7.0`, the canary pin in the next change.
+""",
+    tags=("change-set", "driver"),
+    source="cloud-native-docs gpu-operator/gpu-driver-configuration.rst (migration from ClusterPolicy driver "
+    "management, v26.7.0; 26.3: switching an existing cluster is not supported)",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     ONE_LAYER_PER_CHANGE,
@@ -142,4 +188,6 @@ ENTRIES: tuple[Entry, ...] = (
     CANARY_FIRST,
     REMOVED_POOL_UNREFERENCED,
     RENDERED_NOT_HAND_EDITED,
+    MIG_NEEDS_NODE_LABEL,
+    DRIVER_MANAGEMENT_ALONE,
 )

@@ -975,3 +975,10 @@ def mig_memory_slices(product_id: str) -> tuple[int, dict[str, int]] | None:
     if whole is None:
         return None
     return total, {p.name: max(1, round(p.memory_gb * total / whole)) for p in grp.profiles}
+
+
+def nvidiadriver_crd_migration(release_version: str) -> bool:
+    """True when a release supports the controlled migration from ClusterPolicy to NVIDIADriver driver management."""
+    rel = release(release_version)
+    since = parse_version(load_matrix().nvidiadriver.migration_from_clusterpolicy_from)
+    return rel is not None and since is not None and _vt(rel.version) >= since

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from gpuspec.findings import DocPath
-from gpuspec.matrix.query import parse_version
+from gpuspec.matrix.query import nvidiadriver_crd_migration, parse_version
 from gpuspec.plan import driver_facts
 from gpuspec.plan.impact import (
     driver_rollback,
@@ -21,6 +21,7 @@ from gpuspec.plan.impact import (
     reload_procedure,
 )
 from gpuspec.plan.records import Change, ChangeKind, Dimension, Disruption
+from gpuspec.render.context import driver_mode
 from gpuspec.spec.models import Cluster, Fleet, MigSpec, MigStrategy, Pool, Tenant
 from gpuspec.spec.resolve import (
     MIG_CONFIG_LABEL,
@@ -135,6 +136,7 @@ class _Differ:
         yield from self.kubernetes()
         yield from self.operator()
         yield from self.operands()
+        yield from self.driver_management()
         yield from self.mirror()
         yield from self.rollout()
         yield from self.pools()
@@ -192,6 +194,36 @@ class _Differ:
             operator_rollback(before, after, self.new) if upgrade else
             f"This change is itself a rollback; undo it by reverting to {before} (a normal upgrade).",
             file=file, path=path, dimension=Dimension.OPERATOR, downgrade=not upgrade,
+        )
+
+    def driver_management(self) -> Iterator[Change]:
+        """The switch between ClusterPolicy and NVIDIADriver driver management: every GPU node's driver pod."""
+        before, after = driver_mode(self.base, self.old), driver_mode(self.head, self.new)
+        if before is None or after is None or before == after or "none" in (before, after):
+            return
+        version = operator_version(self.head, self.new) or ""
+        managed = managed_pools(self.new)
+        nodes = sum(p.nodes for p in managed)
+        where = f"every GPU node of the cluster ({nodes} node(s) in {len(managed)} pool(s))"
+        if after == "nvidiadriver" and nvidiadriver_crd_migration(version):
+            impact = (
+                f"{where}: the ClusterPolicy's driver DaemonSet is replaced by NVIDIADriver-managed ones (the chart's "
+                "default NVIDIADriver first); the upgrade controller moves node by node under the upgrade policy, "
+                "and each node's driver pod is replaced (driver reload: " + reload_procedure(self.new) + ")"
+            )
+        else:
+            impact = (
+                f"{where}: driver pods are terminated and redeployed by the other controller at once; GPU Operator "
+                f"{version} does not migrate between ClusterPolicy and NVIDIADriver management node by node"
+            )
+        file, path = self.new.source_file, ("operator", "driverManagement") \
+            if "driver_management" in self.new.operator.model_fields_set else ("pools",)
+        yield self.change(
+            ChangeKind.DRIVER_MANAGEMENT, f"driver management {_MODE[before]} -> {_MODE[after]}",
+            _MODE[before], _MODE[after], Disruption.DRIVER_RELOAD, impact,
+            f"Revert in a change of its own: every node's driver pod is replaced again ({_MODE[after]} -> "
+            f"{_MODE[before]}).",
+            file=file, path=path, dimension=Dimension.DRIVER,
         )
 
     def operands(self) -> Iterator[Change]:
@@ -490,6 +522,9 @@ class _Differ:
                     "its ResourceQuotas are deleted; running pods keep running", "Restore the tenant's spec.",
                     path=("tenants",),
                 )
+
+
+_MODE = {"clusterpolicy": "ClusterPolicy", "nvidiadriver": "NVIDIADriver resources"}
 
 
 def _pin(cluster: Cluster) -> str:

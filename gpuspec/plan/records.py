@@ -49,6 +49,7 @@ class ChangeKind(StrEnum):
     OPERATOR_PIN = "operator-pin"
     OPERANDS = "operands"
     DRIVER = "driver"
+    DRIVER_MANAGEMENT = "driver-management"
     MIG = "mig"
     SHARING = "sharing"
     TENANT_ADDED = "tenant-added"
@@ -70,6 +71,7 @@ class Dimension(StrEnum):
     KUBERNETES = "kubernetes"
     OS = "os"
     DRIVER = "driver"
+    DRIVER_MANAGEMENT = "driver-management"
     OPERATOR = "operator"
 
 

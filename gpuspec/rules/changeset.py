@@ -21,7 +21,7 @@ from typing import Any
 from gpuspec.catalogue import changeset as cat
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import display_path
-from gpuspec.matrix.query import upgrade_supported
+from gpuspec.matrix.query import nvidiadriver_crd_migration, upgrade_supported
 from gpuspec.plan.build import compare
 from gpuspec.plan.diff import diff_fleets, driver_key, driver_text
 from gpuspec.plan.driver_facts import resolved_driver_version
@@ -306,6 +306,60 @@ class RenderedNotHandEdited(ChangeSetRule):
 
 
 #: Every change-set rule, in id order.
+class MigNeedsNodeLabel(ChangeSetRule):
+    """A MIG layout change names the provisioning step that relabels the pool's nodes."""
+
+    entry = cat.MIG_NEEDS_NODE_LABEL
+
+    def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
+        """Yield a problem per MIG change whose nodes must get a new (or re-set) nvidia.com/mig.config label."""
+        for change in _changes(ctx, ChangeKind.MIG):
+            step = next((d for d in change.details if "mig.config" in d), None)
+            if step is None:
+                continue
+            yield Problem(
+                f"cluster {change.cluster!r}, pool {change.pool!r}: {change.summary}; {step}",
+                change.file or "", change.path,
+                hint="cordon and drain the nodes first: mig-manager needs the GPUs free and does not evict pods",
+            )
+
+
+class DriverManagementAlone(ChangeSetRule):
+    """A switch between ClusterPolicy and NVIDIADriver driver management is alone in its change."""
+
+    entry = cat.DRIVER_MANAGEMENT_ALONE
+
+    def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
+        """Yield a problem per switch that shares its change or runs on a release without the migration."""
+        for change in _changes(ctx, ChangeKind.DRIVER_MANAGEMENT):
+            cluster = ctx.fleet.cluster(change.cluster or "")
+            if cluster is None:
+                continue
+            others = [
+                c for c in ctx.changes
+                if c.cluster == change.cluster and c is not change and c.kind is not ChangeKind.REGENERATED
+            ]
+            if others:
+                words = "; ".join(c.summary for c in others[:3]) + ("; ..." if len(others) > 3 else "")
+                yield Problem(
+                    f"cluster {cluster.name!r}: {change.summary} replaces every GPU node's driver pod and must be the "
+                    f"only change of the cluster, but this change also has: {words}",
+                    change.file or cluster.source_file, change.path,
+                    hint="first set operator.driverManagement to the new mode with every driver unchanged; "
+                    "make the other changes in later pull requests",
+                )
+            version = operator_version(ctx.fleet, cluster)
+            if version is not None and (change.after != "NVIDIADriver resources"
+                                        or not nvidiadriver_crd_migration(version)):
+                yield Problem(
+                    f"cluster {cluster.name!r}: GPU Operator {version} does not support {change.summary} on a "
+                    "running cluster (NVIDIA documents the migration from ClusterPolicy to NVIDIADriver "
+                    "management from v26.7.0 only)",
+                    change.file or cluster.source_file, change.path,
+                    hint="upgrade the operator to v26.7.0 or later first (in its own change), then switch",
+                )
+
+
 CHANGESET_RULES: list[Rule] = [
     OneLayerPerChange(),
     OperatorUpgradePath(),
@@ -313,6 +367,8 @@ CHANGESET_RULES: list[Rule] = [
     CanaryFirst(),
     RemovedPoolUnreferenced(),
     RenderedNotHandEdited(),
+    MigNeedsNodeLabel(),
+    DriverManagementAlone(),
 ]
 
 

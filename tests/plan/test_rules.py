@@ -26,11 +26,11 @@ def bump_driver(data: dict[str, object], name: str, branch: str = "595", version
 
 def test_rules_follow_the_contract() -> None:
     ids = [r.entry.id for r in CHANGESET_RULES]
-    assert ids == ["GS801", "GS802", "GS803", "GS804", "GS805", "GS806"]
+    assert ids == ["GS801", "GS802", "GS803", "GS804", "GS805", "GS806", "GS807", "GS808"]
     for rule in CHANGESET_RULES:
         assert isinstance(rule, Rule) and rule.needs_base
         assert rule.entry.title and rule.entry.rationale and rule.entry.documentation
-        assert rule.entry.severity is Severity.ERROR
+        assert rule.entry.severity is (Severity.WARNING if rule.entry.id == "GS807" else Severity.ERROR)
 
 
 def test_change_set_rules_find_nothing_without_a_base(repo: FleetRepo) -> None:
@@ -58,7 +58,7 @@ def test_gs801_fails_when_kubernetes_and_driver_change_together(repo: FleetRepo)
     [finding] = findings(repo, "GS801")
     assert finding.file == "fleet/clusters/train-east.yaml" and finding.severity is Severity.ERROR
     assert "2 layers" in finding.message and "kubernetes: Kubernetes 1.34 -> 1.35" in finding.message
-    assert "driver: driver change" in finding.message
+    assert "driver: driver management ClusterPolicy -> NVIDIADriver resources" in finding.message
 
 
 def test_gs801_passes_one_layer_and_honours_max_dimensions(repo: FleetRepo) -> None:
@@ -320,3 +320,63 @@ def test_context_carries_base_and_head(repo: FleetRepo) -> None:
     assert ctx.fleet_rel == "fleet" and ctx.policies_rel == "policies" and ctx.rendered_rel == "rendered"
     assert ctx.changed_files == ("fleet/clusters/infer-north.yaml",)
     assert [c.pool for c in ctx.changes] == ["l40s-canary"]
+
+
+# ---------------------------------------------------------------- GS807
+
+
+def test_gs807_names_the_provisioning_step_of_a_mig_layout_change(repo: FleetRepo) -> None:
+    with repo.cluster("train-east") as data:
+        pool(data, "a100-mig")["mig"] = {"strategy": "mixed", "layout": "all-balanced"}
+    [finding] = findings(repo, "GS807")
+    assert finding.severity is Severity.WARNING
+    assert "nvidia.com/mig.config=all-balanced" in finding.message and "GS782" in finding.message
+    [change] = [c for c in repo.changes() if c.kind.value == "mig"]
+    assert "mig-manager sets nvidia.com/mig.config.state=pending" in change.impact
+    assert "does not evict or drain" in change.impact and "GPU pods are evicted" not in change.impact
+
+
+def test_gs807_custom_geometry_under_the_same_name_and_no_mig_change(repo: FleetRepo) -> None:
+    with repo.cluster("train-east") as data:
+        tenant(data, "research")["gpuQuota"] = 100
+    assert findings(repo, "GS807") == []
+    with repo.cluster("train-east") as data:
+        pool(data, "a100-mig")["mig"]["custom"][1]["profiles"] = {"7g.80gb": 1}
+    [finding] = findings(repo, "GS807")
+    assert "keeps its name custom-a100-mig" in finding.message
+
+
+# ---------------------------------------------------------------- GS808
+
+
+def test_gs808_fails_when_a_pool_pin_switches_driver_management(repo: FleetRepo) -> None:
+    with repo.cluster("train-east") as data:
+        bump_driver(data, "h100-canary")
+    [finding] = findings(repo, "GS808")
+    assert "ClusterPolicy -> NVIDIADriver resources" in finding.message and "driver change" in finding.message
+    [switch] = [c for c in repo.changes() if c.kind.value == "driver-management"]
+    assert switch.pool is None and "every GPU node of the cluster (40 node(s) in 3 pool(s))" in switch.impact
+    assert switch.dimension is not None and switch.disruption.value == "driver-reload"
+
+
+def test_gs808_passes_the_switch_alone_and_then_the_pin(repo: FleetRepo) -> None:
+    with repo.cluster("train-east") as data:
+        data["operator"]["driverManagement"] = "nvidiadriver"
+    assert findings(repo, "GS808") == []
+    assert [c.kind.value for c in repo.changes()] == ["driver-management"]
+    repo.commit("switch")
+    with repo.cluster("train-east") as data:
+        bump_driver(data, "h100-canary")
+    assert findings(repo, "GS808") == [] and findings(repo, "GS804") == []
+    assert "driver-management" not in [c.kind.value for c in repo.changes()]
+
+
+def test_gs808_refuses_the_switch_before_v26_7(repo: FleetRepo) -> None:
+    with repo.cluster("train-east") as data:
+        data["operator"] = {**data["operator"], "version": "v26.3.3"}
+        del data["operator"]["channel"]
+    repo.commit("v26.3.3")
+    with repo.cluster("train-east") as data:
+        data["operator"]["driverManagement"] = "nvidiadriver"
+    [finding] = findings(repo, "GS808")
+    assert "v26.3.3 does not support" in finding.message
