@@ -13,13 +13,12 @@ from gpuspec.render.facts import release_facts
 from gpuspec.render.operand_images import component_enabled
 from gpuspec.verify.values_keys import commented_keys
 
+from . import fleets
 from .fleets import (
     UPSTREAM_TAGS,
-    cluster,
     compile_dir,
     coverage_clusters,
     load,
-    pool,
     render_dir,
     two_driver_versions,
     write_fleet,
@@ -159,8 +158,8 @@ def test_before_v26_7_every_pool_gets_its_own_nvidiadriver(tmp_path: Path) -> No
 
 def test_driver_management_nvidiadriver_with_one_driver(tmp_path: Path) -> None:
     """The mode switch on its own: every pool keeps its driver, the default NVIDIADriver takes over the nodes."""
-    clusters = [cluster("one", operator={"version": "v26.7.0", "driverManagement": "nvidiadriver"},
-                        pools=[pool("a", "L40S", 4), pool("b", "L40S", 4)])]
+    clusters = [fleets.cluster("one", operator={"version": "v26.7.0", "driverManagement": "nvidiadriver"},
+                        pools=[fleets.pool("a", "L40S", 4), fleets.pool("b", "L40S", 4)])]
     out = render_dir(write_fleet(tmp_path, clusters))
     driver = _values(out, "one")["driver"]
     assert driver["nvidiaDriverCRD"] == {"enabled": True, "deployDefaultCR": True}
