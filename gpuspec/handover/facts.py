@@ -247,6 +247,20 @@ class _Builder:
 
     # ------------------------------------------------------------------ component chain and images
 
+    def nvidiadriver_names(self) -> list[str]:
+        """The NVIDIADrivers of the cluster: the chart's ``default`` (v26.7.0+) and those of pools with their own."""
+        if self.ctx.driver_mode != "nvidiadriver":
+            return []
+        own = [d.pool.name for d in self.ctx.pool_drivers]
+        return ["default", *own] if self.ctx.default_driver is not None else own
+
+    def _default_nvidiadriver(self) -> dict[str, Any] | None:
+        default = self.ctx.default_driver
+        if default is None:
+            return None
+        pools = [d.pool.name for d in self.ctx.drivers if d.key == default.key]
+        return {"version": default.spec_version, "pools": pools}
+
     def chain(self) -> dict[str, Any]:
         values = self.values
         enabled = [o for o in operands.OPERANDS
@@ -258,7 +272,8 @@ class _Builder:
             "driver_mode": mode,
             "driver_daemonset": operands.DRIVER_DAEMONSET if mode == "clusterpolicy"
             else f"{operands.NVIDIADRIVER_DAEMONSET_PREFIX}*" if mode == "nvidiadriver" else "",
-            "nvidiadrivers": [d.pool.name for d in self.ctx.drivers] if mode == "nvidiadriver" else [],
+            "nvidiadrivers": self.nvidiadriver_names(),
+            "default_nvidiadriver": self._default_nvidiadriver(),
             "operands": [{"values_path": o.values_path, "daemonset": o.daemonset, "role": o.role} for o in enabled],
             "cdi": bool(values.get("cdi", {}).get("enabled")),
             "nfd": bool(values.get("nfd", {}).get("enabled")),
@@ -494,7 +509,7 @@ class _Builder:
             _cmd("kubectl", "get", "clusterpolicies.nvidia.com", operands.CLUSTER_POLICY, "-o",
                  "jsonpath={.status.state}")]})
         if self.ctx.driver_mode == "nvidiadriver":
-            drivers = ", ".join(d.pool.name for d in self.ctx.drivers)
+            drivers = ", ".join(self.nvidiadriver_names())
             checks.append({"check": f"Every NVIDIADriver reports ready: {drivers}",
                            "commands": [_cmd("kubectl", "get", "nvidiadrivers.nvidia.com")]})
         checks.append({"check": f"Every pod in namespace {ns} is Running or Completed", "commands": [
