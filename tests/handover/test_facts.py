@@ -82,13 +82,14 @@ def test_operator_chart_and_drivers(cluster: str, matrix: dict[str, Any]) -> Non
         for f in gitops for d in _yaml(f) if d.get("kind") in ("HelmRelease", "OCIRepository", "Application")
     } - {None}
     assert chart_versions == {matrix["helm_chart_version"]}
-    # Driver per pool: the NVIDIADriver objects, else the values' single driver, and the driver image pulled.
+    # Driver per pool: the pool's own NVIDIADriver, else the values' driver (the ClusterPolicy's, or from v26.7.0
+    # the chart's default NVIDIADriver), and the driver image pulled.
     placement = tables(section(doc, "Placement scheme"))[0]
     drivers = {unquote(r["Pool"]): r["Driver"].split("`")[1] for r in placement}
     nvd = {d["metadata"]["name"]: d["spec"]["version"]
            for f in (RENDERED / "clusters" / cluster).glob("nvidiadriver-*.yaml") for d in _yaml(f)}
     values = _yaml(RENDERED / "clusters" / cluster / "gpu-operator.values.yaml")[0]
-    expected = nvd or {pool: values["driver"]["version"] for pool in drivers}
+    expected = {pool: nvd.get(pool, values["driver"]["version"]) for pool in drivers}
     assert drivers == expected
     images = (RENDERED / "clusters" / cluster / "images.txt").read_text()
     for version in drivers.values():
