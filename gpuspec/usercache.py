@@ -82,16 +82,25 @@ def store(path: Path | None, value: Any) -> None:
     if path is None:
         return
     try:
+        data = marshal.dumps(value)
+    except ValueError:
+        return
+    store_bytes(path, data)
+
+
+def store_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file renamed over it); errors are ignored."""
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(marshal.dumps(value))
+                fh.write(data)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
             raise
-    except (OSError, ValueError):
+    except OSError:
         pass  # a cache that cannot be written only costs speed
 
 

@@ -33,8 +33,38 @@ COMMANDS: dict[str, str] = {
 }
 
 
+#: Command name → first paragraph of its help, so `gpuspec --help` imports no command (a test keeps these
+#: equal to the commands' own help).
+SUMMARIES: dict[str, str] = {
+    "audit": "Compare exported node state with the spec of one cluster (offline).",
+    "explain": "Show one finding id's documentation: title, severity, rationale, examples and parameters.",
+    "handover": "Write the handover documents of the fleet's clusters (Markdown).",
+    "images": "Print every image:tag the clusters pull, sorted and de-duplicated.",
+    "import": "Draft a cluster spec from a node inventory.",
+    "lint": "Lint the fleet: schema, references, support matrix and policy rules.",
+    "matrix": "Show what a GPU Operator release supports and pins; without VERSION, list release lines and status.",
+    "plan": "Show what changes between the fleet at REV and the working tree.",
+    "render": "Compile the fleet into pinned Helm values, Kustomize overlays and Argo CD / Flux objects.",
+    "rules": "List every finding id gpuspec reports, and the custom rules of the policy packs: id, severity, "
+             "stage, title.",
+    "schema": "Print the JSON Schema (draft 2020-12) of fleet spec files.",
+    "tools": "External tools that `verify` drives (helm, kubectl with built-in kustomize).",
+    "validate": "Check the fleet spec against its schema, its references and NVIDIA's support matrix.",
+    "verify": "Render each cluster's GPU Operator chart with helm and build its overlay with kustomize, then check "
+              "the result.",
+}
+
+
 class LazyGroup(click.Group):
     """A command group that imports a command's module only when that command is used."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of `gpuspec --help`, from :data:`SUMMARIES` (no command module is imported)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, click.Command(name, help=SUMMARIES.get(name, "")).get_short_help_str(limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command name, sorted."""

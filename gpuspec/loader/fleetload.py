@@ -14,7 +14,7 @@ from gpuspec.catalogue.validate import BAD_VALUE, FILE_UNUSABLE
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES, cluster_files, display_path
-from gpuspec.loader.parsecache import ParseCache
+from gpuspec.loader.parsecache import ModelCache, ParseCache
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import YamlProblem, compose, node_to_data, read_text, read_yaml
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
@@ -99,12 +99,13 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     if not settings_path.exists():
         raise GpuspecError(f"{settings_display} not found", hint="a fleet directory holds fleet.yaml and clusters/")
     cache = ParseCache(fleet_dir)
+    models = ModelCache(fleet_dir)
     keys: dict[str, bytes] = {}
     read = _read(settings_path, findings, cache, keys)
     if read:
         raw[read[0]] = read[1]
         try:
-            settings = FleetSettings.model_validate(read[1])
+            settings = models.validate(FleetSettings, read[1], keys.get(read[0]))
         except ValidationError as exc:
             findings.extend(schema_findings(exc, read[1], FleetSettings, read[0]))
 
@@ -124,7 +125,7 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
         display, data = read
         raw[display] = data
         try:
-            cluster = Cluster.model_validate(data)
+            cluster = models.validate(Cluster, data, keys.get(display))
         except ValidationError as exc:
             ok = False
             findings.extend(schema_findings(exc, data, Cluster, display))
@@ -134,8 +135,11 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
 
     if only is None:
         cache.save()
+        models.save()
     if settings is None or not ok or findings:
         return LoadResult(None, findings, raw)
-    fleet = Fleet(settings=settings, clusters=clusters, settings_file=settings_display, root=str(fleet_dir))
+    # The parts are validated models already: no need to build and run the Fleet validator.
+    fleet = Fleet.model_construct(settings=settings, clusters=clusters, settings_file=settings_display,
+                                  root=str(fleet_dir))
     fleet._content_keys = keys
     return LoadResult(fleet, findings, raw)

@@ -18,7 +18,7 @@ LineStatus = Literal["supported", "deprecated", "end-of-support", "unknown"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Source(_Model):

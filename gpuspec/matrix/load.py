@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
+import pickle
 import threading
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from gpuspec import usercache
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.data_models import Matrix
 
@@ -57,6 +62,47 @@ def load_matrix() -> Matrix:
 @functools.cache
 def _load_matrix() -> Matrix:
     try:
-        return Matrix.model_validate(raw_matrix())
+        texts = {name: _data_bytes(name) for name in DATA_FILES}
+        digest = hashlib.sha256(b"".join(hashlib.sha256(texts[n]).digest() for n in DATA_FILES)).hexdigest()
+        cached = _read_compiled(digest)
+        if cached is not None:
+            return cached
+        matrix = Matrix.model_validate({name: yaml.load(texts[name], Loader=_Loader) for name in DATA_FILES})
+        _write_compiled(digest, matrix)
+        return matrix
     except (OSError, yaml.YAMLError, ValueError) as exc:  # pydantic.ValidationError is a ValueError
         raise GpuspecError(f"gpuspec's packaged support-matrix data is unreadable: {exc}") from exc
+
+
+def _data_bytes(name: str) -> bytes:
+    return resources.files("gpuspec.matrix").joinpath("data", f"{name}.yaml").read_bytes()
+
+
+# The validated matrix, compiled once: a pickle in the user cache named by the sha256 of the data files and
+# gpuspec's code fingerprint, so any change of the data or of the models rebuilds it.  Loading it costs a
+# few milliseconds instead of parsing and validating the YAML (and building the models' validators).
+def _compiled_path(digest: str) -> Path | None:
+    return usercache.entry_path("matrix-data", usercache.code_fingerprint(), digest)
+
+
+def _read_compiled(digest: str) -> Matrix | None:
+    path = _compiled_path(digest)
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        matrix = pickle.loads(data)
+    except Exception:  # a damaged or foreign file: rebuild it
+        return None
+    return matrix if isinstance(matrix, Matrix) else None
+
+
+def _write_compiled(digest: str, matrix: Matrix) -> None:
+    path = _compiled_path(digest)
+    if path is None:
+        return
+    with contextlib.suppress(pickle.PicklingError, TypeError, AttributeError):
+        usercache.store_bytes(path, pickle.dumps(matrix, protocol=pickle.HIGHEST_PROTOCOL))

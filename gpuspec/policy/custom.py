@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
-
-from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource, Unresolvable
 
 from gpuspec.catalogue.engine import POLICY_SETTING_INVALID
 from gpuspec.catalogue.entry import Entry
@@ -19,11 +17,12 @@ from gpuspec.spec.models import Fleet
 
 def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -> Iterator[Finding]:
     """One finding per selected node that does not satisfy the rule's schema (at the most relevant error)."""
-    import jsonschema
+    import jsonschema  # imported only when a pack declares custom rules (start-up)
+    from referencing.exceptions import Unresolvable
 
     spec = rule.rule
     entry = custom_entry(rule)
-    validator = jsonschema.Draft202012Validator(spec.schema_, registry=_LOCAL_ONLY)
+    validator = jsonschema.Draft202012Validator(spec.schema_, registry=_local_only())
     for selected in select(fleet, parse_selector(spec.select)):
         try:
             error = jsonschema.exceptions.best_match(validator.iter_errors(selected.node))
@@ -46,13 +45,16 @@ def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -
         )
 
 
-def _refuse(uri: str) -> Resource[Any]:
-    """Retrieval of a schema outside the pack: always refused (no network, no local files)."""
-    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+@functools.cache
+def _local_only() -> Any:
+    """A registry that resolves nothing beyond the schema itself (no network, no local files)."""
+    from referencing import Registry, Resource
+    from referencing.exceptions import NoSuchResource
 
+    def refuse(uri: str) -> Resource[Any]:
+        raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
-#: A registry that resolves nothing beyond the schema itself.
-_LOCAL_ONLY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+    return Registry(retrieve=refuse)  # type: ignore[call-arg]
 
 
 def _parts(path: Any) -> tuple[str | int, ...]:

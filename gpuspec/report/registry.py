@@ -1,23 +1,42 @@
-"""Name → reporter map that feeds the --format option of every command."""
+"""Name → reporter map that feeds the --format option of every command.
+
+Reporter modules are imported when a reporter is asked for, so a command that prints text never loads
+the SARIF or JUnit machinery (start-up time).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 
 from gpuspec.report.base import Reporter
-from gpuspec.report.github import GithubReporter
-from gpuspec.report.jsonreport import JsonReporter
-from gpuspec.report.junit import JunitReporter
-from gpuspec.report.sarif import SarifReporter
-from gpuspec.report.text import TextReporter
 
-REPORTERS: dict[str, Callable[[], Reporter]] = {
-    "text": TextReporter,
-    "json": JsonReporter,
-    "sarif": SarifReporter,
-    "github": GithubReporter,
-    "junit": JunitReporter,
+#: Format name → "module:class", in the order the --format option lists them.
+_TARGETS: dict[str, str] = {
+    "text": "gpuspec.report.text:TextReporter",
+    "json": "gpuspec.report.jsonreport:JsonReporter",
+    "sarif": "gpuspec.report.sarif:SarifReporter",
+    "github": "gpuspec.report.github:GithubReporter",
+    "junit": "gpuspec.report.junit:JunitReporter",
 }
+
+
+class _Reporters(Mapping[str, Callable[[], Reporter]]):
+    """The reporter classes by format name, each imported on first use."""
+
+    def __getitem__(self, name: str) -> Callable[[], Reporter]:
+        module, attribute = _TARGETS[name].split(":")
+        factory: Callable[[], Reporter] = getattr(importlib.import_module(module), attribute)
+        return factory
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_TARGETS)
+
+    def __len__(self) -> int:
+        return len(_TARGETS)
+
+
+REPORTERS: Mapping[str, Callable[[], Reporter]] = _Reporters()
 
 
 def reporter(name: str) -> Reporter:

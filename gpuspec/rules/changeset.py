@@ -22,12 +22,7 @@ from gpuspec.catalogue import changeset as cat
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix.query import nvidiadriver_crd_migration, upgrade_supported
-from gpuspec.plan.build import compare
-from gpuspec.plan.diff import diff_fleets, driver_key, driver_text
-from gpuspec.plan.driver_facts import resolved_driver_version
-from gpuspec.plan.gitread import changed_paths, relative_to_repo
 from gpuspec.plan.records import Change, ChangeKind, Dimension
-from gpuspec.plan.regen import read_regeneration
 from gpuspec.policy.load import LocatedException, load_policy
 from gpuspec.render.generator import Regeneration
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
@@ -150,6 +145,8 @@ class CanaryFirst(ChangeSetRule):
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield a problem per non-canary driver change and per operator change that is not preceded by its canary."""
+        from gpuspec.plan.diff import driver_key, driver_text  # plan machinery only with --base
+
         base = ctx.base
         if base is None:
             return
@@ -187,6 +184,8 @@ class CanaryFirst(ChangeSetRule):
 
     def _implied(self, ctx: ChangeSetContext, base: Fleet, change: Change) -> Iterator[Problem]:
         """A release-default driver that moves with the operator: the canary must run the new default already."""
+        from gpuspec.plan.driver_facts import resolved_driver_version
+
         head_cluster, base_cluster = ctx.fleet.cluster(change.cluster or ""), base.cluster(change.cluster or "")
         canary_name = head_cluster.rollout.canary_pool if head_cluster else None
         if head_cluster is None or base_cluster is None or canary_name is None:
@@ -391,6 +390,12 @@ def changeset_context(
     ``rendered_dir`` default to ``policies`` and ``rendered`` next to ``fleet_dir``.
     A bad revision or an unusable base fleet is a GpuspecError (exit 2).
     """
+    # The plan and git machinery is imported only when a change set is asked for (lint --base).
+    from gpuspec.plan.build import compare
+    from gpuspec.plan.diff import diff_fleets
+    from gpuspec.plan.gitread import changed_paths, relative_to_repo
+    from gpuspec.plan.regen import read_regeneration
+
     comparison = compare(fleet_dir, base_rev, head, repo=repo_root)
     parent = fleet_dir.parent
     policies = policies_dir if policies_dir is not None else parent / "policies"

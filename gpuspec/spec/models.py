@@ -56,7 +56,7 @@ RepoPath = Annotated[str, StringConstraints(pattern=REPO_PATH_PATTERN)]
 class SpecModel(BaseModel):
     """Base of every spec model: unknown keys are errors, numbers may be written where text is expected."""
 
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, frozen=False)
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, frozen=False, defer_build=True)
 
 
 # --------------------------------------------------------------------------- fleet.yaml
@@ -526,7 +526,7 @@ class Cluster(SpecModel):
 class Fleet(BaseModel):
     """The whole fleet: settings plus clusters, in file-name order."""
 
-    model_config = ConfigDict(frozen=False)
+    model_config = ConfigDict(frozen=False, defer_build=True)
 
     settings: FleetSettings
     clusters: list[Cluster]

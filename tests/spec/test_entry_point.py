@@ -59,3 +59,20 @@ def test_schema_error_on_a_credential_line_does_not_echo_it(fleet_copy: Path) ->
         assert result.returncode == 2, result.stdout
         assert "GS103" in result.stdout and "unknown key 'password'" in result.stdout
         assert "hunter22-secret" not in result.stdout + result.stderr
+
+
+def test_help_summaries_equal_each_commands_own_help() -> None:
+    """`gpuspec --help` lists commands from a table (no imports); it must say what each command says."""
+    import inspect
+
+    import click
+
+    from gpuspec.cli.main import COMMANDS, SUMMARIES, cli
+
+    ctx = click.Context(cli)
+    assert set(SUMMARIES) == set(COMMANDS)
+    for name in COMMANDS:
+        command = cli.get_command(ctx, name)
+        assert command is not None
+        first = inspect.cleandoc(command.help or "").split("\n\n")[0].replace("\n", " ")
+        assert SUMMARIES[name] == first, name
