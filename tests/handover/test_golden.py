@@ -80,3 +80,15 @@ def test_handover_command(tmp_path: Path) -> None:
     assert sorted(p.name for p in (root / "docs").iterdir()) == ["README.md", "infer-north.md", "train-east.md"]
     bad = _gpuspec(root, "handover", "--cluster", "nope")
     assert bad.returncode == 2 and "no cluster named nope" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_readme_excerpt_is_current() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    part = readme.split("## Handover documents for operations", 1)[1].split("\n## ", 1)[0]
+    quoted = [line[2:] for line in part.splitlines() if line.startswith("> |") or line.startswith("> kubectl")]
+    assert len(quoted) >= 4
+    doc = (REPO_ROOT / "rendered/handover/infer-north.md").read_text(encoding="utf-8").splitlines()
+    for line in quoted:
+        assert line in doc, line
+    for link in ("rendered/handover/README.md", "rendered/handover/infer-north.md", "rendered/handover/train-east.md"):
+        assert f"]({link})" in readme and (REPO_ROOT / link).is_file()
