@@ -3,14 +3,19 @@
 Layout: ``tests/rules/fixtures/<ID>/fail/`` and ``.../pass/``. A case folder is laid over a base repository:
 
 * fleet stages (lint engine, validate, support matrix, packs): files under ``fleet/`` and ``policies/`` over
-  ``fixtures/_base``, then ``gpuspec lint``;
+  ``fixtures/_base``, then the validate pipeline (validate ids) or the lint pipeline (the others);
 * change set (GS8xx): ``base/`` is laid over ``_base`` and committed, ``head/`` over that in the working tree,
   then ``gpuspec lint --base HEAD``;
 * audit: ``nodes.json`` (and ``clusterpolicies.json``) against the audit fleet of ``tests/audit/fixtures``;
 * verify: ``fleet/`` and ``rendered/`` files over the verify fixture repository, checked against the mini chart.
 
-``fail/expect.yaml`` lists the case's findings of that id as ``[file, line, column]`` (relative to the repository
-root), in report order; a passing case has none of that id. ``GPUSPEC_UPDATE_GOLDEN=1`` rewrites expect.yaml.
+An id may have more failing or passing cases: ``fail-<variant>/``, ``pass-<variant>/``. A fleet-stage case with
+``case.yaml`` saying ``base: example`` is laid over the example fleet (``fleet/``, ``policies/``) instead.
+
+``expect.yaml`` of a failing case lists its findings of that id as ``[file, line, column]`` (relative to the
+repository root), in report order, optionally with a fourth item the message must contain; a passing case has
+none of that id. Validate ids also run ``gpuspec validate`` and check its exit code and ``file:line:col`` lines.
+``GPUSPEC_UPDATE_GOLDEN=1`` rewrites expect.yaml (positions only; message texts are kept by hand).
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from plan.helpers import GIT_ENV
 
 from gpuspec.catalogue import CATALOGUE
 from gpuspec.findings import Finding
+from gpuspec.loader.positions import locate_findings
 from gpuspec.pipeline.lint import lint_fleet
+from gpuspec.pipeline.validate import validate_fleet
 from gpuspec.pipeline.verify import VerifyOptions, verify_fleet
 from rules.harness import BASE_REPO, FIXTURES, REPO_ROOT
 
@@ -45,13 +52,24 @@ NO_FAILING_CASE: dict[str, str] = {
 }
 
 Position = tuple[str, int, int]
+#: A finding of a case: severity, position, message.
+Got = tuple[str, Position, str]
+SKIP_FILES = frozenset({"expect.yaml", "case.yaml"})
 
 CASE_IDS = sorted(d.name for d in FIXTURES.iterdir() if d.is_dir() and not d.name.startswith("_"))
-FAILING = [i for i in CASE_IDS if (FIXTURES / i / "fail").is_dir()]
-PASSING = [i for i in CASE_IDS if (FIXTURES / i / "pass").is_dir()]
 
 
-def _overlay(source: Path, target: Path, skip: frozenset[str] = frozenset({"expect.yaml"})) -> None:
+def _cases(prefix: str) -> list[str]:
+    """``ID/fail``, ``ID/fail-variant``, ... for every id (or ``pass``)."""
+    return [f"{i}/{d.name}" for i in CASE_IDS for d in sorted((FIXTURES / i).iterdir())
+            if d.is_dir() and (d.name == prefix or d.name.startswith(prefix + "-"))]
+
+
+FAILING = _cases("fail")
+PASSING = _cases("pass")
+
+
+def _overlay(source: Path, target: Path, skip: frozenset[str] = SKIP_FILES) -> None:
     """Copy every file below ``source`` to the same place below ``target`` (except the expectations)."""
     for path in sorted(source.rglob("*")):
         if path.is_file() and path.name not in skip:
@@ -68,8 +86,8 @@ def _relative(file: str | None, root: Path) -> str:
         return str(file)
 
 
-def _from_lint(findings: list[Finding], rule_id: str, root: Path) -> list[tuple[str, Position]]:
-    return [(f.severity.value, (_relative(f.file, root), f.line or 0, f.column or 0))
+def _from_lint(findings: list[Finding], rule_id: str, root: Path) -> list[Got]:
+    return [(f.severity.value, (_relative(f.file, root), f.line or 0, f.column or 0), f.message)
             for f in findings if f.rule_id == rule_id]
 
 
@@ -78,16 +96,38 @@ def _git(root: Path, *args: str) -> None:
                    capture_output=True, check=True)
 
 
-def run_fleet_case(case: Path, rule_id: str, root: Path) -> list[tuple[str, Position]]:
-    """Lint the base fleet with the case's files laid over it."""
-    shutil.copytree(BASE_REPO, root)
+def _case_options(case: Path) -> dict[str, str]:
+    path = case / "case.yaml"
+    options = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    assert set(options) <= {"base"} and options.get("base", "fixture") in ("fixture", "example"), options
+    return dict(options)
+
+
+def run_fleet_case(case: Path, rule_id: str, root: Path) -> list[Got]:
+    """Validate (validate ids) or lint (the others) the base fleet, or the example fleet, with the case laid over it."""
+    if _case_options(case).get("base") == "example":
+        root.mkdir(parents=True)
+        shutil.copytree(REPO_ROOT / "fleet", root / "fleet")
+        shutil.copytree(REPO_ROOT / "policies", root / "policies")
+    else:
+        shutil.copytree(BASE_REPO, root)
     _overlay(case, root)
-    result = lint_fleet(root / "fleet", root / "policies")
-    return _from_lint(result.findings, rule_id, root)
+    if CATALOGUE[rule_id].stage == "validate":
+        return _from_lint(locate_findings(validate_fleet(root / "fleet", root / "policies").findings), rule_id, root)
+    return _from_lint(lint_fleet(root / "fleet", root / "policies").findings, rule_id, root)
 
 
-def run_changeset_case(case: Path, rule_id: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> list[
-        tuple[str, Position]]:
+def check_validate_cli(rule_id: str, root: Path, expected: list[Position]) -> None:
+    """`gpuspec validate` on the case: exit 2 for input errors, else 1; each finding on its file:line:col line."""
+    result = run_gpuspec("validate", "fleet", "--policies", "policies", cwd=root) if (root / "policies").is_dir() \
+        else run_gpuspec("validate", "fleet", cwd=root)
+    assert result.code == (2 if CATALOGUE[rule_id].input_error else 1), result.out + result.err
+    severity = CATALOGUE[rule_id].severity.value
+    for file, line, column in expected:
+        assert f"{file}:{line}:{column}: {severity} {rule_id}" in result.out, result.out
+
+
+def run_changeset_case(case: Path, rule_id: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> list[Got]:
     """Commit base fleet + ``base/``, lay ``head/`` over the working tree, lint against HEAD."""
     shutil.copytree(BASE_REPO, root)
     _overlay(case / "base", root)
@@ -100,8 +140,7 @@ def run_changeset_case(case: Path, rule_id: str, root: Path, monkeypatch: pytest
     return _from_lint(result.findings, rule_id, root)
 
 
-def run_audit_case(case: Path, rule_id: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> list[
-        tuple[str, Position]]:
+def run_audit_case(case: Path, rule_id: str, root: Path) -> list[Got]:
     """`gpuspec audit --cluster lab` of the case's node (and operator resource) exports against the audit fleet."""
     shutil.copytree(AUDIT_FLEET, root / "fleet")
     _overlay(case, root)
@@ -112,12 +151,11 @@ def run_audit_case(case: Path, rule_id: str, root: Path, monkeypatch: pytest.Mon
     doc = result.json()
     assert result.code == (1 if any(f["severity"] == "error" for f in doc["findings"]) else 0), result.err
     assert all(f["specPath"].startswith("clusters[lab]") for f in doc["findings"]), doc["findings"]
-    return [(f["severity"], (_relative(f["file"], root), f["line"] or 0, f["column"] or 0))
+    return [(f["severity"], (_relative(f["file"], root), f["line"] or 0, f["column"] or 0), f["message"])
             for f in doc["findings"] if f["ruleId"] == rule_id]
 
 
-def run_verify_case(case: Path, rule_id: str, root: Path, request: pytest.FixtureRequest) -> list[
-        tuple[str, Position]]:
+def run_verify_case(case: Path, rule_id: str, root: Path, request: pytest.FixtureRequest) -> list[Got]:
     """Verify the mini fleet's rendered/ tree (case files laid over it) against the mini chart (``chart/`` over it).
 
     ``charts.txt`` replaces the local chart by the chart sources it lists (one a line).
@@ -141,44 +179,50 @@ def verify_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("verify-cache")
 
 
-def run_case(rule_id: str, kind: str, root: Path, request: pytest.FixtureRequest) -> list[tuple[str, Position]]:
-    """The findings of ``rule_id`` (severity, position) on case ``kind`` (fail or pass) of that id."""
-    case = FIXTURES / rule_id / kind
+def run_case(case_name: str, root: Path, request: pytest.FixtureRequest) -> list[Got]:
+    """The findings of the case's id (severity, position, message) on case ``ID/fail...`` or ``ID/pass...``."""
+    rule_id = case_name.split("/")[0]
+    case = FIXTURES / case_name
     stage = CATALOGUE[rule_id].stage
-    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
     if stage == "verify":
         return run_verify_case(case, rule_id, root, request)
     if stage == "change set":
-        return run_changeset_case(case, rule_id, root, monkeypatch)
+        return run_changeset_case(case, rule_id, root, request.getfixturevalue("monkeypatch"))
     if stage == "audit":
-        return run_audit_case(case, rule_id, root, monkeypatch)
+        return run_audit_case(case, rule_id, root)
     return run_fleet_case(case, rule_id, root)
 
 
-def _expected(rule_id: str) -> list[Position]:
-    rows = yaml.safe_load((FIXTURES / rule_id / "fail" / "expect.yaml").read_text(encoding="utf-8")) or []
-    return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+def _expected(case_name: str) -> list[tuple[Position, str]]:
+    rows = yaml.safe_load((FIXTURES / case_name / "expect.yaml").read_text(encoding="utf-8")) or []
+    return [((str(r[0]), int(r[1]), int(r[2])), str(r[3]) if len(r) > 3 else "") for r in rows]
 
 
-def _write_expected(rule_id: str, got: list[Position]) -> None:
+def _write_expected(case_name: str, got: list[Position]) -> None:
+    rule_id = case_name.split("/")[0]
+    path = FIXTURES / case_name / "expect.yaml"
+    if path.is_file() and any(text for _, text in _expected(case_name)):
+        return  # message texts are written by hand: update those by hand too
     lines = [f"# Findings of {rule_id} on this case: [file, line, column], in report order."]
     lines += [f"- [{file}, {line}, {column}]" for file, line, column in got]
-    (FIXTURES / rule_id / "fail" / "expect.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def test_every_catalogue_id_has_cases() -> None:
-    missing_pass = sorted(set(CATALOGUE) - set(PASSING))
-    missing_fail = sorted(set(CATALOGUE) - set(FAILING) - set(NO_FAILING_CASE))
+    ids_failing = {c.split("/")[0] for c in FAILING}
+    ids_passing = {c.split("/")[0] for c in PASSING}
+    missing_pass = sorted(set(CATALOGUE) - ids_passing)
+    missing_fail = sorted(set(CATALOGUE) - ids_failing - set(NO_FAILING_CASE))
     assert missing_pass == [] and missing_fail == [], f"no pass case: {missing_pass}; no fail case: {missing_fail}"
     assert set(CASE_IDS) <= set(CATALOGUE), sorted(set(CASE_IDS) - set(CATALOGUE))
-    for rule_id in FAILING:
-        assert (FIXTURES / rule_id / "fail" / "expect.yaml").is_file(), rule_id
+    for case_name in FAILING:
+        assert (FIXTURES / case_name / "expect.yaml").is_file(), case_name
 
 
 def test_no_failing_case_list_is_true() -> None:
     """An id on the allow-list has no failing case (add the case and drop the id from the list)."""
     assert set(NO_FAILING_CASE) <= set(CATALOGUE)
-    assert not set(NO_FAILING_CASE) & set(FAILING)
+    assert not set(NO_FAILING_CASE) & {c.split("/")[0] for c in FAILING}
 
 
 def test_base_fleet_is_clean(tmp_path: Path) -> None:
@@ -187,16 +231,23 @@ def test_base_fleet_is_clean(tmp_path: Path) -> None:
     assert result.findings == [], [(f.rule_id, f.message) for f in result.findings]
 
 
-@pytest.mark.parametrize("rule_id", FAILING)
-def test_failing_case(rule_id: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    got = run_case(rule_id, "fail", tmp_path / "repo", request)
+@pytest.mark.parametrize("case_name", FAILING)
+def test_failing_case(case_name: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    rule_id = case_name.split("/")[0]
+    root = tmp_path / "repo"
+    got = run_case(case_name, root, request)
     if UPDATE:
-        _write_expected(rule_id, [position for _, position in got])
-    assert got, f"{rule_id}: the failing case gives no {rule_id} finding"
-    assert [position for _, position in got] == _expected(rule_id)
-    assert {severity for severity, _ in got} == {CATALOGUE[rule_id].severity.value}
+        _write_expected(case_name, [position for _, position, _ in got])
+    assert got, f"{case_name}: the failing case gives no {rule_id} finding"
+    expected = _expected(case_name)
+    assert [position for _, position, _ in got] == [position for position, _ in expected]
+    for (_, _, message), (_, text) in zip(got, expected, strict=True):
+        assert text in message, (text, message)
+    assert {severity for severity, _, _ in got} == {CATALOGUE[rule_id].severity.value}
+    if CATALOGUE[rule_id].stage == "validate":
+        check_validate_cli(rule_id, root, [position for position, _ in expected])
 
 
-@pytest.mark.parametrize("rule_id", PASSING)
-def test_passing_case(rule_id: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    assert run_case(rule_id, "pass", tmp_path / "repo", request) == []
+@pytest.mark.parametrize("case_name", PASSING)
+def test_passing_case(case_name: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    assert run_case(case_name, tmp_path / "repo", request) == []
