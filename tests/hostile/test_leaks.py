@@ -192,3 +192,32 @@ def test_a_credential_inside_a_wrong_value_is_not_repeated(tmp_path: Path, monke
     for fmt in ("text", "json"):
         result = gpuspec(["validate", "--format", fmt], monkeypatch, capsys, cwd=root)
         assert result.code == 2 and "GS104" in result.out and KEY_SECRET not in result.text
+
+
+def _commit_all(root: Path) -> None:
+    (root / ".git").rmdir()
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("variant", ["key-and-token", "url"])
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_plan_prints_no_credential(variant: str, fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    _commit_all(root)
+    (_key_and_token_fleet if variant == "key-and-token" else _url_fleet)(root)
+    for args in (["plan", "--base", "HEAD", "--format", fmt], ["lint", "--base", "HEAD"]):
+        result = gpuspec(args, monkeypatch, capsys, cwd=root)
+        for secret in (KEY_SECRET, TOKEN, URL_SECRET):
+            assert secret not in result.text, (args, result.text)
+
+
+def test_missing_key_at_the_top_of_a_file_shows_no_credential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    (root / "fleet" / "clusters" / "top.yaml").write_text(f"password: {KEY_SECRET}\nkind: Cluster\n")
+    for command in (["validate"], ["lint"], ["render"], ["images"]):
+        result = gpuspec(command, monkeypatch, capsys, cwd=root)
+        assert result.code == 2 and "GS105" in result.text and KEY_SECRET not in result.text
