@@ -21,6 +21,17 @@ from gpuspec.spec.models import Cluster, Fleet, MigStrategy, SharingMode
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 
 
+
+#: Most names a hint lists (a fleet may have thousands).
+_MAX_NAMES = 10
+
+
+def _names(names: set[str]) -> str:
+    """Up to :data:`_MAX_NAMES` of ``names``, sorted, and how many more there are."""
+    shown = sorted(names)[:_MAX_NAMES]
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")
+
 def _error(entry: Entry, message: str, file: str, path: DocPath, hint: str | None = None) -> Finding:
     return entry.finding(message, file, path, hint)
 
@@ -42,7 +53,7 @@ def _fleet_settings(fleet: Fleet, policy_packs: set[str] | None) -> Iterator[Fin
             if pack not in policy_packs:
                 yield _error(UNRESOLVED_REFERENCE, f"policy pack {pack!r} does not exist", file,
                              ("policy", "packs", index),
-                             f"packs found: {', '.join(sorted(policy_packs)) or 'none'}")
+                             f"packs found: {_names(policy_packs) or 'none'}")
 
 
 def _cluster(fleet: Fleet, cluster: Cluster) -> Iterator[Finding]:
@@ -68,14 +79,14 @@ def _cluster(fleet: Fleet, cluster: Cluster) -> Iterator[Finding]:
     canary = cluster.rollout.canary_pool
     if canary is not None and canary not in pools:
         yield _error(UNRESOLVED_REFERENCE, f"canary pool {canary!r} is not a pool of this cluster", file,
-                     ("rollout", "canaryPool"), f"pools: {', '.join(sorted(pools))}")
+                     ("rollout", "canaryPool"), f"pools: {_names(pools)}")
     classes = {c.name for c in cluster.priority_classes} | BUILTIN_PRIORITY_CLASSES
     namespaces: dict[str, str] = {}
     for t_index, tenant in enumerate(cluster.tenants):
         for p_index, pool in enumerate(tenant.pools):
             if pool not in pools:
                 yield _error(UNRESOLVED_REFERENCE, f"tenant {tenant.name!r} refers to unknown pool {pool!r}", file,
-                             ("tenants", t_index, "pools", p_index), f"pools: {', '.join(sorted(pools))}")
+                             ("tenants", t_index, "pools", p_index), f"pools: {_names(pools)}")
         if tenant.priority_class is not None and tenant.priority_class not in classes:
             yield _error(UNRESOLVED_REFERENCE,
                          f"PriorityClass {tenant.priority_class!r} is not declared in priorityClasses", file,
