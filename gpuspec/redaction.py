@@ -37,8 +37,8 @@ VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 #: Mapping keys whose (non-empty) value is a credential.
 SECRET_KEY = re.compile(
-    r"(?i)^(?:.*[-_.])?(pass(word|wd)?|pwd|secret|token|api[-_]?key|access[-_]?key|secret[-_]?key"
-    r"|private[-_]?key|client[-_]?secret|credentials?)$"
+    r"(?i)^(?:.*[-_.])?(pass|pwd)$"  # short words only as a whole part: "pass", "db_pwd"
+    r"|(?i:^.*(password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?)$)"
 )
 #: Schema keys that hold Kubernetes object names, not secret values.
 NAME_KEYS = frozenset({"pullSecrets", "kubeConfigSecret", "imagePullSecrets"})
@@ -47,7 +47,14 @@ _MAX_KEY = 200
 
 #: A ``key:`` in a line of YAML or JSON (block or flow style).  A key starts only at the line start or after
 #: a blank, ``{``, ``,`` or quote, none of which it contains, so no character is scanned by two attempts.
-_LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-]{1,200})["']?[ \t]*:(?=[ \t]|$)""")
+_LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-/]{1,200})["']?[ \t]*:(?=[ \t]|$)""")
+#: ``<credential-like key>: value`` or ``=value`` inside any text (a message quoting a line, a diff); the key
+#: starts only where a key cannot continue, so each run of key characters is tried from one place.
+_KEY_VALUE = re.compile(
+    r"""(?i)(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]{0,200}?"""
+    r"""(?:password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?)"""
+    r"""["']?[ \t]*[:=][ \t]*["']?)(?!<redacted>)(?![|>][-+0-9]*(?:\s|$))([^\s'",}\]]+)"""
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +128,14 @@ def redact_text(text: str) -> str:
         text = pattern.sub(_REPLACEMENTS.get(kind, REDACTED), text)
     if _pem_in_certificate(text):
         text = text[: text.find("-----BEGIN CERTIFICATE-----")] + REDACTED
-    return text
+    return _KEY_VALUE.sub(_redact_key_value, text)
+
+
+def _redact_key_value(match: re.Match[str]) -> str:
+    key = match.group(1).rstrip("\"' \t:=")
+    if key.rsplit("/", 1)[-1] in NAME_KEYS:  # holds the name of a Kubernetes Secret, not a credential
+        return match.group(0)
+    return match.group(1) + REDACTED
 
 
 def redact_line(line: str) -> str:
