@@ -84,6 +84,11 @@ def _ref_parts(reference: str) -> tuple[str, str]:
     return (base, tag) if "/" not in tag else (reference, "")
 
 
+def _compact(value: Any) -> str:
+    """A rendered value on one line (JSON, keys sorted), as a deviations table shows it."""
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "), ensure_ascii=False)
+
+
 def _scalar(value: Any) -> Any:
     """A rendered value as the YAML file shows it (booleans as true/false)."""
     return ("true" if value else "false") if isinstance(value, bool) else value
@@ -304,6 +309,48 @@ class _Builder:
                 "source": f"mirror {mirror.name}" if mirror is not None and pulled != upstream else "public registry",
             })
         return rows
+
+    # ------------------------------------------------------------------ deviations and acceptance Jobs
+
+    def deviations(self) -> list[dict[str, Any]]:
+        """The deliberate deviations the render plan records (``deviations.yaml``), with their reasons."""
+        record = _doc(self.plan, f"{self.base}/deviations.yaml")
+        if not isinstance(record, dict):
+            return []
+        out = []
+        for d in record.get("deviations") or []:
+            known = bool(d.get("defaultKnown", True))
+            out.append({
+                "target": d.get("target") or "", "pool": d.get("pool") or "", "path": d.get("path") or "",
+                "value": _compact(d.get("value")),
+                "default": _compact(d.get("chartDefault")) if known else "",
+                "default_known": known,
+                "reason": d.get("reason") or "", "owner": d.get("owner") or "", "ticket": d.get("ticket") or "",
+                "source": (d.get("source") or {}).get("path", ""),
+            })
+        return out
+
+    def acceptance_jobs(self) -> list[dict[str, Any]]:
+        """The rendered acceptance Jobs: per pool, what each container requests and how the GitOps tool runs it."""
+        jobs = []
+        prefix = f"{self.base}/acceptance/"
+        for path in sorted(p for p in self.plan.files if p.startswith(prefix)):
+            for doc in _docs(self.plan, path):
+                if not isinstance(doc, dict) or doc.get("kind") != "Job":
+                    continue
+                meta = doc["metadata"]
+                pod = doc["spec"]["template"]["spec"]
+                requests = [f"{n}: {v}" for c in pod.get("containers", [])
+                            for n, v in sorted((c.get("resources", {}).get("limits") or {}).items())]
+                hook = (meta.get("annotations") or {}).get("argocd.argoproj.io/hook", "")
+                jobs.append({
+                    "pool": (meta.get("labels") or {}).get("gpuspec.io/pool", ""), "name": meta["name"],
+                    "namespace": meta.get("namespace", ""), "requests": requests,
+                    "image": pod["containers"][0]["image"] if pod.get("containers") else "",
+                    "runs": f"Argo CD {hook} hook" if hook else "Flux Kustomization after the overlay",
+                    "file": f"{self.root}/{path}",
+                })
+        return jobs
 
     # ------------------------------------------------------------------ RBAC
 
@@ -531,7 +578,12 @@ class _Builder:
                            "commands": [], "promql": f'count(up{{job="{DCGM_JOB}",namespace="{ns}"}} == 1)'})
         for item in checks:
             item.setdefault("promql", "")
-        return {"checks": checks, "jobs": []}
+        jobs = self.acceptance_jobs()
+        namespaces = sorted({j["namespace"] for j in jobs})
+        job_commands = [_cmd("kubectl", "-n", n, "get", "jobs", "-l", "gpuspec.io/acceptance=true") for n in namespaces]
+        job_commands += [_cmd("kubectl", "-n", j["namespace"], "logs", f"job/{j['name']}", "--all-containers")
+                         for j in jobs]
+        return {"checks": checks, "jobs": jobs, "job_commands": job_commands}
 
     def build(self) -> dict[str, Any]:
         pools = self.pools()
@@ -542,7 +594,7 @@ class _Builder:
             "priority_classes": self.priority_classes(),
             "chain": self.chain(),
             "images": self.images(),
-            "deviations": [],
+            "deviations": self.deviations(),
             "rbac": self.rbac(),
             "update": self.update(),
             "rollback": self.rollback(),

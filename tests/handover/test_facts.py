@@ -53,6 +53,11 @@ def test_images_and_versions(cluster: str, matrix: dict[str, Any]) -> None:
         for path in unquote(row["Component"]).split(", "):
             if path in ("driver", "node-feature-discovery"):
                 continue
+            if path not in components:  # the acceptance Jobs' sample image: pulled by a rendered Job
+                jobs = [d for f in (RENDERED / "clusters" / cluster).glob("acceptance/job-*.yaml") for d in _yaml(f)]
+                assert pulled in {c["image"] for j in jobs if j["kind"] == "Job"
+                                  for c in j["spec"]["template"]["spec"]["containers"]}, path
+                continue
             node = values
             for part in path.split("."):
                 node = node[part]
@@ -132,3 +137,31 @@ def test_names_match_rendered_objects(cluster: str) -> None:
     configmaps = {name for kind, _, name in objects if kind == "ConfigMap"}
     for name in ("gpuspec-mig-config", "gpuspec-device-plugin-config"):
         assert (f"ConfigMap `{name}`" in doc) == (name in configmaps), name
+
+
+@pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
+def test_deviations_and_acceptance_jobs_match_rendered(cluster: str) -> None:
+    doc = _doc(cluster)
+    base = RENDERED / "clusters" / cluster
+    record = _yaml(base / "deviations.yaml")[0]["deviations"] if (base / "deviations.yaml").is_file() else []
+    part = section(doc, "Deliberate deviations")
+    if not record:
+        assert "No deliberate deviations are recorded" in part
+    else:
+        rows = tables(part)[0]
+        assert [(unquote(r["Setting"]), json.loads(unquote(r["Value"]))) for r in rows] == [
+            (d["path"], d["value"]) for d in record]
+        for row, d in zip(rows, record, strict=True):
+            assert row["Target"].startswith(f"`{d['target']}`")
+            assert d["reason"].split(" ")[0] in row["Reason"]
+    jobs = [d for f in sorted((base / "acceptance").glob("job-*.yaml")) for d in _yaml(f) if d["kind"] == "Job"]
+    part = section(doc, "Acceptance checklist")
+    if not jobs:
+        assert "No validation Jobs are rendered" in part
+    else:
+        rows = tables(part)[0]
+        assert {(unquote(r["Pool"]), unquote(r["Job"]), unquote(r["Namespace"])) for r in rows} == {
+            (j["metadata"]["labels"]["gpuspec.io/pool"], j["metadata"]["name"], j["metadata"]["namespace"])
+            for j in jobs}
+        for j in jobs:
+            assert f"logs job/{j['metadata']['name']} --all-containers" in part
