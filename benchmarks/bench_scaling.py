@@ -181,13 +181,13 @@ def print_size(run: SizeRun) -> None:
     print(f"\n{run.clusters} clusters x 10 pools, {run.yaml_mb:.1f} MB YAML; parse floor (bare CSafeLoader, "
           f"fresh interpreter): {floor.seconds:.2f} s wall, {floor.cpu:.2f} s CPU, {floor.peak_mib:.0f} MiB")
     print(f"{'command':<26} {'wall s':>7} {'CPU s':>6} {'peak MiB':>8} {'KiB/cl':>7} {'/floor':>7} "
-          f"{'peer':>17} {'peer s':>7} {'/peer':>6} exit")
+          f"{'peer':>17} {'peer s':>7} {'peer CPU':>8} {'/peer':>6} exit")
     for row in run.rows:
         m = row.result
         peer = row.peer_result
         print(f"{row.command:<26} {m.seconds:>7.2f} {m.cpu:>6.2f} {m.peak_mib:>8.0f} "
               f"{1024 * m.peak_mib / run.clusters:>7.0f} {_fmt_ratio(m.seconds / floor.seconds):>7} "
-              f"{row.peer or '-':>17} {peer.seconds if peer else 0:>7.2f} "
+              f"{row.peer or '-':>17} {peer.seconds if peer else 0:>7.2f} {peer.cpu if peer else 0:>8.2f} "
               f"{_fmt_ratio(m.seconds / peer.seconds if peer else None):>6} {m.exit_code:>4}")
 
 
