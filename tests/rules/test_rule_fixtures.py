@@ -10,11 +10,13 @@ Layout: ``tests/rules/fixtures/<ID>/fail/`` and ``.../pass/``. A case folder is 
 * verify: ``fleet/`` and ``rendered/`` files over the verify fixture repository, checked against the mini chart.
 
 An id may have more failing or passing cases: ``fail-<variant>/``, ``pass-<variant>/``. A fleet-stage case with
-``case.yaml`` saying ``base: example`` is laid over the example fleet (``fleet/``, ``policies/``) instead.
+``case.yaml`` saying ``base: example`` is laid over the example fleet (``fleet/``, ``policies/``) instead; a
+change-set case with ``base: plan`` over the plan tests' fixture fleet (with a default pack and a rendered file).
 
 ``expect.yaml`` of a failing case lists its findings of that id as ``[file, line, column]`` (relative to the
-repository root), in report order, optionally with a fourth item the message must contain; a passing case has
-none of that id. Validate ids also run ``gpuspec validate`` and check its exit code and ``file:line:col`` lines.
+repository root), in report order, optionally with a fourth item: a text (or list of texts) the message must
+contain; a passing case has none of that id. Validate ids also run ``gpuspec validate`` and check its exit
+code and ``file:line:col`` lines.
 ``GPUSPEC_UPDATE_GOLDEN=1`` rewrites expect.yaml (positions only; message texts are kept by hand).
 """
 
@@ -28,7 +30,8 @@ from pathlib import Path
 import pytest
 import yaml
 from audit.audit_cli import run_gpuspec
-from plan.helpers import GIT_ENV
+from plan.helpers import DEFAULT_PACK, GIT_ENV
+from plan.helpers import FIXTURE_FLEET as PLAN_FLEET
 
 from gpuspec.catalogue import CATALOGUE
 from gpuspec.findings import Finding
@@ -99,18 +102,31 @@ def _git(root: Path, *args: str) -> None:
 def _case_options(case: Path) -> dict[str, str]:
     path = case / "case.yaml"
     options = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    assert set(options) <= {"base"} and options.get("base", "fixture") in ("fixture", "example"), options
+    assert set(options) <= {"base"} and options.get("base", "fixture") in ("fixture", "example", "plan"), options
     return dict(options)
+
+
+def _base_repository(case: Path, root: Path) -> None:
+    """Lay the case's base repository at ``root``: the fixture base, the example fleet or the plan fixture fleet."""
+    base = _case_options(case).get("base", "fixture")
+    if base == "example":
+        root.mkdir(parents=True)
+        shutil.copytree(REPO_ROOT / "fleet", root / "fleet")
+        shutil.copytree(REPO_ROOT / "policies", root / "policies")
+    elif base == "plan":
+        shutil.copytree(PLAN_FLEET, root / "fleet")
+        (root / "policies").mkdir()
+        (root / "policies" / "default.yaml").write_text(DEFAULT_PACK, encoding="utf-8")
+        rendered = root / "rendered" / "clusters" / "train-east"
+        rendered.mkdir(parents=True)
+        (rendered / "gpu-operator.values.yaml").write_text("driver:\n  enabled: true\n", encoding="utf-8")
+    else:
+        shutil.copytree(BASE_REPO, root)
 
 
 def run_fleet_case(case: Path, rule_id: str, root: Path) -> list[Got]:
     """Validate (validate ids) or lint (the others) the base fleet, or the example fleet, with the case laid over it."""
-    if _case_options(case).get("base") == "example":
-        root.mkdir(parents=True)
-        shutil.copytree(REPO_ROOT / "fleet", root / "fleet")
-        shutil.copytree(REPO_ROOT / "policies", root / "policies")
-    else:
-        shutil.copytree(BASE_REPO, root)
+    _base_repository(case, root)
     _overlay(case, root)
     if CATALOGUE[rule_id].stage == "validate":
         return _from_lint(locate_findings(validate_fleet(root / "fleet", root / "policies").findings), rule_id, root)
@@ -128,8 +144,8 @@ def check_validate_cli(rule_id: str, root: Path, expected: list[Position]) -> No
 
 
 def run_changeset_case(case: Path, rule_id: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> list[Got]:
-    """Commit base fleet + ``base/``, lay ``head/`` over the working tree, lint against HEAD."""
-    shutil.copytree(BASE_REPO, root)
+    """Commit the base repository + ``base/``, lay ``head/`` over the working tree, lint against HEAD."""
+    _base_repository(case, root)
     _overlay(case / "base", root)
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "-A")
@@ -193,15 +209,20 @@ def run_case(case_name: str, root: Path, request: pytest.FixtureRequest) -> list
     return run_fleet_case(case, rule_id, root)
 
 
-def _expected(case_name: str) -> list[tuple[Position, str]]:
+def _expected(case_name: str) -> list[tuple[Position, list[str]]]:
+    """Rows of expect.yaml: the position and the texts the message must contain (a fourth item: text or list)."""
     rows = yaml.safe_load((FIXTURES / case_name / "expect.yaml").read_text(encoding="utf-8")) or []
-    return [((str(r[0]), int(r[1]), int(r[2])), str(r[3]) if len(r) > 3 else "") for r in rows]
+    out = []
+    for r in rows:
+        texts = r[3] if len(r) > 3 else []
+        out.append(((str(r[0]), int(r[1]), int(r[2])), [texts] if isinstance(texts, str) else list(texts)))
+    return out
 
 
 def _write_expected(case_name: str, got: list[Position]) -> None:
     rule_id = case_name.split("/")[0]
     path = FIXTURES / case_name / "expect.yaml"
-    if path.is_file() and any(text for _, text in _expected(case_name)):
+    if path.is_file() and any(texts for _, texts in _expected(case_name)):
         return  # message texts are written by hand: update those by hand too
     lines = [f"# Findings of {rule_id} on this case: [file, line, column], in report order."]
     lines += [f"- [{file}, {line}, {column}]" for file, line, column in got]
@@ -241,8 +262,8 @@ def test_failing_case(case_name: str, tmp_path: Path, request: pytest.FixtureReq
     assert got, f"{case_name}: the failing case gives no {rule_id} finding"
     expected = _expected(case_name)
     assert [position for _, position, _ in got] == [position for position, _ in expected]
-    for (_, _, message), (_, text) in zip(got, expected, strict=True):
-        assert text in message, (text, message)
+    for (_, _, message), (_, texts) in zip(got, expected, strict=True):
+        assert all(text in message for text in texts), (texts, message)
     assert {severity for severity, _, _ in got} == {CATALOGUE[rule_id].severity.value}
     if CATALOGUE[rule_id].stage == "validate":
         check_validate_cli(rule_id, root, [position for position, _ in expected])
