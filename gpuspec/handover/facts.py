@@ -170,17 +170,18 @@ class _Builder:
     # ------------------------------------------------------------------ placement
 
     def driver_of(self, pool: Pool) -> dict[str, Any]:
+        """The pool's resolved driver and the object that installs it (as the render plan has it)."""
         found = next((d for d in self.ctx.drivers if d.pool.name == pool.name), None)
         if found is None:
             return {"source": DriverSource.HOST.value, "branch": "", "version": "", "kernel_module_type": "",
-                    "managed_by": "the host image (preinstalled; the operator does not manage it)",
-                    "object": "", "image": ""}
-        mode = self.ctx.driver_mode
-        managed_by = (f"NVIDIADriver {pool.name}" if mode == "nvidiadriver"
-                      else f"ClusterPolicy {operands.CLUSTER_POLICY}")
+                    "kind": "", "object": "", "image": ""}
+        if self.ctx.driver_mode != "nvidiadriver":
+            kind, name = "ClusterPolicy", operands.CLUSTER_POLICY
+        else:
+            own = _doc(self.plan, f"{self.base}/nvidiadriver-{pool.name}.yaml")
+            kind, name = "NVIDIADriver", own["metadata"]["name"] if isinstance(own, dict) else "default"
         return {"source": found.source.value, "branch": found.branch, "version": found.version,
-                "kernel_module_type": found.kernel_module_type, "managed_by": managed_by,
-                "object": pool.name if mode == "nvidiadriver" else operands.CLUSTER_POLICY,
+                "kernel_module_type": found.kernel_module_type, "kind": kind, "object": name,
                 "image": driver_image(self.fleet, self.cluster, pool) or ""}
 
     def role(self, pool: Pool) -> str:

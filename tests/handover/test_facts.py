@@ -96,6 +96,15 @@ def test_operator_chart_and_drivers(cluster: str, matrix: dict[str, Any]) -> Non
     values = _yaml(RENDERED / "clusters" / cluster / "gpu-operator.values.yaml")[0]
     expected = {pool: nvd.get(pool, values["driver"]["version"]) for pool in drivers}
     assert drivers == expected
+    crd = values["driver"].get("nvidiaDriverCRD", {})
+    for row in placement:
+        pool = unquote(row["Pool"])
+        if pool in nvd:
+            assert row["Driver"].endswith(f"via NVIDIADriver `{pool}`")
+        elif crd.get("enabled"):
+            assert crd.get("deployDefaultCR") and row["Driver"].endswith("via NVIDIADriver `default`")
+        else:
+            assert row["Driver"].endswith("via ClusterPolicy `cluster-policy`")
     images = (RENDERED / "clusters" / cluster / "images.txt").read_text()
     for version in drivers.values():
         assert f"driver:{version}-ubuntu22.04" in images
