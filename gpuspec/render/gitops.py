@@ -100,6 +100,17 @@ def argocd_applications(ctx: ClusterContext) -> dict[str, dict[str, Any]]:
 # ----------------------------------------------------------------------------- Flux
 
 
+def _source_secrets(ctx: ClusterContext, *, oci: bool) -> dict[str, Any]:
+    """The pull-secret, CA and proxy references of the mirror's chart source (Flux source spec fields)."""
+    chart = ctx.mirror.chart if ctx.mirror is not None else None
+    if chart is None:
+        return {}
+    refs = {"secretRef": chart.secret_ref, "certSecretRef": chart.cert_secret_ref}
+    if oci:
+        refs["proxySecretRef"] = chart.proxy_secret_ref
+    return {key: {"name": name} for key, name in refs.items() if name}
+
+
 def flux_release_files(ctx: ClusterContext) -> dict[str, Any]:
     """File name → content of the Flux release folder (source, HelmRelease, kustomization, name-reference config)."""
     flux = ctx.cluster.gitops.flux
@@ -132,6 +143,7 @@ def flux_release_files(ctx: ClusterContext) -> dict[str, Any]:
             "chart": CHART, "version": ctx.facts.chart_version, "interval": "1h",
             "sourceRef": {"kind": "HelmRepository", "name": name},
         }}
+    source["spec"].update(_source_secrets(ctx, oci=repo.startswith("oci://")))
     if flux.kube_config_secret:
         release_spec["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
     release = {

@@ -11,7 +11,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, model_validator
 
 API_VERSION = "gpuspec.io/v1alpha1"
 
@@ -81,11 +81,34 @@ class Proxy(SpecModel):
 
 
 class ChartSource(SpecModel):
-    """Where the GPU Operator Helm chart is pulled from."""
+    """Where the GPU Operator Helm chart is pulled from, and the Secrets Flux needs to reach it (names only)."""
 
     repository: str = Field(
         description="Helm repository URL (https://…) or OCI repository (oci://registry/path) holding gpu-operator."
     )
+    secret_ref: Name | None = Field(
+        default=None, alias="secretRef",
+        description="Secret in the Flux namespace with the credentials to pull the chart (a docker-registry Secret "
+                    "for oci://, username/password for https://); Flux OCIRepository/HelmRepository secretRef.",
+    )
+    cert_secret_ref: Name | None = Field(
+        default=None, alias="certSecretRef",
+        description="Secret in the Flux namespace with the CA certificate (ca.crt) the chart repository's TLS "
+                    "certificate is signed by; Flux certSecretRef.",
+    )
+    proxy_secret_ref: Name | None = Field(
+        default=None, alias="proxySecretRef",
+        description="Secret in the Flux namespace with the proxy (address, username, password) to reach an oci:// "
+                    "chart repository; Flux OCIRepository proxySecretRef. Flux's HelmRepository has no per-source "
+                    "proxy (source-controller's HTTPS_PROXY applies), so https:// sources cannot set it.",
+    )
+
+    @model_validator(mode="after")
+    def _proxy_needs_oci(self) -> ChartSource:
+        if self.proxy_secret_ref is not None and not self.repository.startswith("oci://"):
+            raise ValueError("proxySecretRef needs an oci:// chart repository (Flux HelmRepository has no proxy "
+                             "reference; set HTTPS_PROXY on source-controller instead)")
+        return self
 
 
 class Mirror(SpecModel):
