@@ -14,6 +14,7 @@ from gpuspec.audit.facts import node_facts
 from gpuspec.audit.inventory import parse_nodes, read_input
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.query import latest_release
+from gpuspec.redaction import redact_text
 
 
 def default_operator_version() -> str:
@@ -72,11 +73,11 @@ def import_command(nodes_source: str, cluster_name: str, out_file: Path | None, 
     nodes = parse_nodes(*read_input(nodes_source))
     doc, notes = draft_cluster(cluster_name, nodes, [node_facts(n) for n in nodes],
                                operator_version or default_operator_version(), gitops_tool)
-    text = dump_yaml(doc)
+    text = redact_text(dump_yaml(doc))  # a credential in a node label never reaches the draft
     if out_file is None:
         click.echo(text, nl=False)
     else:
         write_new_file(out_file, text, force)
         click.echo(f"gpuspec: wrote {out_file} ({len(doc['pools'])} pools)", err=True)
     for note in notes:
-        click.echo(f"gpuspec: note: {note}", err=True)
+        click.echo(f"gpuspec: note: {redact_text(note)}", err=True)
