@@ -598,6 +598,7 @@ class DomainData(_Model):
     gds_requires_open_kernel_modules: SourceFact
     precompiled_excludes: list[str]
     precompiled_excludes_fact: str
+    template_only_values: list[str]
     known_issues: list[KnownIssue]
 
 

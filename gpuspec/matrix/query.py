@@ -982,3 +982,8 @@ def nvidiadriver_crd_migration(release_version: str) -> bool:
     rel = release(release_version)
     since = parse_version(load_matrix().nvidiadriver.migration_from_clusterpolicy_from)
     return rel is not None and since is not None and _vt(rel.version) >= since
+
+
+def template_only_values() -> list[str]:
+    """Values keys (dotted) the chart's templates read although its values.yaml does not list them."""
+    return list(load_matrix().domain.template_only_values)

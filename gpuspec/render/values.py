@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuspec.matrix.query import template_only_values
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIGMAP,
     DEVICE_PLUGIN_DEFAULT_KEY,
@@ -90,20 +91,26 @@ def upgrade_policy(ctx: ClusterContext, pod_deletion_key: str) -> dict[str, Any]
 
 
 def _images(ctx: ClusterContext, values: dict[str, Any]) -> None:
+    """Every operand's image pinned; on an air-gapped cluster every image in the ClusterPolicy points to the mirror
+    -- disabled operands too, so enabling one later (or an override) cannot pull from the public registry -- and
+    every operand whose template reads pull secrets gets them."""
     facts = ctx.facts
     secrets = ctx.pull_secrets
+    air_gapped = ctx.mirror is not None
+    secret_keys = PULL_SECRET_COMPONENTS | {k.rsplit(".", 1)[0] for k in template_only_values()
+                                            if k.endswith(".imagePullSecrets")}
     for path, image in facts.images.items():
         if path == NFD:
             continue
         enabled = component_enabled(ctx, path)
         if image.enabled_default is not None:
             set_path(values, f"{path}.enabled", enabled)
-        if not enabled or not image.repository or not image.image:
+        if not (enabled or air_gapped) or not image.repository or not image.image:
             continue
         set_path(values, f"{path}.repository", rewrite(image.repository, ctx.mirror))
         set_path(values, f"{path}.image", image.image)
         set_path(values, f"{path}.version", image_tag(image, facts))
-        if secrets and path in PULL_SECRET_COMPONENTS:
+        if secrets and path in secret_keys:
             set_path(values, f"{path}.imagePullSecrets", list(secrets))
 
 

@@ -89,7 +89,7 @@ def check_values_keys(values: Mapping[str, Any], chart_values: ChartValues, orig
                       chart_label: str) -> list[Finding]:
     """GS903: values keys the chart's values.yaml does not know."""
     findings = []
-    for unknown in unknown_values_keys(values, chart_values):
+    for unknown in unknown_values_keys(values, chart_values, extra_known=query.template_only_values()):
         hint = f"did you mean {unknown.suggestion!r}?" if unknown.suggestion else None
         findings.append(make_finding(
             ids.UNKNOWN_VALUES_KEY, f"values key {unknown.dotted} is not a key of chart {chart_label}; "

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuspec.matrix.query import template_only_values
 from gpuspec.render.context import cluster_context
 from gpuspec.render.facts import release_facts
 from gpuspec.render.operand_images import component_enabled
@@ -69,7 +70,8 @@ def test_only_keys_the_chart_knows(tag: str, tmp_path: Path, upstream: Path) -> 
     out = {p: b for p, b in _render(tmp_path, tag).items()}
     text = (upstream / "gpu-operator" / tag / "values.yaml").read_text()
     chart = yaml.safe_load(text)
-    documented = commented_keys(text)
+    # Keys the chart's templates read although values.yaml omits them (dcgm/dcgmExporter imagePullSecrets).
+    documented = commented_keys(text) | {tuple(k.split(".")) for k in template_only_values()}
     for name in ("everything", "airgap", "host-only"):
         assert unknown_keys(_values(out, name), chart, documented) == [], (tag, name)
 
@@ -124,7 +126,8 @@ def test_air_gapped_values_rewrite_and_pull_secrets(tmp_path: Path) -> None:
     values = _values(_render(tmp_path, "v26.7.0"), "airgap")
     assert values["toolkit"]["repository"] == "harbor.dc-north.acme.internal/nvcr/nvidia/k8s"
     assert values["toolkit"]["imagePullSecrets"] == ["harbor-dc-north-pull"]
-    assert "imagePullSecrets" not in values["dcgmExporter"]  # the chart has no such key for it
+    # values.yaml lists no such key for dcgmExporter, but the chart's ClusterPolicy template reads it
+    assert values["dcgmExporter"]["imagePullSecrets"] == ["harbor-dc-north-pull"]
     assert values["node-feature-discovery"]["image"] == {
         "repository": "harbor.dc-north.acme.internal/k8s/nfd/node-feature-discovery", "tag": "v0.19.0",
     }
@@ -238,3 +241,40 @@ def test_pool_taints_are_tolerated(tmp_path: Path) -> None:
     assert {"key": "acme.example/gpu", "operator": "Equal", "value": "mig", "effect": "NoSchedule"} in tolerations
     assert {"key": "acme.example/dedicated", "operator": "Exists", "effect": "NoExecute"} in tolerations
     assert tolerations[0] == {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def test_air_gapped_cluster_mirrors_every_image_and_gives_every_operand_the_secret(tmp_path: Path) -> None:
+    """Disabled operands point to the mirror too, and dcgm/dcgmExporter (read by the templates) get the secret."""
+    values = _values(_render(tmp_path, "v26.7.0"), "airgap")
+    facts = release_facts("v26.7.0")
+    for path, image in facts.images.items():
+        if path == "node-feature-discovery" or not image.repository or not image.image:
+            continue
+        node: Any = values
+        for part in path.split("."):
+            node = node[part]
+        assert node["repository"].startswith("harbor.dc-north.acme.internal/"), path
+        if "." not in path:
+            assert node["imagePullSecrets"] == ["harbor-dc-north-pull"], path
+    assert values["dcgm"]["enabled"] is False and values["dcgm"]["imagePullSecrets"] == ["harbor-dc-north-pull"]
+    assert values["dcgmExporter"]["imagePullSecrets"] == ["harbor-dc-north-pull"]
+
+
+def test_online_cluster_pins_only_what_runs(tmp_path: Path) -> None:
+    values = _values(_render(tmp_path, "v26.7.0"), "host-only")
+    assert "repository" not in values["dcgm"] and "imagePullSecrets" not in values["dcgmExporter"]
+
+
+def test_mirrored_clusterpolicy_through_helm_template(tmp_path: Path, tools_bin: Path) -> None:
+    """helm template of the air-gapped values: no image of the ClusterPolicy names nvcr.io, each has the secret."""
+    import subprocess
+
+    mini = Path(__file__).resolve().parents[1] / "fixtures" / "charts" / "gpu-operator-mini"
+    values = tmp_path / "values.yaml"
+    values.write_bytes(_render(tmp_path / "r", "v26.7.0")["clusters/airgap/gpu-operator.values.yaml"])
+    proc = subprocess.run([str(tools_bin / "helm"), "template", "gpu-operator", str(mini), "-f", str(values)],
+                          capture_output=True, text=True, check=True)
+    policy = next(d for d in yaml.safe_load_all(proc.stdout) if d and d.get("kind") == "ClusterPolicy")
+    assert "nvcr.io" not in yaml.safe_dump(policy)
+    for name in ("dcgm", "dcgmExporter", "driver", "toolkit"):
+        assert policy["spec"][name]["imagePullSecrets"] == ["harbor-dc-north-pull"], name
