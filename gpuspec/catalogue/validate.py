@@ -58,7 +58,19 @@ BAD_VALUE = Entry(
         "A value has the wrong type or breaks a pattern, enumeration or range: names must be DNS-1123 labels, "
         'Kubernetes versions look like "1.31", operator releases like "v25.10.1" (exit 2).'
     ),
+    doc="""
+A value has the wrong type or breaks a pattern, enumeration or range (the input is unusable, exit 2).
+
+Among the patterns: a mirror's `registries` map an upstream registry host to a mirror *prefix* -- a registry host
+and path as image references take it (`harbor.example.internal/nvcr`), no scheme, no tag, no digest -- because
+gpuspec replaces the upstream host with it in every image reference.
+
+Failing: `registries: {nvcr.io: "https://harbor.example.internal/nvcr:latest"}`.
+Passing: `registries: {nvcr.io: harbor.example.internal/nvcr}`.
+""",
     input_error=True,
+    source="cloud-native-docs gpu-operator/install-gpu-operator-air-gapped.rst (local image registry; "
+    "repository values are <registry>/<path>)",
 )
 
 MISSING_KEY = Entry(

@@ -24,6 +24,9 @@ _PATTERN_WORDS = {
     r"^[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?$": 'a driver version such as "580.95.05"',
     r"^[0-9]{1,3}%$": 'a whole number or a percentage such as "25%"',
     models.PRODUCT_PATTERN: 'a GPU product id such as "H100-SXM5-80GB"',
+    models.REGISTRY_HOST_PATTERN: 'a registry host such as "nvcr.io" (lowercase, optional :port)',
+    models.MIRROR_PREFIX_PATTERN: 'a mirror prefix: registry host and path such as "harbor.example.internal/nvcr" '
+    "(no scheme, no tag, no digest, lowercase)",
     models.OS_VERSION_PATTERN: 'an OS version such as "22.04"',
     models.KERNEL_PATTERN: 'a kernel release such as "5.15.0-105-generic"',
     models.MIG_PROFILE_PATTERN: 'a MIG profile such as "1g.10gb" or "1g.24gb+me"',

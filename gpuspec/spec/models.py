@@ -28,6 +28,12 @@ DriverBranch = Annotated[str, StringConstraints(pattern=r"^[0-9]{3}$")]
 DriverVersion = Annotated[str, StringConstraints(pattern=r"^[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?$")]
 #: A Kubernetes quantity or percentage for maxUnavailable, e.g. "25%" or 1.
 IntOrPercent = int | Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}%$")]
+#: An upstream registry host (``nvcr.io``, ``registry.k8s.io``, optionally with a port).
+REGISTRY_HOST_PATTERN = r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:[0-9]{1,5})?$"
+RegistryHost = Annotated[str, StringConstraints(pattern=REGISTRY_HOST_PATTERN)]
+#: A mirror prefix: a registry host and optional path, as image references take it -- no scheme, tag or digest.
+MIRROR_PREFIX_PATTERN = r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*){0,16}$"
+MirrorPrefix = Annotated[str, StringConstraints(pattern=MIRROR_PREFIX_PATTERN)]
 LabelKey = Annotated[
     str,
     StringConstraints(pattern=r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"),
@@ -115,7 +121,7 @@ class Mirror(SpecModel):
     """An air-gap mirror: registries, chart source, pull secrets and repository configuration."""
 
     name: Name = Field(description="Name clusters use in `mirror:`.")
-    registries: dict[str, str] = Field(
+    registries: dict[RegistryHost, MirrorPrefix] = Field(
         min_length=1,
         description=(
             "Upstream registry host → mirror prefix, e.g. `nvcr.io: harbor.example.internal/nvcr`. "
