@@ -7,7 +7,8 @@ oversized file), run through one command: validate, lint (every format, and ``--
 
 - ends in "internal error", a traceback or an exit code other than 0, 1 or 2, or a crashed rule (GS000);
 - prints, or writes into the output folder, the canary credential planted in the fleet (as a
-  credential-like key, URL userinfo or token) or a file outside the repository a link pointed at;
+  credential-like key, URL userinfo or token, while that form is intact in the input: see :func:`planted`)
+  or a file outside the repository a link pointed at;
 - takes longer than :data:`SLOW_SECONDS`.
 
 Each failing input is saved under ``--save`` (default ``tests/hostile/fuzz_regressions``) as
@@ -387,6 +388,25 @@ def _alarm(_signum: int, _frame: object) -> None:
     raise _Hang
 
 
+#: What precedes the canary where a mutation planted it as a credential (key, URL userinfo, token), in YAML,
+#: flow YAML and JSON.  A later mutation may cut the context (``apiK~ey:``, ``word:``); then the canary is
+#: plain text, which gpuspec may show, and is not checked.
+PLANTED = ("password: ", "apiKey: ", "token: x", '"password": "', '"apiKey": "', '"token": "x', "u:", "deploy:",
+           "proxy:", "ghp_")
+
+
+def planted(case: Case) -> bool:
+    """True when some file of ``case`` still holds the canary as a credential (an intact planted form)."""
+    for spec in case.files.values():
+        text = spec.get("text", "")
+        start = text.find(CANARY)
+        while start >= 0:
+            if any(text.endswith(prefix, 0, start) for prefix in PLANTED):
+                return True
+            start = text.find(CANARY, start + 1)
+    return False
+
+
 def run_case(ws: Workspace, case: Case) -> Outcome:
     """Run one case in-process in the workspace and judge it."""
     from gpuspec.cli.main import run as run_cli
@@ -420,12 +440,14 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
         problems.append("internal error: " + err.getvalue()[-400:])
     if "GS000" in text:
         problems.append("a rule crashed (GS000)")
-    if CANARY in text or OUTSIDE_MARK in text:
-        problems.append("the canary credential or an outside file reached the output")
+    if OUTSIDE_MARK in text:
+        problems.append("a file outside the repository reached the output")
+    if CANARY in text and planted(case):
+        problems.append("the canary credential reached the output")
     if seconds > SLOW_SECONDS:
         problems.append(f"took {seconds:.1f} s")
     written = ws.root / "out"
-    if written.is_dir():
+    if written.is_dir() and planted(case):
         for path in written.rglob("*"):
             if path.is_file() and CANARY.encode() in path.read_bytes():
                 problems.append(f"the canary credential was written to {path.relative_to(ws.root)}")

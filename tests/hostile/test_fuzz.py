@@ -30,12 +30,24 @@ def test_saved_fuzz_regression(ident: str, case: fuzz.Case) -> None:
     assert not outcome.problems, (ident, case.note, outcome.problems)
 
 
-def test_the_oracle_catches_a_leak_a_crash_and_the_exit_code(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_oracle_catches_a_leak_and_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpuspec.cli.common
     import gpuspec.cli.validate_cmd
+    import gpuspec.report.text
 
     with fuzz.workspace() as ws:
-        echo = fuzz.Case(["import", "--nodes", f"missing-{fuzz.CANARY}.json", "--name", "x"])
-        assert any("canary" in p for p in fuzz.run_case(ws, echo).problems)
+        text = (ws.root / "fleet" / "clusters" / "train-east.yaml").read_text()
+        planted = fuzz.Case(["validate"], {"fleet/clusters/train-east.yaml": {
+            "kind": "text", "text": f"password: {fuzz.CANARY}\n{text}"}})
+        assert fuzz.planted(planted) and fuzz.run_case(ws, planted).problems == []
+        # With redaction switched off the same input leaks, and the oracle says so.
+        monkeypatch.setattr(gpuspec.report.text, "redact_line", lambda line: line)
+        monkeypatch.setattr(gpuspec.cli.common, "redact_findings", lambda findings, raw=None: list(findings))
+        monkeypatch.setattr(gpuspec.cli.common, "redact_text", lambda text: text)
+        assert "the canary credential reached the output" in fuzz.run_case(ws, planted).problems
+        cut = fuzz.Case(["validate"], {"fleet/clusters/train-east.yaml": {
+            "kind": "text", "text": f"word: {fuzz.CANARY}\n{text}"}})
+        assert not fuzz.planted(cut)
 
         def broken(*_args: object, **_kwargs: object) -> None:
             raise RuntimeError("boom")
