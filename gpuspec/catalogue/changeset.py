@@ -84,6 +84,9 @@ not checked here (GS501 asks for one).
 A release-default driver that moves with an operator change counts as a driver change of every pool
 that does not pin one: the canary must run the new default in the base already.
 
+Waves: pool `wave` orders the rollout inside a cluster.  Written driver changes of one change reach pools
+of one wave only (the lowest of the changed pools); a pool of a later wave changes in a later pull request.
+
 Clusters: the operator runs once per cluster, so its canary is a cluster.  An operator change on a
 cluster outside the fleet's first rollout wave needs a cluster of an earlier wave to run the target
 release in the base already.

@@ -145,17 +145,45 @@ class CanaryFirst(ChangeSetRule):
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield a problem per non-canary driver change and per operator change that is not preceded by its canary."""
-        from gpuspec.plan.diff import driver_key, driver_text  # plan machinery only with --base
-
         base = ctx.base
         if base is None:
             return
+        reported: set[tuple[str | None, str | None]] = set()
+        for problem, change in self._canary(ctx, base):
+            reported.add((change.cluster, change.pool))
+            yield problem
+        yield from self._waves(ctx, reported)
+        yield from self._operator(ctx, base)
+
+    def _waves(self, ctx: ChangeSetContext, reported: set[tuple[str | None, str | None]]) -> Iterator[Problem]:
+        """Written driver changes of one cluster reach pools of one rollout wave per change (lowest first)."""
+        by_cluster: dict[str, list[Change]] = {}
+        for change in _changes(ctx, ChangeKind.DRIVER):
+            if not change.derived and change.cluster is not None and change.pool is not None:
+                by_cluster.setdefault(change.cluster, []).append(change)
+        for changes in by_cluster.values():
+            first = min(c.pool_wave or 0 for c in changes)
+            lead = [c.pool for c in changes if (c.pool_wave or 0) == first]
+            for change in changes:
+                if (change.pool_wave or 0) == first or (change.cluster, change.pool) in reported:
+                    continue
+                yield Problem(
+                    f"cluster {change.cluster!r}: pool {change.pool!r} (wave {change.pool_wave}) changes its driver in "
+                    f"the same change as pool(s) {', '.join(repr(p) for p in lead)} of wave {first}: one rollout "
+                    "wave per change",
+                    change.file or "", change.path,
+                    hint=f"change the wave-{first} pools now and wave {change.pool_wave} in a later pull request",
+                )
+
+    def _canary(self, ctx: ChangeSetContext, base: Fleet) -> Iterator[tuple[Problem, Change]]:
+        from gpuspec.plan.diff import driver_key, driver_text  # plan machinery only with --base
+
         for change in _changes(ctx, ChangeKind.DRIVER):
             if change.canary or change.cluster is None or change.pool is None:
                 continue
             if change.derived:
                 if change.dimension is Dimension.DRIVER:
-                    yield from self._implied(ctx, base, change)
+                    yield from ((p, change) for p in self._implied(ctx, base, change))
                 continue
             head_cluster, base_cluster = ctx.fleet.cluster(change.cluster), base.cluster(change.cluster)
             canary_name = head_cluster.rollout.canary_pool if head_cluster else None
@@ -179,8 +207,7 @@ class CanaryFirst(ChangeSetRule):
                 f"pool {canary_name!r} {state}",
                 change.file or head_cluster.source_file, change.path,
                 hint=f"move only {canary_name!r} to the new driver in this change; the other pools in a later one",
-            )
-        yield from self._operator(ctx, base)
+            ), change
 
     def _implied(self, ctx: ChangeSetContext, base: Fleet, change: Change) -> Iterator[Problem]:
         """A release-default driver that moves with the operator: the canary must run the new default already."""

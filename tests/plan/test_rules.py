@@ -262,3 +262,19 @@ def test_gs808_refuses_the_switch_before_v26_7(repo: FleetRepo) -> None:
         data["operator"]["driverManagement"] = "nvidiadriver"
     [finding] = findings(repo, "GS808")
     assert "v26.3.3 does not support" in finding.message
+
+
+def test_gs804_one_rollout_wave_per_change(repo: FleetRepo) -> None:
+    """infer-north: l40s-canary (wave 1) runs 580 in the base; l40s is wave 2, t4-batch wave 3."""
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s-canary")
+    repo.commit("canary on 595")
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s")
+        bump_driver(data, "t4-batch")
+    found = findings(repo, "GS804")
+    assert [f.message.split("'")[3] for f in found] == ["t4-batch"]
+    assert "(wave 3)" in found[0].message and "one rollout wave per change" in found[0].message
+    with repo.cluster("infer-north") as data:
+        pool(data, "t4-batch")["driver"] = {"source": "operator", "branch": "535", "version": "535.309.01"}
+    assert findings(repo, "GS804") == []
