@@ -197,5 +197,6 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
         names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
         with _no_cyclic_gc():
             return Prepared(validation, Rendered(images=fleet_images(fleet, names)))
-    handover = HandoverSettings(fleet_dir, override_files(fleet_dir), rule_settings(fleet, policies_dir))
+    handover = HandoverSettings(fleet_dir, override_files(fleet_dir), rule_settings(fleet, policies_dir),
+                                fleet.settings.git.path.strip("/") or ".")
     return Prepared(validation, render_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only, jobs, handover))

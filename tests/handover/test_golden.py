@@ -92,3 +92,13 @@ def test_readme_excerpt_is_current() -> None:
         assert line in doc, line
     for link in ("rendered/handover/README.md", "rendered/handover/infer-north.md", "rendered/handover/train-east.md"):
         assert f"]({link})" in readme and (REPO_ROOT / link).is_file()
+
+
+def test_paths_follow_the_fleet_git_path(tmp_path: Path) -> None:
+    root = copy_example(tmp_path)
+    settings = root / "fleet" / "fleet.yaml"
+    settings.write_text(settings.read_text(encoding="utf-8").replace("path: rendered", "path: deploy/gpu"),
+                        encoding="utf-8")
+    doc = documents(root)["handover/train-east.md"]
+    assert "`deploy/gpu/clusters/train-east/gpu-operator.values.yaml`" in doc
+    assert "rendered/clusters" not in doc
