@@ -98,14 +98,17 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     settings_display = display_path(settings_path)
     if not settings_path.exists():
         raise GpuspecError(f"{settings_display} not found", hint="a fleet directory holds fleet.yaml and clusters/")
-    cache = ParseCache(fleet_dir)
-    models = ModelCache(fleet_dir)
+    # A partial load (a few clusters) parses its files directly: opening the whole fleet's entries would
+    # cost more time and memory than it saves.
+    cache = ParseCache(fleet_dir) if only is None else None
+    models = ModelCache(fleet_dir) if only is None else None
     keys: dict[str, bytes] = {}
     read = _read(settings_path, findings, cache, keys)
     if read:
         raw[read[0]] = read[1]
         try:
-            settings = models.validate(FleetSettings, read[1], keys.get(read[0]))
+            settings = (models.validate(FleetSettings, read[1], keys.get(read[0])) if models is not None
+                        else FleetSettings.model_validate(read[1]))
         except ValidationError as exc:
             findings.extend(schema_findings(exc, read[1], FleetSettings, read[0]))
 
@@ -125,7 +128,8 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
         display, data = read
         raw[display] = data
         try:
-            cluster = models.validate(Cluster, data, keys.get(display))
+            cluster = (models.validate(Cluster, data, keys.get(display)) if models is not None
+                       else Cluster.model_validate(data))
         except ValidationError as exc:
             ok = False
             findings.extend(schema_findings(exc, data, Cluster, display))
@@ -133,7 +137,7 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
         cluster._source_file = display
         clusters.append(cluster)
 
-    if only is None:
+    if cache is not None and models is not None:
         cache.save()
         models.save()
     if settings is None or not ok or findings:
