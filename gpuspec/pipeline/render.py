@@ -27,9 +27,10 @@ from gpuspec.handover.documents import (
 )
 from gpuspec.loader.files import YAML_SUFFIXES
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
+from gpuspec.render.bootstrap import bootstrap_files
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
-from gpuspec.render.filetree import RenderPlan
+from gpuspec.render.filetree import RenderPlan, YamlFile
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.serialize import serialize
@@ -140,6 +141,9 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     fleet index of them.
     """
     out = _render_fleet(fleet, inputs, only, jobs, handover)
+    if only is None:
+        for path, doc in bootstrap_files(fleet).items():
+            out.files[path] = serialize(YamlFile((doc,)), inputs.for_fleet())
     if handover is not None and only is None:
         parts = [out.summaries[name] for name in sorted(out.summaries)]
         out.files[INDEX_FILE] = index_document(fleet, [p[0] for p in parts], [p[1] for p in parts], handover)

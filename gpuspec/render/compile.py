@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuspec.render.alerts import prometheus_rule
+from gpuspec.render.bootstrap import bootstrap_files
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import argocd_applications, flux_kustomizations, flux_release_files
@@ -81,7 +82,11 @@ def compile_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None
     """The render plan of every cluster of ``fleet`` (or of the clusters named in ``only``)."""
     wanted = set(only) if only is not None else None
     clusters = sorted(fleet.clusters, key=lambda c: c.name)
-    return RenderPlan([
+    plan = RenderPlan([
         compile_cluster(fleet, c, inputs.for_cluster(c.source_file))
         for c in clusters if wanted is None or c.name in wanted
     ])
+    if wanted is None:
+        plan.shared = {path: YamlFile((doc,)) for path, doc in bootstrap_files(fleet).items()}
+        plan.shared_digest = inputs.for_fleet()
+    return plan

@@ -36,9 +36,12 @@ class ClusterPlan:
 
 @dataclass(slots=True)
 class RenderPlan:
-    """The whole output: one plan per cluster, in cluster-name order."""
+    """The whole output: one plan per cluster, in cluster-name order, and the fleet-wide files (bootstrap)."""
 
     clusters: list[ClusterPlan]
+    #: Files that depend on the whole fleet (output path → content), and the input digest they carry.
+    shared: dict[str, FileSpec] = field(default_factory=dict)
+    shared_digest: str = ""
 
     def files(self) -> dict[str, tuple[str, FileSpec]]:
         """Every output path → (input digest of the file, content)."""
@@ -46,6 +49,8 @@ class RenderPlan:
         for cluster in self.clusters:
             for path, spec in cluster.files.items():
                 out[path] = (cluster.digest, spec)
+        for path, spec in self.shared.items():
+            out[path] = (self.shared_digest, spec)
         return out
 
     def cluster(self, name: str) -> ClusterPlan | None:

@@ -31,6 +31,13 @@ class InputDigests:
             digest.update(f"{name}\0{sha}\n".encode())
         return digest.hexdigest()
 
+    def for_fleet(self) -> str:
+        """One sha256 over every input file (for output that depends on the whole fleet)."""
+        digest = hashlib.sha256()
+        for name, sha in sorted({**self.shared, **self.clusters}.items()):
+            digest.update(f"{name}\0{sha}\n".encode())
+        return digest.hexdigest()
+
 
 def read_input_digests(fleet_dir: Path, policies_dir: Path | None) -> InputDigests:
     """Hash fleet.yaml, every cluster file and every file below ``policies_dir`` (when it exists)."""

@@ -178,6 +178,19 @@ class GitSource(SpecModel):
                            "(relative, no '..').")
 
 
+class BootstrapSpec(SpecModel):
+    """Objects a fleet repository applies once to start syncing, rendered on request under gitops/<tool>/_bootstrap."""
+
+    argocd: bool = Field(
+        default=False,
+        description="Render an AppProject per project the Argo CD clusters name (except `default`), limited to "
+                    "the rendered sources, destinations and namespaces, and a parent (app-of-apps) Application.",
+    )
+    flux: bool = Field(
+        default=False, description="Render the Flux GitRepository the rendered Kustomizations reference.",
+    )
+
+
 class FleetSettings(SpecModel):
     """Contents of fleet/fleet.yaml: settings shared by every cluster."""
 
@@ -188,6 +201,9 @@ class FleetSettings(SpecModel):
     mirrors: list[Mirror] = Field(default_factory=list, description="Air-gap mirrors clusters can use.")
     channels: list[Channel] = Field(default_factory=list, description="Named release trains.")
     policy: PolicySelection = Field(default_factory=PolicySelection, description="Policy packs that apply.")
+    bootstrap: BootstrapSpec = Field(
+        default_factory=BootstrapSpec, description="Bootstrap objects to render (Argo CD, Flux); none by default.",
+    )
 
 
 # --------------------------------------------------------------------------- clusters

@@ -39,7 +39,8 @@ def test_rewrites_only_the_changed_cluster(tmp_path: Path) -> None:
     write_fleet(tmp_path, clusters)
     result = write_output(out, render_dir(fleet_dir))
     after = _snapshot(out)
-    assert result.written and all("/two/" in p for p in result.written)
+    # the fleet-wide bootstrap objects carry a digest over every input file, so they follow any change
+    assert result.written and all("/two/" in p or "/_bootstrap/" in p for p in result.written)
     for rel, (inode, mtime, data) in before.items():
         if "/one/" in rel:
             assert after[rel] == (inode, mtime, data), rel  # same inode, mtime and bytes: not rewritten

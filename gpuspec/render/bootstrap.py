@@ -1,0 +1,129 @@
+"""Bootstrap objects a fleet repository applies once, rendered when fleet.yaml asks (``bootstrap:``) (pure).
+
+Argo CD: per AppProject the clusters name (except Argo CD's own ``default``), an AppProject that allows only
+the fleet repository and the clusters' chart repositories as sources, only the rendered destinations with
+the operator and tenant namespaces, and only the cluster-scoped kinds gpuspec and the GPU Operator chart
+create; and one parent Application (app of apps) that syncs ``<rendered>/gitops/argocd``.
+Flux: the GitRepository every rendered Flux Kustomization names (``gitops.flux.source``).
+Files go under ``gitops/<tool>/_bootstrap/`` (``_`` cannot start a cluster name).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpuspec.render.overlay import MANAGED_BY
+from gpuspec.spec import resolve
+from gpuspec.spec.models import Cluster, Fleet
+
+BOOTSTRAP_DIR = "_bootstrap"
+PARENT_APPLICATION = "gpuspec-fleet"
+#: Cluster-scoped kinds the rendered overlays and the GPU Operator chart (CRDs, ClusterPolicy, NVIDIADriver,
+#: NFD rules, RuntimeClasses, RBAC, PriorityClasses, namespaces) create.
+CLUSTER_KINDS: tuple[tuple[str, str], ...] = (
+    ("", "Namespace"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("nvidia.com", "ClusterPolicy"),
+    ("nvidia.com", "NVIDIADriver"),
+    ("nfd.k8s-sigs.io", "NodeFeatureRule"),
+    ("security.openshift.io", "SecurityContextConstraints"),
+)
+_COMMIT = re.compile(r"[0-9a-f]{40}\Z")
+
+
+def _rendered(fleet: Fleet, *parts: str) -> str:
+    root = fleet.settings.git.path.strip("/")
+    return "/".join(p for p in (root, *parts) if p)
+
+
+def _destination(cluster: Cluster) -> dict[str, str]:
+    dest = cluster.gitops.argocd.destination
+    return {"name": dest.name} if dest.name else {"server": dest.server or "https://kubernetes.default.svc"}
+
+
+def _namespaces(cluster: Cluster) -> list[str]:
+    names = {cluster.operator.namespace}
+    for tenant in cluster.tenants:
+        names.update(tenant.namespaces)
+    return sorted(names)
+
+
+def app_project(fleet: Fleet, project: str, clusters: list[Cluster]) -> dict[str, Any]:
+    """The AppProject ``project``: sources, destinations and cluster-scoped kinds of its clusters only."""
+    argo_namespace = clusters[0].gitops.argocd.namespace
+    sources = {fleet.settings.git.repo_url}
+    destinations: list[dict[str, str]] = []
+    for cluster in clusters:
+        sources.add(resolve.chart_repository(fleet.mirror(cluster.mirror)).removeprefix("oci://"))
+        for namespace in _namespaces(cluster):
+            destinations.append({**_destination(cluster), "namespace": namespace})
+    unique = {tuple(sorted(d.items())): d for d in destinations}
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": {"name": project, "namespace": argo_namespace, "labels": dict(MANAGED_BY)},
+        "spec": {
+            "description": f"GPU Operator fleet {fleet.settings.metadata.name}: only what gpuspec renders",
+            "sourceRepos": sorted(sources),
+            "destinations": [unique[k] for k in sorted(unique)],
+            "clusterResourceWhitelist": [{"group": g, "kind": k} for g, k in CLUSTER_KINDS],
+        },
+    }
+
+
+def parent_application(fleet: Fleet, argo_namespace: str) -> dict[str, Any]:
+    """The app of apps: syncs every rendered Argo CD Application (and this bootstrap folder) from git."""
+    git = fleet.settings.git
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": PARENT_APPLICATION, "namespace": argo_namespace, "labels": dict(MANAGED_BY)},
+        "spec": {
+            "project": "default",
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": argo_namespace},
+            "source": {"repoURL": git.repo_url, "targetRevision": git.revision,
+                       "path": _rendered(fleet, "gitops", "argocd"), "directory": {"recurse": True}},
+            "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
+        },
+    }
+
+
+def git_repository(fleet: Fleet, name: str, namespace: str) -> dict[str, Any]:
+    """The Flux GitRepository ``name`` the rendered Kustomizations take their files from."""
+    git = fleet.settings.git
+    ref = {"commit": git.revision} if _COMMIT.match(git.revision) else {"branch": git.revision}
+    return {
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "GitRepository",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
+        "spec": {"interval": "1m", "url": git.repo_url, "ref": ref},
+    }
+
+
+def bootstrap_files(fleet: Fleet) -> dict[str, dict[str, Any]]:
+    """Output path → object of every bootstrap object fleet.yaml asks for (none unless ``bootstrap`` says so)."""
+    wanted = fleet.settings.bootstrap
+    files: dict[str, dict[str, Any]] = {}
+    argo = [c for c in fleet.clusters if c.gitops.tool == "argocd"]
+    if wanted.argocd and argo:
+        projects: dict[str, list[Cluster]] = {}
+        for cluster in argo:
+            projects.setdefault(cluster.gitops.argocd.project, []).append(cluster)
+        for project, members in sorted(projects.items()):
+            if project != "default":
+                files[f"gitops/argocd/{BOOTSTRAP_DIR}/{project}.appproject.yaml"] = app_project(fleet, project, members)
+        namespace = argo[0].gitops.argocd.namespace
+        files[f"gitops/argocd/{BOOTSTRAP_DIR}/{PARENT_APPLICATION}.application.yaml"] = parent_application(
+            fleet, namespace)
+    if wanted.flux:
+        sources = sorted({(c.gitops.flux.namespace, c.gitops.flux.source) for c in fleet.clusters
+                          if c.gitops.tool == "flux"})
+        for namespace, name in sources:
+            files[f"gitops/flux/{BOOTSTRAP_DIR}/{namespace}.{name}.gitrepository.yaml"] = git_repository(
+                fleet, name, namespace)
+    return files
