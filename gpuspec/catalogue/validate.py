@@ -136,6 +136,140 @@ SHARING_SETTINGS = Entry(
     rationale="time-slicing and MPS need replicas of 2 or more; replicas without a sharing mode mean nothing.",
 )
 
+_OVERRIDES_SOURCE = (
+    "GPU Operator Helm chart values.yaml of the pinned release (key paths and defaults, "
+    "gpuspec/matrix/data/chart-values/); NVIDIADriver spec fields from the support matrix (nvidiadriver.yaml)"
+)
+
+OVERRIDE_UNKNOWN_PATH = Entry(
+    id="GS130",
+    title="Override path unknown to the pinned chart",
+    severity=Severity.ERROR,
+    rationale=(
+        "Helm ignores values keys its chart does not know, so a misspelt override would silently do nothing. "
+        "Every override path must exist in the pinned release's chart values (or NVIDIADriver spec)."
+    ),
+    doc="""
+Each `overrides[].path` of a cluster is looked up in the values of the GPU Operator chart the
+cluster pins (every key path of that release's values.yaml, including the keys it documents in
+comments); each `pools[].driverOverrides[].path` in the NVIDIADriver spec fields of that release.
+Below free-form Kubernetes maps (`resources`, `env`, `nodeSelector`, `tolerations`, `annotations`,
+`labels`, `affinity` …) and below subchart keys (`node-feature-discovery`) any key is accepted.
+A path that goes into a list or below a plain value is refused too: override the whole list.
+The hint names the closest known key.
+
+Failing:
+
+```yaml
+overrides:
+  - path: daemonsets.priorityClasName
+    value: gpu-operands
+    reason: operands must outrank tenant workloads
+```
+
+Passing: `path: daemonsets.priorityClassName`.
+""",
+    source=_OVERRIDES_SOURCE,
+    tags=("deviations",),
+)
+
+OVERRIDE_MANAGED_PATH = Entry(
+    id="GS131",
+    title="Override of a value gpuspec manages",
+    severity=Severity.ERROR,
+    rationale=(
+        "Values gpuspec renders from spec fields (versions, images, repositories, MIG strategy and "
+        "layouts, sharing, drivers, upgrade policy, mirror settings, tolerations of pool taints) are "
+        "checked against the support matrix and planned; an override would bypass all of that."
+    ),
+    doc="""
+An override may not set, contain or reach into a path that gpuspec renders itself. The message names
+the spec field to change instead.
+
+Failing:
+
+```yaml
+overrides:
+  - path: driver.version
+    value: 580.95.05
+    reason: pin the driver
+```
+
+Passing: set `pools[].driver.version` (or the channel's driver) instead.
+""",
+    source=_OVERRIDES_SOURCE,
+    tags=("deviations",),
+)
+
+OVERRIDE_WRONG_TYPE = Entry(
+    id="GS132",
+    title="Override value has another type than the chart default",
+    severity=Severity.ERROR,
+    rationale=(
+        "A value of the wrong type (a number where the chart expects a string, a string where it expects "
+        "a map) renders templates the chart was never tested with, or fails only on the cluster."
+    ),
+    doc="""
+The override's value must have the type of the chart's default at that path: string, integer
+(a number default accepts an integer), boolean, list or map. Maps are checked key by key.
+Paths whose default is empty (null) or free-form take any value.
+
+Failing: `daemonsets.rollingUpdate.maxUnavailable: 2` (the chart default is the string `"1"`).
+Passing: `value: "2"`.
+""",
+    source=_OVERRIDES_SOURCE,
+    tags=("deviations",),
+)
+
+OVERRIDE_REPEATED_PATH = Entry(
+    id="GS133",
+    title="Override paths repeat or overlap",
+    severity=Severity.ERROR,
+    rationale="Two overrides of the same value, or of a map and a key inside it, leave it unclear which one wins.",
+    doc="""
+Within a cluster's `overrides` (and within a pool's `driverOverrides`) no path may equal another
+or lie below another.
+
+Failing: `operator.resources` and `operator.resources.limits.cpu` both overridden.
+Passing: one override of `operator.resources` with the whole map.
+""",
+    tags=("deviations",),
+)
+
+OVERRIDE_UNVERIFIED = Entry(
+    id="GS134",
+    title="Override cannot be verified against the chart",
+    severity=Severity.WARNING,
+    rationale=(
+        "gpuspec has no values index for the pinned release, so override paths and types cannot be "
+        "checked; they are rendered as written."
+    ),
+    doc="""
+gpuspec carries the chart values of the releases in `gpuspec/matrix/data/chart-values/`. For any
+other release the overrides are reported once per cluster as not verifiable (never guessed from a
+neighbouring release). Pin an indexed release, or check the paths with `gpuspec verify` against
+the real chart.
+""",
+    source=_OVERRIDES_SOURCE,
+    tags=("deviations",),
+)
+
+OVERRIDE_NO_NVIDIADRIVER = Entry(
+    id="GS135",
+    title="Driver override on a pool without an NVIDIADriver",
+    severity=Severity.ERROR,
+    rationale=(
+        "`pools[].driverOverrides` set fields of the pool's own NVIDIADriver, which gpuspec renders only "
+        "when the cluster's pools need different drivers; otherwise the overrides would go nowhere."
+    ),
+    doc="""
+Failing: a cluster whose pools all run the same operator-managed driver, with `driverOverrides` on a pool.
+Passing: the same setting as a cluster override of a `driver.*` chart value, or pools with different drivers.
+""",
+    tags=("deviations",),
+)
+
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     YAML_UNREADABLE,
@@ -151,4 +285,10 @@ ENTRIES: tuple[Entry, ...] = (
     VERSION_XOR_CHANNEL,
     MIG_LAYOUT_CHOICE,
     SHARING_SETTINGS,
+    OVERRIDE_UNKNOWN_PATH,
+    OVERRIDE_MANAGED_PATH,
+    OVERRIDE_WRONG_TYPE,
+    OVERRIDE_REPEATED_PATH,
+    OVERRIDE_UNVERIFIED,
+    OVERRIDE_NO_NVIDIADRIVER,
 )

@@ -21,6 +21,7 @@ from gpuspec.policy.load import Place, Policy, load_policy
 from gpuspec.policy.suppress import apply_suppressions, read_suppressions
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.changeset import ChangeSetContext, changeset_context
+from gpuspec.rules.overrides import override_findings
 from gpuspec.rules.references import reference_findings
 from gpuspec.rules.registry import RULES
 from gpuspec.rules.secrets import mark_sensitive
@@ -132,6 +133,7 @@ def lint_fleet(
         places = [Place(fleet.settings_file, ("policy", "packs", i)) for i in range(len(names))]
         policy = load_policy(policies_dir, names, places)
     findings = reference_findings(fleet, None)
+    findings += override_findings(fleet)
     if not policy.usable:
         located = mark_sensitive(locate_findings([*findings, *policy.findings]), load.raw)
         return LintResult(located, usable=False, rule_docs=_docs(located, policy), packs=policy.packs, raw=load.raw)

@@ -12,6 +12,7 @@ from gpuspec.loader.fleetload import LoadResult, load_fleet
 from gpuspec.rules.airgap import NoCredentialsInSpec
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.matrix import matrix_findings
+from gpuspec.rules.overrides import override_findings
 from gpuspec.rules.references import reference_findings
 from gpuspec.spec.models import Fleet
 
@@ -44,7 +45,7 @@ def policy_pack_names(policies_dir: Path | None) -> set[str] | None:
 
 def fleet_checks() -> list[FleetCheck]:
     """The checks that run on every usable fleet after the reference checks."""
-    return [matrix_findings]
+    return [matrix_findings, override_findings]
 
 
 def credential_findings(fleet: Fleet, raw: Mapping[str, Any]) -> list[Finding]:

@@ -349,6 +349,15 @@ def verify_cluster(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
                 kustomization_origin))
             overlay_objects = _raw_objects(output.resources)
+    if output.acceptance is not None:
+        built = tools.build(output.acceptance.path.parent)
+        acceptance_origin = Origin(output.acceptance.display, output.acceptance)
+        if built.ok:
+            overlay_objects += _locate_built(built.manifests, output.resources, acceptance_origin)
+        else:
+            findings.append(checks.make_finding(
+                ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
+                acceptance_origin))
 
     # images
     expectations = checks.image_expectations(fleet, cluster, release)

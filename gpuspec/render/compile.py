@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, acceptance_files
 from gpuspec.render.alerts import prometheus_rule
 from gpuspec.render.bootstrap import bootstrap_files
 from gpuspec.render.context import ClusterContext, cluster_context
+from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import argocd_applications, flux_kustomizations, flux_release_files
 from gpuspec.render.inputs import InputDigests
@@ -29,6 +31,8 @@ from gpuspec.spec.models import Cluster, Fleet
 
 #: The overlay file that lists the overlay's resources.
 KUSTOMIZATION = "kustomization.yaml"
+#: The record of the cluster's deliberate deviations (written when it has any).
+DEVIATIONS_FILE = "deviations.yaml"
 
 
 def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
@@ -38,7 +42,9 @@ def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
         # Argo CD creates the namespace with these labels (managedNamespaceMetadata) before the chart installs.
         files["namespace.yaml"] = [namespace(ctx, ctx.namespace, OPERATOR_PSA)]
     for driver in ctx.pool_drivers:
-        files[f"nvidiadriver-{driver.pool.name}.yaml"] = [nvidia_driver(ctx, driver)]
+        doc = nvidia_driver(ctx, driver)
+        apply_overrides(doc["spec"], driver.pool.driver_overrides)
+        files[f"nvidiadriver-{driver.pool.name}.yaml"] = [doc]
     if ctx.custom_mig:
         files["mig-config.yaml"] = [mig_configmap(ctx)]
     if ctx.sharing_pools:
@@ -62,18 +68,32 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
     for name, docs in overlay.items():
         plan.files[f"{base}/{name}"] = YamlFile(tuple(docs))
     plan.files[f"{base}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(overlay)),))
-    plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile((helm_values(ctx),))
+    plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile(
+        (apply_overrides(helm_values(ctx), cluster.overrides),))
     plan.files[f"{base}/node-labels.yaml"] = YamlFile((node_labels(ctx),))
+    nvidiadriver_pools = {d.pool.name for d in ctx.pool_drivers}
+    plan.deviations = deviation_records(cluster, ctx.facts, nvidiadriver_pools)
+    if plan.deviations:
+        plan.files[f"{base}/{DEVIATIONS_FILE}"] = YamlFile(({
+            "cluster": cluster.name, "release": ctx.facts.tag, "deviations": plan.deviations,
+        },))
+    checks = acceptance_checks(ctx, {p: f.documents for p, f in plan.files.items() if isinstance(f, YamlFile)})
+    plan.acceptance = [c.to_data() for c in checks]
+    accept = acceptance_files(ctx, checks)
+    for name, docs in accept.items():
+        plan.files[f"{base}/{ACCEPTANCE_DIR}/{name}"] = YamlFile(tuple(docs))
+    if accept:
+        plan.files[f"{base}/{ACCEPTANCE_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(accept)),))
     plan.images = cluster_images(ctx)
     plan.files[f"{base}/images.txt"] = TextFile(tuple(sorted(set(plan.images.values()))))
     if cluster.gitops.tool == "argocd":
-        for name, app in argocd_applications(ctx).items():
+        for name, app in argocd_applications(ctx, acceptance=bool(checks)).items():
             plan.files[f"gitops/argocd/{cluster.name}/{name}"] = YamlFile((app,))
     else:
         flux_dir = f"gitops/flux/{cluster.name}"
         for name, doc in flux_release_files(ctx).items():
             plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
-        plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(tuple(flux_kustomizations(ctx)))
+        plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(tuple(flux_kustomizations(ctx, checks)))
         plan.files[f"{flux_dir}/{KUSTOMIZATION}"] = YamlFile((kustomization(["kustomizations.yaml"]),))
     return plan
 

@@ -32,6 +32,10 @@ class ClusterPlan:
     files: dict[str, FileSpec] = field(default_factory=dict)
     #: Image references the cluster pulls: upstream reference → reference the cluster uses (mirror-rewritten).
     images: dict[str, str] = field(default_factory=dict)
+    #: Deliberate deviations (chart-value and NVIDIADriver overrides with their reasons), as plain data.
+    deviations: list[dict[str, Any]] = field(default_factory=list)
+    #: Acceptance checks (one Job per pool: pool, job, namespace, resources, nodeSelector), as plain data.
+    acceptance: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuspec.render.acceptance import ACCEPTANCE_DIR, ACCEPTANCE_NAMESPACE, AcceptanceCheck
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import MANAGED_BY, OPERATOR_PSA, gitops_labels
 from gpuspec.spec import resolve
@@ -53,8 +54,11 @@ def _sync_policy(**extra: Any) -> dict[str, Any]:
     }
 
 
-def argocd_applications(ctx: ClusterContext) -> dict[str, dict[str, Any]]:
-    """File name → Application: the chart (wave 0) and the overlay (wave 1)."""
+def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False) -> dict[str, dict[str, Any]]:
+    """File name → Application: the chart (wave 0) and the overlay (wave 1).
+
+    ``acceptance``: the overlay Application also syncs the acceptance folder, whose Jobs are PostSync hooks.
+    """
     argo = ctx.cluster.gitops.argocd
     git = ctx.fleet.settings.git
     repo = chart_repository(ctx)
@@ -89,12 +93,22 @@ def argocd_applications(ctx: ClusterContext) -> dict[str, dict[str, Any]]:
         "spec": {
             "project": argo.project,
             "destination": _destination(ctx),
-            "source": {"repoURL": git.repo_url, "targetRevision": git.revision,
-                       "path": _rendered_path(ctx, "clusters", ctx.name)},
+            **_overlay_sources(ctx, acceptance),
             "syncPolicy": _sync_policy(),
         },
     }
     return {"gpu-operator.application.yaml": chart_app, "overlay.application.yaml": overlay_app}
+
+
+def _overlay_sources(ctx: ClusterContext, acceptance: bool) -> dict[str, Any]:
+    git = ctx.fleet.settings.git
+    overlay = {"repoURL": git.repo_url, "targetRevision": git.revision,
+               "path": _rendered_path(ctx, "clusters", ctx.name)}
+    if not acceptance:
+        return {"source": overlay}
+    checks = {"repoURL": git.repo_url, "targetRevision": git.revision,
+              "path": _rendered_path(ctx, "clusters", ctx.name, ACCEPTANCE_DIR)}
+    return {"sources": [overlay, checks]}
 
 
 # ----------------------------------------------------------------------------- Flux
@@ -172,8 +186,9 @@ def flux_release_files(ctx: ClusterContext) -> dict[str, Any]:
     }
 
 
-def flux_kustomizations(ctx: ClusterContext) -> list[dict[str, Any]]:
-    """The Flux Kustomizations: the release folder, then the overlay (``dependsOn`` the release)."""
+def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | None = None) -> list[dict[str, Any]]:
+    """The Flux Kustomizations: the release folder, then the overlay (``dependsOn`` the release), then the
+    acceptance Jobs (``dependsOn`` the overlay, health-checked: a failed Job fails the Kustomization)."""
     flux = ctx.cluster.gitops.flux
     name = f"{ctx.name}-gpu-operator"
     source_ref = {"kind": "GitRepository", "name": flux.source}
@@ -189,7 +204,25 @@ def flux_kustomizations(ctx: ClusterContext) -> list[dict[str, Any]]:
     overlay_extra: dict[str, Any] = {"dependsOn": [{"name": name}]}
     if flux.kube_config_secret:
         overlay_extra["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
-    return [
+    docs = [
         kustomization(name, _rendered_path(ctx, "gitops", "flux", ctx.name, "release")),
         kustomization(f"{name}-overlay", _rendered_path(ctx, "clusters", ctx.name), **overlay_extra),
     ]
+    if checks:
+        accept_extra: dict[str, Any] = {
+            "dependsOn": [{"name": f"{name}-overlay"}],
+            # Jobs are immutable: a changed Job is replaced, not patched.
+            "force": True,
+            "healthChecks": [
+                {"apiVersion": "batch/v1", "kind": "Job", "name": c.job, "namespace": ACCEPTANCE_NAMESPACE}
+                for c in checks
+            ],
+        }
+        if flux.kube_config_secret:
+            accept_extra["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
+        accept = kustomization(f"{name}-acceptance", _rendered_path(ctx, "clusters", ctx.name, ACCEPTANCE_DIR),
+                               **accept_extra)
+        accept["spec"]["wait"] = False  # healthChecks name the Jobs (wait would make Flux ignore them)
+        accept["spec"]["timeout"] = f"{max(c.timeout_seconds for c in checks) + 300}s"
+        docs.append(accept)
+    return docs

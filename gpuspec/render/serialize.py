@@ -98,6 +98,31 @@ def indent_sequences(text: str) -> str:
     return "\n".join(out)
 
 
+#: yamllint's default line-length limit.
+LINE_LIMIT = 80
+_LONG_PLAIN_VALUE = re.compile(r"^(?P<lead> *(?:- )*)(?P<key>[A-Za-z0-9_./-]+): (?P<word>[A-Za-z0-9][^ #'\"]*)$")
+
+
+def wrap_long_words(text: str) -> str:
+    """Move an unbreakable plain value that makes its line too long (a mirrored image reference) to its own line.
+
+    ``key: word`` becomes ``key:`` plus ``word`` indented below it: the same YAML value, and a line yamllint
+    accepts as one non-breakable word.
+    """
+    if all(len(line) <= LINE_LIMIT for line in text.split("\n")):
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        match = _LONG_PLAIN_VALUE.match(line) if len(line) > LINE_LIMIT else None
+        if match is None:
+            out.append(line)
+            continue
+        lead = match.group("lead")
+        out.append(f"{lead}{match.group('key')}:")
+        out.append(" " * (len(lead) + 2) + match.group("word"))
+    return "\n".join(out)
+
+
 #: Dumped text by canonical JSON of the document: fleets repeat many identical documents across clusters.
 _CACHE: dict[str, str] = {}
 _CACHE_LIMIT = 4096
@@ -108,10 +133,10 @@ def dump_document(document: Any) -> str:
     try:
         key = json.dumps(document, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
-        return indent_sequences(str(yaml.dump(document, **_DUMP_OPTIONS)))
+        return wrap_long_words(indent_sequences(str(yaml.dump(document, **_DUMP_OPTIONS))))
     text = _CACHE.get(key)
     if text is None:
-        text = indent_sequences(str(yaml.dump(document, **_DUMP_OPTIONS)))
+        text = wrap_long_words(indent_sequences(str(yaml.dump(document, **_DUMP_OPTIONS))))
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         _CACHE[key] = text

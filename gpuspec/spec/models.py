@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, model_validator
 
@@ -477,6 +477,37 @@ class Taint(SpecModel):
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(description="Taint effect.")
 
 
+#: A dotted path of chart values or NVIDIADriver spec keys, e.g. ``daemonsets.priorityClassName``.
+OverridePath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")]
+#: Text that says something (not empty, not only spaces).
+Text = Annotated[str, StringConstraints(pattern=r"\S")]
+
+
+class ValueOverride(SpecModel):
+    """A deliberate deviation: one value gpuspec does not model, set on purpose, with the reason why."""
+
+    path: OverridePath = Field(
+        description="Dotted key path, e.g. `daemonsets.priorityClassName` (cluster: a Helm values path of the "
+        "pinned chart; pool: a field of the pool's NVIDIADriver `spec`). Checked against the chart of the "
+        "pinned release; paths gpuspec sets from a spec field are refused (use the field)."
+    )
+    value: Any = Field(description="The value to set; its type must match the chart default's.")
+    reason: Text = Field(description="Why the default is not good enough here (required; shown in the rendered "
+                         "deviations record, `gpuspec deviations` and the handover documents).")
+    owner: str | None = Field(default=None, description="Who owns this deviation (team or person).")
+    ticket: str | None = Field(default=None, description="Ticket or change record that explains it.")
+
+
+class AcceptanceSpec(SpecModel):
+    """The acceptance check of a pool: a Job that must get the pool's GPU resource after each rollout."""
+
+    enabled: bool = Field(default=True, description="Render the pool's acceptance Job.")
+    timeout_seconds: int = Field(
+        default=600, ge=60, le=86400, alias="timeoutSeconds",
+        description="The Job fails when it has not succeeded after this long (activeDeadlineSeconds).",
+    )
+
+
 class Pool(SpecModel):
     """A group of identical GPU nodes."""
 
@@ -493,6 +524,14 @@ class Pool(SpecModel):
     devices: DeviceNeeds = Field(default_factory=DeviceNeeds, description="Special device exposure this pool needs.")
     taints: list[Taint] = Field(default_factory=list, description="Taints of the pool's nodes.")
     wave: int = Field(default=1, ge=0, le=99, description="Rollout wave inside the cluster (lower goes first).")
+    acceptance: AcceptanceSpec = Field(
+        default_factory=AcceptanceSpec, description="Acceptance check run after each rollout (on by default)."
+    )
+    driver_overrides: list[ValueOverride] = Field(
+        default_factory=list, alias="driverOverrides",
+        description="Deliberate deviations in this pool's NVIDIADriver `spec` (only for pools that get one: "
+        "clusters whose pools need different drivers).",
+    )
 
 
 class Tenant(SpecModel):
@@ -536,6 +575,11 @@ class Cluster(SpecModel):
     tenants: list[Tenant] = Field(default_factory=list, description="Teams with quotas.")
     priority_classes: list[PriorityClassSpec] = Field(
         default_factory=list, alias="priorityClasses", description="PriorityClasses to create."
+    )
+    overrides: list[ValueOverride] = Field(
+        default_factory=list,
+        description="Deliberate deviations: GPU Operator chart values gpuspec does not model (operand "
+        "resources, priority classes, environment …), each with its reason.",
     )
 
     _source_file: str = PrivateAttr(default="")
@@ -638,5 +682,6 @@ __all__ = [
     "Pool",
     "SharingMode",
     "Tenant",
+    "ValueOverride",
     "date",
 ]

@@ -5,6 +5,7 @@ The contract with ``gpuspec render`` is the directory layout only::
     <rendered>/clusters/<cluster>/gpu-operator.values.yaml   Helm values of the GPU Operator chart
     <rendered>/clusters/<cluster>/kustomization.yaml         the overlay (and the resources it lists)
     <rendered>/clusters/<cluster>/images.txt                 every image the cluster pulls
+    <rendered>/clusters/<cluster>/acceptance/kustomization.yaml   the acceptance Jobs (optional)
     <rendered>/gitops/**.yaml                                Argo CD / Flux objects
 """
 
@@ -23,6 +24,7 @@ from gpuspec.verify.manifests import load_yaml_all
 VALUES_FILE = "gpu-operator.values.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 IMAGES_FILE = "images.txt"
+ACCEPTANCE_DIR = "acceptance"
 _YAML_SUFFIXES = (".yaml", ".yml")
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -90,6 +92,8 @@ class ClusterOutput:
     images: list[str] | None
     resources: list[RenderedFile]
     problems: list[str]
+    #: The acceptance folder's kustomization (None when the cluster has no acceptance checks).
+    acceptance: RenderedFile | None = None
 
     @property
     def values_display(self) -> str:
@@ -138,9 +142,13 @@ def read_cluster_output(rendered_dir: Path, display_root: str, name: str) -> Clu
             problems.append(f"{display_dir}/{IMAGES_FILE}: cannot be read: {exc}")
     else:
         problems.append(f"{display_dir}/{IMAGES_FILE} does not exist")
-    skip = {VALUES_FILE, *KUSTOMIZATION_FILES}
+    accept_dir = directory / ACCEPTANCE_DIR
+    accept = next((accept_dir / n for n in KUSTOMIZATION_FILES if (accept_dir / n).is_file()), None)
+    if accept is not None:
+        output.acceptance = _read(accept, f"{display_dir}/{ACCEPTANCE_DIR}/{accept.name}", problems)
     for path in sorted(directory.rglob("*")):
-        if path.is_file() and path.suffix in _YAML_SUFFIXES and not (path.parent == directory and path.name in skip):
+        if path.is_file() and path.suffix in _YAML_SUFFIXES and not (
+                path.name in KUSTOMIZATION_FILES or (path.parent == directory and path.name == VALUES_FILE)):
             rel = path.relative_to(directory).as_posix()
             read = _read(path, f"{display_dir}/{rel}", problems)
             if read is not None:

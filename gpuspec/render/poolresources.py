@@ -1,0 +1,37 @@
+"""Which extended resource a pool advertises to Kubernetes (pure)."""
+
+from __future__ import annotations
+
+from gpuspec.render.facts import mig_layout_profiles
+from gpuspec.spec.models import MigStrategy, Pool, SharingMode
+
+
+def mig_profiles(pool: Pool) -> list[str]:
+    """The MIG profiles of a pool's layout, sorted (empty when MIG is off or the layout is unknown)."""
+    if pool.mig.strategy is MigStrategy.NONE:
+        return []
+    if pool.mig.custom is not None:
+        return sorted({p for group in pool.mig.custom for p in group.profiles})
+    if pool.mig.layout:
+        return sorted(mig_layout_profiles(pool.mig.layout, pool.gpu.product))
+    return []
+
+
+def pool_resources(pool: Pool) -> tuple[str, ...]:
+    """The extended resources a pool advertises, one name per kind of device (empty when unknown).
+
+    Whole GPUs and MIG strategy ``single`` advertise ``nvidia.com/gpu``; strategy ``mixed`` one
+    ``nvidia.com/mig-<profile>`` per profile of the layout; sharing with ``renameByDefault`` appends ``.shared``.
+    """
+    if pool.mig.strategy is MigStrategy.MIXED:
+        names = [f"nvidia.com/mig-{p}" for p in mig_profiles(pool)]
+    else:
+        names = ["nvidia.com/gpu"]
+    if pool.sharing.mode is not SharingMode.NONE and pool.sharing.rename_by_default:
+        names = [f"{n}.shared" for n in names]
+    return tuple(names)
+
+
+def has_acceptance_check(pool: Pool) -> bool:
+    """True when the pool gets an acceptance Job: enabled, with nodes, advertising a known resource."""
+    return pool.acceptance.enabled and pool.nodes > 0 and bool(pool_resources(pool))
