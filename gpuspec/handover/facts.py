@@ -27,6 +27,7 @@ from gpuspec.catalogue import changeset, rollout
 from gpuspec.catalogue.entry import Entry
 from gpuspec.handover import operands
 from gpuspec.matrix import query
+from gpuspec.matrix.acceptance import sample_image
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
@@ -303,7 +304,8 @@ class _Builder:
         for upstream, pulled in sorted(self.plan.images.items()):
             base, tag = _ref_parts(upstream)
             rows.append({
-                "component": ", ".join(sorted(by_base.get(base, ["?"]))),
+                "component": ", ".join(sorted(by_base.get(
+                    base, ["acceptance checks" if upstream == sample_image() else "?"]))),
                 "tag": tag,
                 "upstream": upstream,
                 "pulled": pulled,
