@@ -59,16 +59,20 @@ def test_no_overrides_no_record(tmp_path: Path) -> None:
 
 
 def test_driver_overrides_land_in_the_pools_nvidiadriver(tmp_path: Path) -> None:
-    pools = [pool("a", driver={"branch": "580"}),
-             pool("b", driver={"branch": "595"},
-                  driverOverrides=[{"path": "priorityClassName", "value": "gpu-drivers", "reason": "outrank"}])]
+    # pools c-e share the default NVIDIADriver (rendered by the chart); pools a and b get their own
+    pools = [pool("a", driver={"branch": "595"},
+                  driverOverrides=[{"path": "priorityClassName", "value": "gpu-drivers", "reason": "outrank"}]),
+             pool("b", driver={"branch": "595"}), pool("c", driver={"branch": "580"}), pool("d", driver={"branch": "580"}),
+             pool("e", driver={"branch": "580"})]
     out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=pools)]))
-    spec_b = yaml.safe_load(out["clusters/c1/nvidiadriver-b.yaml"])["spec"]
+    own = sorted(p for p in out if p.startswith("clusters/c1/nvidiadriver-"))
+    assert own == ["clusters/c1/nvidiadriver-a.yaml", "clusters/c1/nvidiadriver-b.yaml"]
     spec_a = yaml.safe_load(out["clusters/c1/nvidiadriver-a.yaml"])["spec"]
-    assert spec_b["priorityClassName"] == "gpu-drivers" and "priorityClassName" not in spec_a
+    spec_b = yaml.safe_load(out["clusters/c1/nvidiadriver-b.yaml"])["spec"]
+    assert spec_a["priorityClassName"] == "gpu-drivers" and "priorityClassName" not in spec_b
     record = yaml.safe_load(out["clusters/c1/deviations.yaml"])["deviations"]
     assert [(d["target"], d["pool"], d["chartDefault"]) for d in record] == [
-        ("NVIDIADriver/b", "b", "system-node-critical")]
+        ("NVIDIADriver/a", "a", "system-node-critical")]
 
 
 def test_override_reaches_the_clusterpolicy_through_helm_template(
