@@ -62,8 +62,8 @@ def test_driver_overrides_land_in_the_pools_nvidiadriver(tmp_path: Path) -> None
     # pools c-e share the default NVIDIADriver (rendered by the chart); pools a and b get their own
     pools = [pool("a", driver={"branch": "595"},
                   driverOverrides=[{"path": "priorityClassName", "value": "gpu-drivers", "reason": "outrank"}]),
-             pool("b", driver={"branch": "595"}), pool("c", driver={"branch": "580"}), pool("d", driver={"branch": "580"}),
-             pool("e", driver={"branch": "580"})]
+             pool("b", driver={"branch": "595"}), pool("c", driver={"branch": "580"}),
+             pool("d", driver={"branch": "580"}), pool("e", driver={"branch": "580"})]
     out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=pools)]))
     own = sorted(p for p in out if p.startswith("clusters/c1/nvidiadriver-"))
     assert own == ["clusters/c1/nvidiadriver-a.yaml", "clusters/c1/nvidiadriver-b.yaml"]
