@@ -151,6 +151,26 @@ CHART_PULL_FAILED = Entry(
     ),
 )
 
+MIRRORED_IMAGE_WITHOUT_SECRET = Entry(
+    id="GS915",
+    title="mirrored image pulled without the mirror's pull secret",
+    severity=Severity.ERROR,
+    rationale=(
+        "An image of an air-gapped cluster comes from the mirror, but the pod or operand that pulls it carries "
+        "none of the mirror's pull secrets: the kubelet's pull is refused (ErrImagePull) when the mirror needs them."
+    ),
+    doc="""
+In helm's output and the overlay of an air-gapped cluster whose mirror names `pullSecrets`, every image from the
+mirror is pulled by something that carries one of them: a pod's `imagePullSecrets`, or the `imagePullSecrets` of
+the ClusterPolicy / NVIDIADriver operand block (or of the block it belongs to: `driver.manager` runs in the
+driver pod).
+
+Failing: a values file whose `dcgmExporter` has no `imagePullSecrets` while the exporter image comes from the
+mirror.  Passing: `dcgmExporter.imagePullSecrets: [harbor-pull]` (the chart's template reads it).
+""",
+    source="cloud-native-docs gpu-operator/install-gpu-operator-air-gapped.rst (local registry with pull secrets)",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     HELM_TEMPLATE_FAILED,
@@ -167,4 +187,5 @@ ENTRIES: tuple[Entry, ...] = (
     RELEASE_UNKNOWN,
     IMAGE_NOT_LISTED,
     CHART_PULL_FAILED,
+    MIRRORED_IMAGE_WITHOUT_SECRET,
 )

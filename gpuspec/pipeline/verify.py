@@ -366,6 +366,7 @@ def verify_cluster(
     mirror = fleet.mirror(cluster.mirror)
     if mirror is not None:
         findings += checks.check_mirror(images, mirror)
+        findings += checks.check_pull_secrets(images, mirror)
     if release is not None and not expectations.release_known:
         findings.append(checks.spec_finding(
             ids.RELEASE_UNKNOWN, f"GPU Operator {release} is not in gpuspec's support matrix; operand image "

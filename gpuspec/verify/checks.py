@@ -108,6 +108,7 @@ class LocatedImage:
     origin: Origin
     repo_path: DocPath
     version_path: DocPath
+    pull_secrets: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -181,8 +182,57 @@ def helm_images(manifests: Sequence[Manifest], expectations: ImageExpectations, 
                 "repository", "version")
             origin, repo_path = values_origin(values, values_display, values_data, (*base, repo_key))
             _, version_path = values_origin(values, values_display, values_data, (*base, version_key))
-            located.append(LocatedImage(use, origin, repo_path, version_path))
+            located.append(LocatedImage(use, origin, repo_path, version_path, pull_secrets_of(manifest.obj, use)))
     return located
+
+
+def _secret_names(value: Any) -> set[str]:
+    names: set[str] = set()
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, str):
+            names.add(item)
+        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            names.add(item["name"])
+    return names
+
+
+def pull_secrets_of(obj: Mapping[str, Any], use: ImageUse) -> frozenset[str]:
+    """The pull secrets in effect for one image use: ``imagePullSecrets`` of every block on its path (the pod
+    spec of a container, the operand block of a ClusterPolicy / NVIDIADriver and the block it belongs to)."""
+    names: set[str] = set()
+    node: Any = obj
+    for key in ("", *use.path):
+        if key:
+            if isinstance(node, Mapping):
+                node = node.get(key)
+            elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+                node = node[key]
+            else:
+                break
+        if isinstance(node, Mapping):
+            names |= _secret_names(node.get("imagePullSecrets"))
+    return frozenset(names)
+
+
+def check_pull_secrets(images: Sequence[LocatedImage], mirror: Mirror) -> list[Finding]:
+    """GS915: images from an air-gapped cluster's mirror pulled by something without any of its pull secrets."""
+    wanted = set(mirror.pull_secrets)
+    if not wanted:
+        return []
+    prefixes = sorted({p.rstrip("/") for p in mirror.registries.values()})
+    grouped = _group(
+        img for img in images
+        if any(img.use.ref.base.startswith(p + "/") for p in prefixes) and not (img.pull_secrets & wanted)
+    )
+    return [
+        make_finding(
+            ids.MIRRORED_IMAGE_WITHOUT_SECRET,
+            f"{_users(users)} pulls {ref} from mirror {mirror.name} without any of its pull secrets "
+            f"({', '.join(sorted(wanted))})",
+            origin, path, hint="set imagePullSecrets for this operand (gpuspec render does) and re-render",
+        )
+        for (ref, origin, path), users in grouped.items()
+    ]
 
 
 def overlay_images(objects: Iterable[tuple[dict[str, Any], Origin]]) -> list[LocatedImage]:
@@ -193,7 +243,7 @@ def overlay_images(objects: Iterable[tuple[dict[str, Any], Origin]]) -> list[Loc
             block = use.component is not None
             repo_path = (*use.path, "repository") if block else use.path
             version_path = (*use.path, "version") if block else use.path
-            located.append(LocatedImage(use, origin, repo_path, version_path))
+            located.append(LocatedImage(use, origin, repo_path, version_path, pull_secrets_of(obj, use)))
     return located
 
 
