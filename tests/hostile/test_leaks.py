@@ -30,6 +30,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("render", ["render"]),
     ("render-check", ["render", "--check"]),
     *[(f"images-{f}", ["images", "--format", f]) for f in ("list", "skopeo")],
+    ("handover", ["handover"]),
     *[(f"audit-{f}", ["audit", "--cluster", "train-east", "--nodes", str(AUDIT_NODES), "--format", f])
       for f in LINT_FORMATS],
     *[(f"verify-{f}", ["verify", "--format", f]) for f in LINT_FORMATS],
