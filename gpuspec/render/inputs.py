@@ -7,10 +7,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuspec.loader.files import FLEET_FILE, cluster_files
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
+
+#: Largest input file hashed (fleet files are refused past 1 MiB anyway; policies and templates are small).
+MAX_INPUT_BYTES = 16 * 1024 * 1024
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """sha256 of a regular input file inside its repository; ValueError for a FIFO, device, outside link or
+    oversized file (never read, so hashing cannot hang or leak)."""
+    try:
+        return hashlib.sha256(read_bounded(path, MAX_INPUT_BYTES)).hexdigest()
+    except UnsafeFile as refused:
+        raise ValueError(f"{path} {refused.message}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from jinja2.exceptions import SecurityError
+from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
 from gpuspec.errors import GpuspecError
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.templating import escape
 
 #: Folder of the shipped templates.
@@ -65,10 +67,50 @@ def override_files(fleet_dir: Path | None) -> dict[str, str]:
     folder = override_dir(fleet_dir)
     if folder is None:
         return {}
-    return {
-        f"{OVERRIDES_DIR}/{p.relative_to(folder).as_posix()}": hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*")) if p.is_file()
-    }
+    out: dict[str, str] = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() or p.is_symlink():
+            try:
+                sha = hashlib.sha256(read_bounded(p, MAX_TEMPLATE_BYTES)).hexdigest()
+            except (UnsafeFile, OSError) as refused:
+                sha = f"unreadable: {refused}"  # the render itself reports it
+            out[f"{OVERRIDES_DIR}/{p.relative_to(folder).as_posix()}"] = sha
+    return out
+
+
+#: Largest template override read.
+MAX_TEMPLATE_BYTES = 1024 * 1024
+
+
+class _OverrideLoader(jinja2.FileSystemLoader):
+    """Loads fleet overrides only from regular files inside the fleet repository (no link out of it, no FIFO
+    or device), at most :data:`MAX_TEMPLATE_BYTES` each: a template cannot pull in a file from elsewhere."""
+
+    def get_source(self, environment: jinja2.Environment,
+                   template: str) -> tuple[str, str, Callable[[], bool]]:
+        pieces = split_template_path(template)
+        for searchpath in self.searchpath:
+            path = Path(searchpath, *pieces)
+            if not (path.is_symlink() or path.exists()):
+                continue
+            try:
+                text = read_bounded(path, MAX_TEMPLATE_BYTES).decode("utf-8")
+            except UnsafeFile as refused:
+                raise GpuspecError(f"template override {path} {refused.message}") from None
+            except UnicodeDecodeError:
+                raise GpuspecError(f"template override {path} is not UTF-8 text") from None
+            except OSError as exc:
+                raise GpuspecError(f"template override {path} cannot be read: {exc.strerror or exc}") from None
+            mtime = path.stat().st_mtime_ns
+
+            def uptodate(path: Path = path, mtime: int = mtime) -> bool:
+                try:
+                    return path.stat().st_mtime_ns == mtime
+                except OSError:
+                    return False
+
+            return text, str(path), uptodate
+        raise jinja2.TemplateNotFound(template)
 
 
 @functools.cache
@@ -76,7 +118,7 @@ def _environment(overrides: str | None) -> jinja2.Environment:
     shipped = jinja2.FileSystemLoader(str(SHIPPED))
     loaders: list[jinja2.BaseLoader] = []
     if overrides is not None:
-        loaders.append(jinja2.FileSystemLoader(overrides))
+        loaders.append(_OverrideLoader(overrides))
     loaders += [jinja2.PrefixLoader({SHIPPED_PREFIX: shipped}), shipped]
     # Only gpuspec's own templates run unsandboxed; any fleet override makes the whole environment sandboxed.
     kind = SandboxedEnvironment if overrides is not None else jinja2.Environment

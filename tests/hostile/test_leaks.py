@@ -222,3 +222,29 @@ def test_missing_key_at_the_top_of_a_file_shows_no_credential(tmp_path: Path, mo
     for command in (["validate"], ["lint"], ["render"], ["images"]):
         result = gpuspec(command, monkeypatch, capsys, cwd=root)
         assert result.code == 2 and "GS105" in result.text and KEY_SECRET not in result.text
+
+
+def test_fifo_fleet_file_does_not_hang_render_with_the_cache_on(tmp_path: Path) -> None:
+    root = make_repo(tmp_path)
+    os.mkfifo(root / "fleet" / "clusters" / "pipe.yaml")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "GPUSPEC_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("GPUSPEC_NO_CACHE", None)
+    for args in (["render"], ["render", "--check"], ["handover"]):
+        proc = subprocess.run([sys.executable, "-m", "gpuspec.cli.main", *args], cwd=root, capture_output=True,
+                              text=True, timeout=60, env=env, check=False)
+        assert proc.returncode == 2 and "is not a regular file" in proc.stderr, (args, proc.stderr)
+
+
+def test_template_override_cannot_pull_in_a_file_from_outside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    outside = tmp_path / "outside.md"
+    outside.write_text("leaked-template-42\n")
+    overrides = root / "fleet" / "templates" / "handover"
+    overrides.mkdir(parents=True)
+    (overrides / "cluster.md.j2").symlink_to(outside)
+    for args in (["render"], ["handover"]):
+        result = gpuspec(args, monkeypatch, capsys, cwd=root)
+        assert result.code == 2 and "leads outside the repository" in result.err
+        assert "leaked-template-42" not in result.text
+    assert not any("leaked-template-42" in p.read_text() for p in root.rglob("*.md") if p.is_file())
