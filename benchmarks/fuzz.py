@@ -61,6 +61,9 @@ OUTSIDE_MARK = "OUTSIDE-FILE-91f3"
 FLEET_FILES = ("fleet/fleet.yaml", "fleet/clusters/train-east.yaml", "fleet/clusters/infer-north.yaml")
 POLICY_FILES = ("policies/default.yaml", "policies/acme.yaml")
 NODES_FILE = "nodes.json"
+#: A fleet's override of the handover template (render and handover read it).
+TEMPLATE_FILE = "fleet/templates/handover/cluster.md.j2"
+SHIPPED_TEMPLATE = REPO / "gpuspec" / "templating" / "templates" / "handover" / "cluster.md.j2"
 
 #: Command name → argument lists it is run with (one picked per input); paths are relative to the repository.
 COMMANDS: dict[str, list[list[str]]] = {
@@ -71,6 +74,7 @@ COMMANDS: dict[str, list[list[str]]] = {
     "render": [["render", "--out", "out"]],
     "render-check": [["render", "--check", "--out", "out"]],
     "images": [["images"], ["images", "--format", "skopeo"]],
+    "handover": [["handover"], ["handover", "--output", "out-handover"]],
     "plan": [["plan", "--base", "HEAD", "--format", f] for f in ("text", "json", "markdown")],
     "audit": [["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--format", f]
               for f in ("text", "json", "sarif", "github", "junit")],
@@ -335,6 +339,7 @@ class Workspace:
             if rel in self.originals:
                 path.write_bytes(self.originals[rel])
         shutil.rmtree(self.root / "out", ignore_errors=True)
+        shutil.rmtree(self.root / "out-handover", ignore_errors=True)
         draft = self.root / "fleet" / "clusters" / "drafted.yaml"
         if draft.exists():
             draft.unlink()
@@ -354,6 +359,8 @@ def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
         target = NODES_FILE
     elif command.startswith("lint") and rng.random() < 0.3:
         target = rng.choice(POLICY_FILES)
+    elif command in ("render", "handover") and rng.random() < 0.15:
+        target = TEMPLATE_FILE
     elif rng.random() < 0.05:
         target = "fleet/clusters/extra.yaml"
     else:
@@ -361,6 +368,9 @@ def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
     roll = rng.random()
     if roll < 0.05 and target != NODES_FILE:
         return Case(args, {target: _special(rng)}, "special file")
+    if target == TEMPLATE_FILE:  # a fleet override of the handover template, mutated as text
+        text, note = mutate_text(SHIPPED_TEMPLATE.read_text(encoding="utf-8"), rng)
+        return Case(args, {target: {"kind": "text", "text": text}}, "template " + note)
     original = ws.originals.get(target, ws.originals["fleet/clusters/infer-north.yaml"]).decode("utf-8")
     doc = ws.docs.get(target, ws.docs["fleet/clusters/infer-north.yaml"])
     if roll < 0.6:
@@ -446,12 +456,15 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
         problems.append("the canary credential reached the output")
     if seconds > SLOW_SECONDS:
         problems.append(f"took {seconds:.1f} s")
-    written = ws.root / "out"
-    if written.is_dir() and planted(case):
-        for path in written.rglob("*"):
-            if path.is_file() and CANARY.encode() in path.read_bytes():
-                problems.append(f"the canary credential was written to {path.relative_to(ws.root)}")
-                break
+    written = [ws.root / "out", ws.root / "out-handover"]
+    check_canary = planted(case)
+    for path in (p for folder in written if folder.is_dir() for p in folder.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        data = path.read_bytes()
+        if (check_canary and CANARY.encode() in data) or OUTSIDE_MARK.encode() in data:
+            problems.append(f"the canary or an outside file was written to {path.relative_to(ws.root)}")
+            break
     ws.reset(case)
     return Outcome(code, seconds, problems)
 
@@ -513,6 +526,7 @@ def fuzz(inputs: int, seed: int, save: Path | None, report: Callable[[str], None
     rng = random.Random(seed)
     names = [name for name, weight in WEIGHTS.items() for _ in range(weight)]
     rng.shuffle(names)
+    names = [*COMMANDS, *names]  # every command early, however short the run
     summary = Summary()
     started = time.monotonic()
     with workspace() as ws:
