@@ -87,6 +87,7 @@ def test_output_into_a_missing_folder_is_a_clear_error(command: list[str], tmp_p
         _git_repo(root)
     if command[0] == "verify":
         (root / "fleet" / "clusters" / "train-east.yaml").write_text("kind: Nope\n")  # report before helm
-    result = gpuspec([*command, "--output", "/nonexistent/x/report"], monkeypatch, capsys, cwd=root)
+    target = tmp_path / "missing" / "report"
+    result = gpuspec([*command, "--output", str(target)], monkeypatch, capsys, cwd=root)
     assert result.code == 2
-    assert "cannot write the report to /nonexistent/x/report: the folder /nonexistent/x does not exist" in result.err
+    assert f"cannot write the report to {target}: the folder {target.parent} does not exist" in result.err
