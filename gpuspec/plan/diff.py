@@ -431,7 +431,7 @@ class _Differ:
         yield self.change(
             ChangeKind.MIG, f"MIG {mig_text(old.mig)} -> {mig_text(new.mig)}", mig_text(old.mig), mig_text(new.mig),
             Disruption.MIG_REPARTITION if repartition else Disruption.OPERAND_RESTART,
-            mig_procedure(self.new, new, label_after)
+            "; ".join((mig_procedure(self.new, new, label_after), *details))
             if repartition
             else "device plugin and GFD restart and advertise MIG devices under other resource names; "
             "pods requesting the old names stop scheduling",
