@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuspec import usercache
+from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
 from gpuspec.handover.facts import UPDATE_RULES, RuleSetting, cluster_facts
 from gpuspec.render.context import ClusterContext
@@ -72,7 +73,7 @@ def rule_settings(fleet: Fleet, policies_dir: Path | None) -> dict[str, RuleSett
 
     try:
         policy = load_policy(policies_dir, list(fleet.settings.policy.packs) or ["default"])
-    except Exception:  # an unusable pack: lint reports it; the documents show the defaults
+    except GpuspecError:  # a missing pack: validate and lint report it; the documents show the defaults
         return out
     if not policy.usable:
         return out
