@@ -108,6 +108,11 @@ def test_action_steps_in_a_fresh_fleet_repository(installed: Installed, fleet_re
     values.write_text(values.read_text() + "extra: 1\n")
     check = runner.step("rendered/ is up to date", {"check": "render-check"})
     assert check.returncode == 1 and "stale or hand-edited" in check.stderr
+    runner.output.unlink()
+    lint = runner.step("Lint (SARIF)", {"check": "lint", "base": "HEAD"})
+    assert lint.returncode == 0, "findings still reach code scanning; the gate step fails"
+    sarif = json.loads(Path(runner.outputs()["sarif-file"]).read_text())
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["GS806"]
     gate = runner.step("Lint (gate, annotations)", {"check": "lint", "base": "HEAD"})
     assert gate.returncode == 1 and "::error" in gate.stdout and "GS806" in gate.stdout
     assert not (fleet_repo / ".gpuspec-cache").exists()
