@@ -183,6 +183,30 @@ Passing: `operator.driverManagement: nvidiadriver` alone on `v26.7.0`, the canar
     "management, v26.7.0; 26.3: switching an existing cluster is not supported)",
 )
 
+OVERRIDE_STALE_AFTER_UPGRADE = Entry(
+    id="GS820",
+    title="Deliberate deviation left behind by an operator upgrade",
+    severity=Severity.ERROR,
+    rationale=(
+        "An override was written against the old chart: after the upgrade its path may be gone (Helm then "
+        "ignores it silently) or the chart's own default under it may have changed, so the reason may no "
+        "longer hold."
+    ),
+    doc="""
+For every cluster whose GPU Operator release changes, each of its `overrides` is looked up in the chart
+values of the old and the new release (gpuspec's packaged values index). The rule reports an override
+whose path the new chart no longer has, and one whose chart default differs between the two releases.
+`gpuspec plan` shows the same as `deviation` lines. Validation (GS130) independently refuses a path the
+new chart does not know.
+
+Failing: `operator.initContainer.repository` overridden while upgrading v25.10.1 -> v26.3.3 (the key is
+gone in v26.3).  Passing: the override removed in the same change, or a path both charts have with the
+same default.
+""",
+    source="GPU Operator Helm chart values.yaml of both releases (gpuspec/matrix/data/chart-values/)",
+    tags=("change-set", "deviations"),
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     ONE_LAYER_PER_CHANGE,
@@ -193,4 +217,5 @@ ENTRIES: tuple[Entry, ...] = (
     RENDERED_NOT_HAND_EDITED,
     MIG_NEEDS_NODE_LABEL,
     DRIVER_MANAGEMENT_ALONE,
+    OVERRIDE_STALE_AFTER_UPGRADE,
 )

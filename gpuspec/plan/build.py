@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE
 from gpuspec.loader.fleetload import load_fleet
+from gpuspec.plan.deviations import acceptance_runs
 from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.fleetrev import RevisionFleet, describe_finding, load_fleet_at
 from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
@@ -108,4 +109,4 @@ def build_plan(fleet_dir: Path, base_rev: str, rendered_dir: Path | None = None)
         record = regeneration_change(regen, changed_paths(comparison.repo_root, comparison.base.commit), rendered_rel)
         if record is not None:
             changes = [record, *changes]
-    return Plan(base_rev, comparison.base.commit, changes)
+    return Plan(base_rev, comparison.base.commit, changes, acceptance_runs(comparison.head, changes))

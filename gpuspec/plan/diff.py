@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from gpuspec.findings import DocPath
 from gpuspec.matrix.query import nvidiadriver_crd_migration, parse_version
 from gpuspec.plan import driver_facts
+from gpuspec.plan.deviations import deviation_changes
 from gpuspec.plan.impact import (
     driver_rollback,
     managed_pools,
@@ -605,9 +606,10 @@ def diff_fleets(base: Fleet, head: Fleet) -> list[Change]:
     for cluster in head.clusters:
         old = base.cluster(cluster.name)
         if old is None:
-            changes.append(_cluster_added(cluster))
+            own = [_cluster_added(cluster)]
         else:
-            changes.extend(_Differ(base, head, old, cluster).run())
+            own = [*_Differ(base, head, old, cluster).run(), *deviation_changes(base, old, head, cluster)]
+        changes.extend(own)
     for cluster in base.clusters:
         if head.cluster(cluster.name) is None:
             changes.append(_cluster_removed(cluster, head))

@@ -43,6 +43,11 @@ def render_text(plan: Plan) -> str:
         )
         if order:
             lines.extend(["", f"rollout order (disruptive steps): {order}"])
+    if plan.acceptance:
+        lines.extend(["", "acceptance checks this change runs:"])
+        for cluster, checks in plan.acceptance.items():
+            *pools, how = checks
+            lines.append(f"  {one_line(cluster)}: {one_line('; '.join(pools))} ({one_line(how)})")
     return "\n".join(lines) + "\n"
 
 
@@ -66,6 +71,9 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             for s in steps
         ],
         "changes": [c.to_json() for c in plan.changes],
+        "acceptance": {
+            cluster: {"checks": checks[:-1], "how": checks[-1]} for cluster, checks in plan.acceptance.items()
+        },
     }
 
 

@@ -63,6 +63,7 @@ class ChangeKind(StrEnum):
     POOL_SIZE = "pool-size"
     POOL_SETTINGS = "pool-settings"
     REGENERATED = "regenerated"
+    DEVIATION = "deviation"
 
 
 class Dimension(StrEnum):
@@ -152,6 +153,8 @@ class Plan:
     base_rev: str
     base_commit: str
     changes: list[Change] = field(default_factory=list)
+    #: Cluster → the acceptance checks its change runs once synced (``pool (resource, …)``), and how they run.
+    acceptance: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def worst(self) -> Disruption:

@@ -363,7 +363,8 @@ class DriverManagementAlone(ChangeSetRule):
                 continue
             others = [
                 c for c in ctx.changes
-                if c.cluster == change.cluster and c is not change and c.kind is not ChangeKind.REGENERATED
+                if c.cluster == change.cluster and c is not change
+                and c.kind is not ChangeKind.REGENERATED
             ]
             if others:
                 words = "; ".join(c.summary for c in others[:3]) + ("; ..." if len(others) > 3 else "")
@@ -386,6 +387,31 @@ class DriverManagementAlone(ChangeSetRule):
                 )
 
 
+class OverrideStaleAfterUpgrade(ChangeSetRule):
+    """An operator upgrade leaves no override on a path the new chart lacks or whose default it changed."""
+
+    entry = cat.OVERRIDE_STALE_AFTER_UPGRADE
+
+    def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
+        """Yield a problem per override the operator change of its cluster leaves stale."""
+        from gpuspec.plan.deviations import stale_overrides  # plan machinery only for change sets
+
+        base = ctx.base
+        if base is None:
+            return
+        for cluster in ctx.fleet.clusters:
+            old = base.cluster(cluster.name)
+            if old is None or not cluster.overrides:
+                continue
+            for stale in stale_overrides(base, old, ctx.fleet, cluster):
+                yield Problem(
+                    f"cluster {cluster.name!r}: {stale.text}", cluster.source_file,
+                    ("overrides", stale.index, "path"),
+                    hint="drop the override" if stale.removed else
+                    "re-check the override's reason against the new default; update the reason or drop it",
+                )
+
+
 CHANGESET_RULES: list[Rule] = [
     OneLayerPerChange(),
     OperatorUpgradePath(),
@@ -395,6 +421,7 @@ CHANGESET_RULES: list[Rule] = [
     RenderedNotHandEdited(),
     MigNeedsNodeLabel(),
     DriverManagementAlone(),
+    OverrideStaleAfterUpgrade(),
 ]
 
 

@@ -95,3 +95,28 @@ def test_override_reaches_the_clusterpolicy_through_helm_template(
     result = helm_template(chart, [values_file], kube_version="1.31", helm=tools_bin / "helm", cache_dir=None)
     [policy] = [m.obj for m in result.manifests if m.kind == "ClusterPolicy"]
     assert policy["spec"]["daemonsets"]["priorityClassName"] == "system-node-critical"
+
+
+def test_deviations_command_lists_every_deviation(fleet_copy: Path) -> None:
+    from click.testing import CliRunner
+
+    from gpuspec.cli.main import cli
+
+    policies = str(fleet_copy.parent / "policies")
+    text = CliRunner().invoke(cli, ["deviations", str(fleet_copy), "--policies", policies])
+    assert text.exit_code == 0, text.output
+    assert "train-east: 1 deviation(s)" in text.output and "operator.resources (chart values)" in text.output
+    assert "resources (NVIDIADriver of pool t4-batch)" in text.output
+    data = CliRunner().invoke(cli, ["deviations", str(fleet_copy), "--policies", policies, "--format", "json"])
+    records = __import__("json").loads(data.output)["clusters"]
+    assert sorted(records) == ["infer-north", "train-east"]
+    [train] = records["train-east"]
+    assert (train["path"], train["owner"], train["ticket"]) == ("operator.resources", "gpu-platform", "PLAT-1423")
+    assert train["chartDefault"]["limits"]["memory"] == "350Mi" and "OOM" in train["reason"]
+    md = CliRunner().invoke(cli, ["deviations", str(fleet_copy), "--policies", policies, "--format", "markdown"])
+    assert "| `operator.resources` | chart values |" in md.output
+    # a fleet with an error lists nothing and exits 1
+    bad = fleet_copy / "clusters" / "train-east.yaml"
+    bad.write_text(bad.read_text().replace("path: operator.resources", "path: operator.resourcez"))
+    failed = CliRunner().invoke(cli, ["deviations", str(fleet_copy), "--policies", policies])
+    assert failed.exit_code == 1 and "GS130" in failed.output

@@ -1,0 +1,105 @@
+"""`gpuspec deviations`: every deliberate deviation of the fleet, by cluster, with value, default and reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gpuspec import exitcodes
+from gpuspec.cli.common import fleet_argument, policies_option
+from gpuspec.cli.render_cmd import prepared_or_exit
+from gpuspec.spec.models import Fleet
+
+
+def fleet_deviations(prepared_fleet: Fleet) -> dict[str, list[dict[str, Any]]]:
+    """Cluster name → its deviation records (clusters without any are left out), in name order."""
+    from gpuspec.render.context import cluster_context
+    from gpuspec.render.deviations import deviation_records
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for cluster in sorted(prepared_fleet.clusters, key=lambda c: c.name):
+        if not cluster.overrides and not any(p.driver_overrides for p in cluster.pools):
+            continue
+        ctx = cluster_context(prepared_fleet, cluster)
+        records = deviation_records(cluster, ctx.facts, {d.pool.name for d in ctx.pool_drivers})
+        if records:
+            out[cluster.name] = records
+    return out
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _default(record: dict[str, Any]) -> str:
+    return _value(record["chartDefault"]) if record["defaultKnown"] else "unknown"
+
+
+def _target(record: dict[str, Any]) -> str:
+    return "chart values" if record["pool"] is None else f"NVIDIADriver of pool {record['pool']}"
+
+
+def render_text(data: dict[str, list[dict[str, Any]]]) -> str:
+    """Plain text, one block per deviation."""
+    if not data:
+        return "deviations: none (every rendered value is a gpuspec pin or a chart default)\n"
+    lines: list[str] = []
+    for name, records in data.items():
+        lines.append(f"{name}: {len(records)} deviation(s)")
+        for r in records:
+            lines.append(f"  {r['path']} ({_target(r)}) = {_value(r['value'])}")
+            lines.append(f"    chart default: {_default(r)}")
+            lines.append(f"    reason: {r['reason']}")
+            owner = r["owner"] or "-"
+            lines.append(f"    owner: {owner}" + (f", ticket: {r['ticket']}" if r["ticket"] else ""))
+            lines.append(f"    spec: {r['source']['file']} ({r['source']['path']})")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def render_markdown(data: dict[str, list[dict[str, Any]]]) -> str:
+    """A Markdown table per cluster (for a PR comment or a wiki)."""
+    if not data:
+        return "No deliberate deviations in the fleet.\n"
+    out = ["# Deliberate deviations", ""]
+    for name, records in data.items():
+        out += [f"## `{_cell(name)}`", "", "| Path | Target | Value | Chart default | Reason | Owner | Ticket |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in records:
+            out.append(" | ".join([
+                f"| `{_cell(r['path'])}`", _cell(_target(r)), f"`{_cell(_value(r['value']))}`",
+                f"`{_cell(_default(r))}`", _cell(r["reason"]), _cell(r["owner"] or ""), _cell(r["ticket"] or ""),
+            ]) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+@click.command("deviations")
+@fleet_argument
+@policies_option
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="Output format.")
+def deviations_command(fleet_dir: Path, policies_dir: Path, output_format: str) -> None:
+    """List every deliberate deviation of the fleet, by cluster.
+
+    A deviation is a chart value (cluster `overrides`) or NVIDIADriver field (pool
+    `driverOverrides`) set by hand: path, value, the chart's default, reason, owner
+    and ticket. The fleet is validated first; errors exit 1, unusable input 2.
+    """
+    prepared = prepared_or_exit(fleet_dir, policies_dir, "deviations", render=False)
+    fleet = prepared.validation.fleet
+    assert fleet is not None
+    data = fleet_deviations(fleet)
+    if output_format == "json":
+        click.echo(json.dumps({"clusters": data}, indent=2, sort_keys=True, ensure_ascii=False))
+    elif output_format == "markdown":
+        click.echo(render_markdown(data), nl=False)
+    else:
+        click.echo(render_text(data), nl=False)
+    raise SystemExit(exitcodes.OK)
