@@ -53,7 +53,7 @@ _LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-/]{1,200})[
 _KEY_VALUE = re.compile(
     r"""(?i)(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]{0,200}?"""
     r"""(?:password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?)"""
-    r"""["']?[ \t]*[:=][ \t]*["']?)(?!<redacted>)(?![|>][-+0-9]*(?:\s|$))([^\s'",}\]]+)"""
+    r"""["']?[ \t]*[:=][ \t]*["']?)(?!<redacted>)(?![|>][-+0-9]*(?:\s|$))([^\s'",}\]\\]+)"""
 )
 
 

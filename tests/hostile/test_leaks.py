@@ -4,6 +4,7 @@ in any format, or rendered/."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -180,6 +181,8 @@ def test_redaction_by_key_and_by_shape() -> None:
     assert redact_line("  pullSecrets: [ngc-secret]") == "  pullSecrets: [ngc-secret]"
     assert TOKEN not in redact_text(f"'{TOKEN}' is not a valid integer")
     assert redact_text("plain text, no secret") == "plain text, no secret"
+    report = json.dumps({"message": 'token: abc"def', "hint": f"password={KEY_SECRET}"})
+    assert json.loads(redact_text(report)) == {"message": 'token: <redacted>"def', "hint": "password=<redacted>"}
 
 
 def test_a_credential_inside_a_wrong_value_is_not_repeated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
