@@ -156,5 +156,5 @@ def acceptance_runs(head: Fleet, changes: list[Change]) -> dict[str, list[str]]:
 
 def _how(cluster: Cluster) -> str:
     if cluster.gitops.tool == "argocd":
-        return f"run as Argo CD PostSync hooks of {cluster.name}-gpu-operator-overlay (a failed Job fails the sync)"
-    return f"run by Flux Kustomization {cluster.name}-gpu-operator-acceptance after the overlay (health-checked)"
+        return f"Argo CD PostSync hooks of {cluster.name}-gpu-operator-overlay; a failed Job fails the sync"
+    return f"Flux Kustomization {cluster.name}-gpu-operator-acceptance after the overlay; a failed Job fails it"

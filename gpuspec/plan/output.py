@@ -47,7 +47,7 @@ def render_text(plan: Plan) -> str:
         lines.extend(["", "acceptance checks this change runs:"])
         for cluster, checks in plan.acceptance.items():
             *pools, how = checks
-            lines.append(f"  {one_line(cluster)}: {one_line('; '.join(pools))} ({one_line(how)})")
+            lines.append(f"  {one_line(cluster)}: {one_line('; '.join(pools))} - {one_line(how)}")
     return "\n".join(lines) + "\n"
 
 
