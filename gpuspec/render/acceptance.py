@@ -29,6 +29,8 @@ from gpuspec.spec.models import Pool
 ACCEPTANCE_NAMESPACE = "gpuspec-acceptance"
 #: Folder of the acceptance objects inside the cluster's rendered folder.
 ACCEPTANCE_DIR = "acceptance"
+#: The one resource file of the acceptance folder.
+ACCEPTANCE_FILE = "acceptance.yaml"
 #: ConfigMap whose content changes with the cluster's configuration (makes Argo CD sync and run the hooks).
 TRIGGER_CONFIGMAP = "gpuspec-acceptance"
 #: Argo CD: run after the overlay is synced and healthy; delete on success, keep a failed Job for diagnosis.
@@ -142,18 +144,19 @@ def job(ctx: ClusterContext, check: AcceptanceCheck) -> dict[str, Any]:
 
 
 def acceptance_files(ctx: ClusterContext, checks: list[AcceptanceCheck]) -> dict[str, list[dict[str, Any]]]:
-    """File name → documents of the acceptance folder (empty when there are no checks)."""
+    """File name → documents of the acceptance folder (empty when there are no checks).
+
+    One file holds the namespace, the Argo CD trigger and every Job (a fleet of 1,000 clusters x 10 pools
+    writes two files per cluster, not twelve).
+    """
     if not checks:
         return {}
-    files: dict[str, list[dict[str, Any]]] = {
-        "namespace.yaml": [namespace(ctx, ACCEPTANCE_NAMESPACE, ACCEPTANCE_PSA)],
-    }
+    docs: list[dict[str, Any]] = [namespace(ctx, ACCEPTANCE_NAMESPACE, ACCEPTANCE_PSA)]
     if ctx.cluster.gitops.tool == "argocd":
-        files["trigger.yaml"] = [{
+        docs.append({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": metadata(ctx, TRIGGER_CONFIGMAP, ACCEPTANCE_NAMESPACE),
             "data": {"jobs": "\n".join(c.job for c in checks)},
-        }]
-    for check in checks:
-        files[f"job-{check.pool.name}.yaml"] = [job(ctx, check)]
-    return files
+        })
+    docs.extend(job(ctx, check) for check in checks)
+    return {ACCEPTANCE_FILE: docs}

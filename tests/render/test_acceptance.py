@@ -27,13 +27,12 @@ POOLS = [
 ]
 
 
+def _docs(out: dict[str, bytes], name: str) -> list[dict[str, Any]]:
+    return list(yaml.safe_load_all(out[f"clusters/{name}/acceptance/acceptance.yaml"]))
+
+
 def _jobs(out: dict[str, bytes], name: str) -> dict[str, dict[str, Any]]:
-    jobs = {}
-    for path, data in out.items():
-        if path.startswith(f"clusters/{name}/acceptance/job-"):
-            doc = yaml.safe_load(data)
-            jobs[doc["metadata"]["labels"]["gpuspec.io/pool"]] = doc
-    return jobs
+    return {d["metadata"]["labels"]["gpuspec.io/pool"]: d for d in _docs(out, name) if d["kind"] == "Job"}
 
 
 def _requests(job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -59,10 +58,10 @@ def test_each_pool_requests_what_it_advertises(tmp_path: Path) -> None:
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert container["securityContext"]["privileged"] is False
     assert {j["metadata"]["namespace"] for j in jobs.values()} == {"gpuspec-acceptance"}
-    namespace = yaml.safe_load(out["clusters/c1/acceptance/namespace.yaml"])
+    [namespace] = [d for d in _docs(out, "c1") if d["kind"] == "Namespace"]
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
     kustomization = yaml.safe_load(out["clusters/c1/acceptance/kustomization.yaml"])
-    assert "job-whole.yaml" in kustomization["resources"]
+    assert kustomization["resources"] == ["acceptance.yaml"]
     # the overlay itself does not list them: GitOps applies them after it
     assert "acceptance" not in str(yaml.safe_load(out["clusters/c1/kustomization.yaml"])["resources"])
 
@@ -70,8 +69,7 @@ def test_each_pool_requests_what_it_advertises(tmp_path: Path) -> None:
 def test_jobs_validate_against_the_kubernetes_schema(tmp_path: Path) -> None:
     out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=POOLS)]))
     crds = CrdSet.from_paths([])
-    docs = [yaml.safe_load(data) for path, data in out.items()
-            if path.startswith("clusters/c1/acceptance/") and not path.endswith("kustomization.yaml")]
+    docs = _docs(out, "c1")
     assert {d["kind"] for d in docs} == {"Job", "Namespace", "ConfigMap"}
     for doc in docs:
         assert validate_object(doc, crds=crds, kube_version="1.31") == [], doc["metadata"]["name"]
