@@ -411,7 +411,9 @@ def planted(case: Case) -> bool:
         text = spec.get("text", "")
         start = text.find(CANARY)
         while start >= 0:
-            if any(text.endswith(prefix, 0, start) for prefix in PLANTED):
+            tail = text[start + len(CANARY): start + len(CANARY) + 20]
+            token_intact = not text.endswith("ghp_", 0, start) or (len(tail) == 20 and tail.isalnum())
+            if token_intact and any(text.endswith(prefix, 0, start) for prefix in PLANTED):
                 return True
             start = text.find(CANARY, start + 1)
     return False
