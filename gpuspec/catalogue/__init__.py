@@ -8,7 +8,6 @@ declared twice, and answers look-ups.  Code that reports a finding does so throu
 from __future__ import annotations
 
 import difflib
-from dataclasses import replace
 from types import ModuleType
 
 from gpuspec.catalogue import (
@@ -73,11 +72,6 @@ def get(rule_id: str) -> Entry | None:
 def policy_entries() -> dict[str, Entry]:
     """The entries policy packs may configure, by id (lint engine, lint rules and change-set rules)."""
     return {i: e for i, e in CATALOGUE.items() if e.stage in POLICY_STAGES}
-
-
-def custom_entry(entry: Entry) -> Entry:
-    """``entry`` marked as an organisation's own rule (stage "custom")."""
-    return replace(entry, stage="custom")
 
 
 def suggest(rule_id: str, known: list[str] | None = None) -> list[str]:
