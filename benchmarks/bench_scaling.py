@@ -159,6 +159,9 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
 def _verify_rows(run: SizeRun, root: Path, fleet: Path, out: Path, chart: Path | None, crds: Path | None,
                  env: dict[str, str], gpuspec: list[str]) -> None:
     helm = _tool("helm") or str(Path(__file__).resolve().parent.parent / ".tools" / "bin" / "helm")
+    if not out.is_dir():  # render was not measured (--only verify): render untimed, verify needs its output
+        subprocess.run([*gpuspec, "render", str(fleet), "--policies", str(root / "policies"), "--out", str(out)],
+                       check=True, capture_output=True, env=env)
     chart = chart.resolve() if chart else mini_chart_as(RELEASE, root, crds)
     verify_cache = root / ".gpuspec-cache"
     argv = [*gpuspec, "verify", str(fleet), "--rendered", str(out), "--chart", str(chart),

@@ -72,18 +72,9 @@ class Toolbox:
     rendered_digest: str
     kustomize_version: str
 
-    def build(self, directory: Path, extra_args: Sequence[str] = ()) -> KustomizeResult:
-        """``kustomize build`` of ``directory``, from the cache when nothing under rendered/ changed."""
-        if not stays_inside(directory, self.rendered_dir):
-            return kustomize_build(directory, kustomize=self.kustomize, extra_args=extra_args)
-        rel = directory.resolve().relative_to(self.rendered_dir.resolve()).as_posix()
-        parts = [self.rendered_digest, rel, *self.kustomize.argv[1:], *extra_args, self.kustomize_version]
-        return self.cache.kustomize(
-            parts, lambda: kustomize_build(directory, kustomize=self.kustomize, extra_args=extra_args))
-
     def build_many(self, directories: Sequence[Path], extra_args: Sequence[str]) -> dict[Path, KustomizeResult]:
         """``kustomize build`` of each directory: cached ones from the cache, the others together in one
-        kubectl run when they are built without load restrictions (as GitOps folders are), else one by one."""
+        kubectl run when :func:`build_together` can build them jointly, else one by one."""
         results: dict[Path, KustomizeResult] = {}
         todo: list[Path] = []
         keys: dict[Path, list[str]] = {}
@@ -99,7 +90,7 @@ class Toolbox:
                 results[directory] = found
             else:
                 todo.append(directory)
-        joint = build_together(todo, self.kustomize) if tuple(extra_args) == NO_RESTRICTIONS else None
+        joint = build_together(todo, self.kustomize, extra_args)
         for directory in todo:
             if joint is None:
                 results[directory] = kustomize_build(directory, kustomize=self.kustomize, extra_args=extra_args)
@@ -339,8 +330,13 @@ def verify_cluster(
 
     # kustomize build
     overlay_objects: list[tuple[dict[str, Any], Origin]] = []
+    # The overlay and the acceptance folder in one kubectl run when that provably builds the same objects.
+    folders = [output.directory] if output.kustomization is not None else []
+    if output.acceptance is not None:
+        folders.append(output.acceptance.path.parent)
+    builds = tools.build_many(folders, ())
     if output.kustomization is not None:
-        built = tools.build(output.directory)
+        built = builds[output.directory]
         kustomization_origin = Origin(output.kustomization.display, output.kustomization)
         if built.ok:
             overlay_objects = _locate_built(built.manifests, output.resources, kustomization_origin)
@@ -350,7 +346,7 @@ def verify_cluster(
                 kustomization_origin))
             overlay_objects = _raw_objects(output.resources)
     if output.acceptance is not None:
-        built = tools.build(output.acceptance.path.parent)
+        built = builds[output.acceptance.path.parent]
         acceptance_origin = Origin(output.acceptance.display, output.acceptance)
         if built.ok:
             overlay_objects += _locate_built(built.manifests, output.resources, acceptance_origin)

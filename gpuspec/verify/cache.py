@@ -131,17 +131,6 @@ class VerifyCache:
             self._dirty = True
         return errors
 
-    def kustomize(self, parts: Sequence[str], compute: Callable[[], KustomizeResult]) -> KustomizeResult:
-        """A kustomize build keyed by ``parts`` (inputs digest, folder, argv, tool version); failures are not kept."""
-        if self.directory is None:
-            return compute()
-        found = self.kustomize_lookup(parts)
-        if found is not None:
-            return found
-        result = compute()
-        self.kustomize_store(parts, result)
-        return result
-
     def _kustomize_path(self, parts: Sequence[str]) -> Path | None:
         if self.directory is None:
             return None

@@ -7,6 +7,11 @@ kustomization with its own transformers.  ``buildMetadata: [originAnnotations]``
 the file it came from, which says which folder it belongs to; the tag is removed again.  When the joint
 build fails (e.g. two folders define the same object) the caller builds each folder alone, so errors are
 reported exactly as before.
+
+A cluster's overlay and acceptance folder, built with kustomize's default load restrictions, share one
+run the same way when both are *plain* (:mod:`gpuspec.verify.kustomize_plain`): then kustomize's
+top-level steps (hash suffixes, back references across all objects, sort options) cannot make the
+joint build differ from the separate ones.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import yaml
 
 from gpuspec.tools.discover import KustomizeCommand
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
-from gpuspec.verify.manifests import Manifest
+from gpuspec.verify.kustomize_plain import can_build_together, owner_index
+from gpuspec.verify.manifests import Manifest, load_yaml
 
 ORIGIN = "config.kubernetes.io/origin"
 NO_RESTRICTIONS = ("--load-restrictor", "LoadRestrictionsNone")
@@ -42,17 +48,24 @@ def _strip_origin(obj: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     text = annotations[ORIGIN]
     stripped = {**obj, "metadata": new_metadata}
     try:
-        origin = yaml.safe_load(text) if isinstance(text, str) else None
+        origin = load_yaml(text) if isinstance(text, str) else None
     except yaml.YAMLError:
         return stripped, None
     found = origin.get("path") or origin.get("configuredIn") if isinstance(origin, dict) else None
     return stripped, found if isinstance(found, str) else None
 
 
-def build_together(folders: Sequence[Path], kustomize: KustomizeCommand) -> dict[Path, KustomizeResult] | None:
+def build_together(folders: Sequence[Path], kustomize: KustomizeCommand,
+                   extra_args: Sequence[str] = NO_RESTRICTIONS) -> dict[Path, KustomizeResult] | None:
     """Each folder's build result from one joint build, or None when the joint build failed or an object
-    cannot be traced back to exactly one folder (then build them one by one)."""
+    cannot be traced back to exactly one folder (then build them one by one).
+
+    ``extra_args`` other than :data:`NO_RESTRICTIONS` (e.g. none: kustomize's default load restrictions)
+    build together only folders that :func:`can_build_together` accepts.
+    """
     if len(folders) < 2:
+        return None
+    if tuple(extra_args) != NO_RESTRICTIONS and not can_build_together(folders):
         return None
     resolved = [f.resolve() for f in folders]
     with tempfile.TemporaryDirectory(prefix="gpuspec-kustomize-") as tmp:
@@ -61,23 +74,21 @@ def build_together(folders: Sequence[Path], kustomize: KustomizeCommand) -> dict
                  "buildMetadata: [originAnnotations]", "resources:"]
         lines += [f"- {json.dumps(os.path.relpath(f, root))}" for f in resolved]
         (root / "kustomization.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        joint = kustomize_build(root, kustomize=kustomize, extra_args=NO_RESTRICTIONS)
+        joint = kustomize_build(root, kustomize=kustomize, extra_args=extra_args)
     if not joint.ok:
         return None
-    # Deepest folder first, so a folder nested in another claims its own files.
-    order = sorted(range(len(resolved)), key=lambda i: -len(resolved[i].parts))
     parts: dict[int, list[Manifest]] = {i: [] for i in range(len(resolved))}
     for manifest in joint.manifests:
         obj, source = _strip_origin(manifest.obj)
         if source is None:
             return None
-        path = Path(os.path.normpath(root / source))
-        owner = next((i for i in order if path.is_relative_to(resolved[i])), None)
+        # The deepest folder claims the file, so a folder nested in another claims its own files.
+        owner = owner_index(resolved, Path(os.path.normpath(root / source)))
         if owner is None:
             return None
         parts[owner].append(Manifest(obj, manifest.source))
     return {
         folder: KustomizeResult(ok=True, manifests=tuple(parts[i]), stdout="", stderr="", error="",
-                                duration=joint.duration, argv=(*kustomize.argv, *NO_RESTRICTIONS, str(folder)))
+                                duration=joint.duration, argv=(*kustomize.argv, *extra_args, str(folder)))
         for i, folder in enumerate(folders)
     }

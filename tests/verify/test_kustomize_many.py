@@ -8,6 +8,7 @@ from typing import Any
 from gpuspec.tools import KustomizeCommand
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
 from gpuspec.verify.kustomize_many import NO_RESTRICTIONS, build_together
+from gpuspec.verify.kustomize_plain import can_build_together, plain_files
 from gpuspec.verify.manifests import SHARED_CHUNK_BYTES, parse_manifests
 
 
@@ -56,3 +57,67 @@ def test_large_documents_are_parsed_once() -> None:
     second = parse_manifests(f"---\n{big}---\n{small}")
     assert first[0].obj is second[0].obj and first[0].obj == second[0].obj
     assert first[1].obj is not second[1].obj and first[1].obj == second[1].obj
+
+
+def _plain(directory: Path, *resources: str, extra: str = "") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    listed = "".join(f"  - {r}\n" for r in resources)
+    (directory / "kustomization.yaml").write_text(
+        f"# generated\n---\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n{extra}"
+        f"resources:\n{listed}")
+    return directory
+
+
+def _objects_file(path: Path, *docs: tuple[str, str]) -> None:
+    path.write_text("".join(f"---\napiVersion: v1\nkind: {kind}\nmetadata:\n  name: {name}\n" for kind, name in docs))
+
+
+def test_overlay_and_acceptance_build_together_as_alone(tmp_path: Path, kustomize_cmd: KustomizeCommand) -> None:
+    overlay = _plain(tmp_path / "c1", "ns.yaml")
+    _objects_file(overlay / "ns.yaml", ("Namespace", "gpu-operator"), ("ConfigMap", "b"), ("ServiceAccount", "a"))
+    acceptance = _plain(overlay / "acceptance", "jobs.yaml")
+    _objects_file(acceptance / "jobs.yaml", ("ConfigMap", "c"), ("Namespace", "gpu-acceptance"))
+    joint = build_together([overlay, acceptance], kustomize_cmd, ())
+    assert joint is not None
+    for folder in (overlay, acceptance):
+        alone = kustomize_build(folder, kustomize=kustomize_cmd)
+        assert [m.obj for m in joint[folder].manifests] == [m.obj for m in alone.manifests]  # same order too
+    assert [m.name for m in joint[acceptance].manifests] == ["gpu-acceptance", "c"]
+
+
+def test_overlays_that_are_not_plain_are_built_alone(tmp_path: Path, kustomize_cmd: KustomizeCommand) -> None:
+    # A generated ConfigMap gets its hash suffix at the top of a build, and references to it are fixed
+    # across every object of the build: built together, the other folder's Pod would name cfg-<hash>.
+    generator = _plain(tmp_path / "a", extra="configMapGenerator:\n  - name: cfg\n    literals: [x=1]\n")
+    user = _plain(tmp_path / "b", "pod.yaml")
+    (user / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers: [{name: c, image: busybox}]\n"
+        "  volumes: [{name: v, configMap: {name: cfg}}]\n")
+    alone = kustomize_build(user, kustomize=kustomize_cmd)
+    assert alone.manifests[0].obj["spec"]["volumes"][0]["configMap"]["name"] == "cfg"
+    assert build_together([generator, user], kustomize_cmd, ()) is None
+
+
+def test_plain_trees_and_file_owners(tmp_path: Path) -> None:
+    base = _plain(tmp_path / "base", "cm.yaml")
+    _objects_file(base / "cm.yaml", ("ConfigMap", "x"))
+    overlay = _plain(tmp_path / "overlay", "../base", "own.yaml")
+    _objects_file(overlay / "own.yaml", ("ConfigMap", "y"))
+    assert plain_files(overlay) == {(base / "cm.yaml").resolve(), (overlay / "own.yaml").resolve()}
+    assert can_build_together([base, overlay]) is False  # overlay lists a file of base
+    assert can_build_together([base, _plain(tmp_path / "other", "../base/cm.yaml")]) is False
+    inner = _plain(overlay / "acceptance", "job.yaml")
+    _objects_file(inner / "job.yaml", ("ConfigMap", "z"))
+    solo = _plain(tmp_path / "solo", "s.yaml")
+    _objects_file(solo / "s.yaml", ("ConfigMap", "s"))
+    assert can_build_together([solo, inner])
+    _plain(overlay, "own.yaml", "acceptance/job.yaml")  # the overlay lists a file of its acceptance folder
+    assert can_build_together([overlay, inner]) is False
+    for extra in ("sortOptions:\n  order: fifo\n", "buildMetadata: [originAnnotations]\n", "namePrefix: x-\n",
+                  "kind: Component\n"):
+        assert plain_files(_plain(tmp_path / "odd", "job.yaml", extra=extra)) is None, extra
+    assert plain_files(_plain(tmp_path / "remote", "https://github.com/x/y")) is None
+    assert plain_files(_plain(tmp_path / "missing", "nothing.yaml")) is None
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "kustomization.yml").write_text("resources: []\n")
+    assert plain_files(_plain(tmp_path / "two")) is None  # two kustomization files: kustomize refuses them

@@ -1,0 +1,98 @@
+"""Decide whether kustomizations can share one ``kubectl kustomize`` run with default load restrictions.
+
+A cluster's overlay and its acceptance folder are two kustomizations built with kustomize's default
+load restrictions, as Argo CD builds them.  Built as resources of one generated root, each is still
+loaded by its own loader (rooted at its own folder, with the same restrictions), but kustomize does a
+few things only at the top of a build: hash suffixes of generated ConfigMaps/Secrets, fixing back
+references to renamed objects (across *all* accumulated objects), variables, ``sortOptions`` and
+``buildMetadata``.  A *plain* tree uses none of them: every kustomization it reaches has only
+``apiVersion``, ``kind`` (Kustomization), ``metadata`` and ``resources`` naming local files or folders.
+For plain trees the top of the build only collects and sorts objects, so each folder's objects in a
+joint build are exactly those of its own build, in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from gpuspec.verify.manifests import load_yaml_all
+
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+#: The only keys a plain kustomization may have.
+PLAIN_KEYS = frozenset({"apiVersion", "kind", "metadata", "resources"})
+#: Bound on the kustomizations one tree may reach (a generated overlay reaches one).
+MAX_KUSTOMIZATIONS = 64
+
+
+def plain_files(folder: Path) -> set[Path] | None:
+    """Every resource file the kustomization tree rooted at ``folder`` lists (resolved paths), or None when
+    the tree is not plain (see the module docstring), reaches a remote source, or cannot be read."""
+    files: set[Path] = set()
+    seen: set[Path] = set()
+    todo = [folder.resolve()]
+    while todo:
+        directory = todo.pop()
+        if directory in seen:
+            continue
+        seen.add(directory)
+        if len(seen) > MAX_KUSTOMIZATIONS:
+            return None
+        data = _kustomization(directory)
+        if data is None:
+            return None
+        resources = data.get("resources")
+        for entry in resources if isinstance(resources, list) else []:
+            if not isinstance(entry, str) or "://" in entry or entry.startswith(("github.com/", "git@")):
+                return None
+            target = (directory / entry).resolve()
+            if target.is_dir():
+                todo.append(target)
+            elif target.is_file():
+                files.add(target)
+            else:
+                return None
+    return files
+
+
+def owner_index(folders: Sequence[Path], path: Path) -> int | None:
+    """Index of the deepest folder (resolved paths) that contains ``path``; None when none does."""
+    best: int | None = None
+    for index, folder in enumerate(folders):
+        if path.is_relative_to(folder) and (best is None or len(folder.parts) > len(folders[best].parts)):
+            best = index
+    return best
+
+
+def can_build_together(folders: Sequence[Path]) -> bool:
+    """True when every folder's tree is plain and every file it lists lies in that folder rather than in
+    another of ``folders`` (by :func:`owner_index`), so an object's source file names its folder."""
+    resolved = [f.resolve() for f in folders]
+    for index, folder in enumerate(resolved):
+        files = plain_files(folder)
+        if files is None or any(owner_index(resolved, path) != index for path in files):
+            return False
+    return True
+
+
+def _kustomization(directory: Path) -> dict[str, object] | None:
+    """The directory's one kustomization when it is plain, else None."""
+    found = [directory / name for name in KUSTOMIZATION_NAMES if (directory / name).is_file()]
+    if len(found) != 1:
+        return None
+    try:
+        documents = [d for d in load_yaml_all(found[0].read_text(encoding="utf-8")) if d is not None]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return None
+    if len(documents) != 1 or not isinstance(documents[0], dict):
+        return None
+    data: dict[str, object] = documents[0]
+    if not set(data) <= PLAIN_KEYS or data.get("kind", "Kustomization") != "Kustomization":
+        return None
+    resources = data.get("resources")
+    if resources is not None and not isinstance(resources, list):
+        return None
+    return data
+
