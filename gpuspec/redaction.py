@@ -91,6 +91,49 @@ def scan(data: Any, path: DocPath = ()) -> Iterator[SecretHit]:
             yield SecretHit(path, kind)
 
 
+class SecretProbe:
+    """Answers "does this data hold a credential?" as :func:`scan` would, remembering each string's verdict.
+
+    A fleet repeats the same keys and values thousands of times, and most files hold no credential, so a
+    walk that classifies each distinct string once and builds no paths is several times cheaper than
+    :func:`scan`; only data it flags needs the full scan.  Keep one probe for a run (it grows with the
+    distinct strings seen).
+    """
+
+    def __init__(self) -> None:
+        """An empty probe."""
+        self._keys: dict[str, bool] = {}
+        self._values: dict[str, bool] = {}
+
+    def holds_secret(self, data: Any) -> bool:
+        """True exactly when ``scan(data)`` yields at least one hit."""
+        if isinstance(data, dict):
+            keys = self._keys
+            for key, value in data.items():
+                if isinstance(key, str):
+                    flagged = keys.get(key)
+                    if flagged is None:
+                        flagged = keys[key] = is_secret_key(key)
+                    if flagged and value not in (None, "", [], {}) and not isinstance(value, bool):
+                        return True
+                    if self._string(key):
+                        return True
+                if self.holds_secret(value):
+                    return True
+            return False
+        if isinstance(data, list):
+            return any(self.holds_secret(item) for item in data)
+        if isinstance(data, str):
+            return self._string(data)
+        return False
+
+    def _string(self, text: str) -> bool:
+        flagged = self._values.get(text)
+        if flagged is None:
+            flagged = self._values[text] = classify_value(text) is not None
+        return flagged
+
+
 def contains_secret(data: Any) -> bool:
     """True when plain data (a string, or a mapping or list of them) holds a credential anywhere."""
     return next(scan(data), None) is not None

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from gpuspec.findings import SENSITIVE, DocPath, Finding
-from gpuspec.redaction import SecretHit, classify_value, is_secret_key, scan
+from gpuspec.redaction import SecretHit, SecretProbe, classify_value, is_secret_key, scan
 from gpuspec.usercache import Memo
 
 __all__ = ["SecretHit", "classify_value", "is_secret_key", "mark_sensitive", "scan", "scan_files"]
@@ -22,6 +22,7 @@ def scan_files(files: Mapping[str, Any], keys: Mapping[str, bytes], scope: str) 
     a file without a key is scanned every time).  ``scope`` names the memo (the fleet folder)."""
     memo = Memo("credentials", scope) if keys else None
     out: dict[str, list[SecretHit]] = {}
+    probe = SecretProbe()
     for file, data in files.items():
         key = keys.get(file)
         if memo is not None and key is not None:
@@ -29,7 +30,7 @@ def scan_files(files: Mapping[str, Any], keys: Mapping[str, bytes], scope: str) 
             if hit and isinstance(stored, list):
                 out[file] = [SecretHit(tuple(path), kind, at_key) for path, kind, at_key in stored]
                 continue
-        out[file] = list(scan(data))
+        out[file] = list(scan(data)) if probe.holds_secret(data) else []
         if memo is not None and key is not None:
             memo.put(key, [(h.path, h.kind, h.at_key) for h in out[file]])
     if memo is not None:

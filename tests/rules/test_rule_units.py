@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpuspec.catalogue import get, suggest
+from gpuspec.redaction import SecretProbe
 from gpuspec.rules.airgap import looks_like_credential
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.common import host_of, is_public_host
@@ -53,6 +54,32 @@ def test_scan_reports_paths_not_values() -> None:
         (("b", "c"), "a URL with user:password"),
     ]
     assert all("x" not in h.kind for h in hits)
+
+
+@pytest.mark.parametrize("data", [
+    {"a": [{"password": "x"}]}, {"b": {"c": "https://u:p@h/"}}, {"flag": {"token": True}},
+    {"token": ""}, {"token": 0}, {"token": []}, {"ghp_abcdefghijklmnopqrstuvwxyz0123456789": None},
+    {1: {"x": ["AKIAIOSFODNN7EXAMPLE"]}}, {None: "plain"}, ["a", 1, None, {"pullSecrets": ["s"]}], "text",
+])
+def test_probe_answers_as_scan_does(data: object) -> None:
+    probe = SecretProbe()
+    assert probe.holds_secret(data) == any(True for _ in scan(data))
+    assert probe.holds_secret(data) == any(True for _ in scan(data))  # and again from its memory
+
+
+def test_probe_answers_as_scan_does_on_every_repository_file() -> None:
+    from gpuspec.loader.yamlread import YamlProblem, read_yaml
+    root = Path(__file__).resolve().parents[2]
+    probe, seen, flagged = SecretProbe(), 0, 0
+    for path in sorted([*root.glob("tests/**/*.yaml"), *root.glob("fleet/**/*.yaml")]):
+        try:
+            data = read_yaml(path, str(path))
+        except YamlProblem:
+            continue
+        seen += 1
+        assert probe.holds_secret(data) == any(True for _ in scan(data)), path
+        flagged += probe.holds_secret(data)
+    assert seen > 100 and flagged > 0
 
 
 def test_credential_like_names() -> None:
