@@ -14,9 +14,10 @@ from gpuspec.catalogue.validate import BAD_VALUE, FILE_UNUSABLE
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES, cluster_files, display_path
-from gpuspec.loader.parsecache import ModelCache, ParseCache
+from gpuspec.loader.parallel import map_split
+from gpuspec.loader.parsecache import ParseCache
 from gpuspec.loader.schema_errors import schema_findings
-from gpuspec.loader.yamlread import YamlProblem, compose, node_to_data, read_text, read_yaml
+from gpuspec.loader.yamlread import YamlProblem, compose, node_to_data, read_text
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
 
 __all__ = [
@@ -42,30 +43,65 @@ def _problem(problem: YamlProblem) -> Finding:
     return problem.entry.finding(problem.message, problem.file, (), line=problem.line, column=problem.column)
 
 
-def _read(path: Path, findings: list[Finding], cache: ParseCache | None = None,
-          keys: dict[str, bytes] | None = None) -> tuple[str, Any] | None:
-    display = display_path(path)
-    try:
-        if cache is None:
-            data = read_yaml(path, display)
-        else:
+#: Fewest files to parse before half of them go to a child process (a fork costs about 5 ms, parsing a
+#: cluster file about 0.5 ms).
+PARALLEL_FILES = 64
+
+
+def _parse(item: tuple[str, str]) -> Any:
+    display, text = item
+    return node_to_data(compose(text, display), display)
+
+
+def _read_all(paths: list[Path], cache: ParseCache | None,
+              keys: dict[str, bytes]) -> list[tuple[str, Any, YamlProblem | None]]:
+    """``(display, data, None)`` or ``(display, None, problem)`` per path, in order.
+
+    Texts whose data the cache holds are not parsed; the others are parsed together (a forked child
+    takes every second one when there are many, see :mod:`gpuspec.loader.parallel`) and remembered.
+    """
+    out: list[tuple[str, Any, YamlProblem | None]] = []
+    pending: list[tuple[int, str, str, bytes | None]] = []
+    for path in paths:
+        display = display_path(path)
+        try:
             text = read_text(path, display)
-            key = cache.key(text)
-            if keys is not None:
-                keys[display] = key
+        except YamlProblem as problem:
+            out.append((display, None, problem))
+            continue
+        key = None
+        if cache is not None:
+            key = keys[display] = cache.key(text)
             hit, data = cache.get(key)
-            if not hit:
-                data = node_to_data(compose(text, display), display)
-                cache.put(key, data)
-    except YamlProblem as problem:
+            if hit:
+                out.append((display, data, None))
+                continue
+        pending.append((len(out), display, text, key))
+        out.append((display, None, None))
+    parsed = map_split([(display, text) for _, display, text, _ in pending], _parse, PARALLEL_FILES)
+    for (index, display, _, key), (data, error) in zip(pending, parsed, strict=True):
+        if isinstance(error, YamlProblem):
+            out[index] = (display, None, error)
+            continue
+        if error is not None:
+            raise error
+        if cache is not None and key is not None:
+            cache.put(key, data)
+        out[index] = (display, data, None)
+    return out
+
+
+def _usable(display: str, data: Any, problem: YamlProblem | None, findings: list[Finding]) -> bool:
+    """True when a read file is a mapping; else its problem is added to ``findings``."""
+    if problem is not None:
         findings.append(_problem(problem))
-        return None
+        return False
     if not isinstance(data, dict):
         findings.append(
             BAD_VALUE.finding("the document must be a mapping of keys to values", display, (), line=1, column=1)
         )
-        return None
-    return display, data
+        return False
+    return True
 
 
 def load_fleet(fleet_dir: Path, only: Collection[str] | None = None) -> LoadResult:
@@ -101,35 +137,32 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     # A partial load (a few clusters) parses its files directly: opening the whole fleet's entries would
     # cost more time and memory than it saves.
     cache = ParseCache(fleet_dir) if only is None else None
-    models = ModelCache(fleet_dir) if only is None else None
     keys: dict[str, bytes] = {}
-    read = _read(settings_path, findings, cache, keys)
-    if read:
-        raw[read[0]] = read[1]
-        try:
-            settings = (models.validate(FleetSettings, read[1], keys.get(read[0])) if models is not None
-                        else FleetSettings.model_validate(read[1]))
-        except ValidationError as exc:
-            findings.extend(schema_findings(exc, read[1], FleetSettings, read[0]))
-
-    clusters: list[Cluster] = []
     paths = cluster_files(fleet_dir)
     if only is not None:
         paths = [p for p in paths if p.name in only]
-    elif not paths:
+    (display, data, problem), *reads = _read_all([settings_path, *paths], cache, keys)
+    if _usable(display, data, problem, findings):
+        raw[display] = data
+        try:
+            settings = FleetSettings.model_validate(data)
+        except ValidationError as exc:
+            findings.extend(schema_findings(exc, data, FleetSettings, display))
+
+    clusters: list[Cluster] = []
+    if only is None and not paths:
         findings.append(FILE_UNUSABLE.finding(f"no cluster files in {display_path(fleet_dir / CLUSTERS_DIR)}",
                                               settings_display, (), line=1, column=1))
     ok = True
-    for path in paths:
-        read = _read(path, findings, cache, keys)
-        if not read:
+    for display, data, problem in reads:
+        if not _usable(display, data, problem, findings):
             ok = False
             continue
-        display, data = read
         raw[display] = data
         try:
-            cluster = (models.validate(Cluster, data, keys.get(display)) if models is not None
-                       else Cluster.model_validate(data))
+            # Validating the parsed data costs less than unpickling a stored model (measured: 0.13 s
+            # against 0.19 s for 1,000 clusters, plus 0.18 s to pickle them on a cold run).
+            cluster = Cluster.model_validate(data)
         except ValidationError as exc:
             ok = False
             findings.extend(schema_findings(exc, data, Cluster, display))
@@ -137,9 +170,8 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
         cluster._source_file = display
         clusters.append(cluster)
 
-    if cache is not None and models is not None:
+    if cache is not None:
         cache.save()
-        models.save()
     if settings is None or not ok or findings:
         return LoadResult(None, findings, raw)
     # The parts are validated models already: no need to build and run the Fleet validator.

@@ -16,6 +16,7 @@ import difflib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuspec.catalogue import matrix as cat
 from gpuspec.catalogue.entry import Entry
@@ -44,6 +45,7 @@ from gpuspec.catalogue.matrix import (
     UNKNOWN_RELEASE,
 )
 from gpuspec.findings import DocPath, Finding
+from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
 from gpuspec.rules.constraints import cluster_constraints, driver_flavour, known_issues, pool_platform_cell
@@ -75,34 +77,50 @@ class _Result:
             self.problems.setdefault(rule, []).append(Problem(message, file, path, hint))
 
 
+#: Fewest clusters to evaluate before half of them go to a child process (see gpuspec.loader.parallel).
+PARALLEL_CLUSTERS = 64
+
+
 def evaluate(fleet: Fleet, when: dt.date) -> _Result:
     """Judge ``fleet`` against the support matrix at ``when``: every GS2xx/GS3xx problem, keyed by rule id.
 
     One pass over clusters and pools serves all 22 rules: the checks depend on each other (an unknown
     release silences the checks that need it) and walking 10,000 pools once per rule would cost ~0.4 s.
+    Each cluster's checks are recorded and replayed in cluster order, so clusters remembered from an
+    earlier run or evaluated in a child process give exactly the problems of one pass here.
     """
     res = _Result()
     _channels(fleet, res)
     memo = _memo(fleet, when)
-    if memo is None:
-        for cluster in fleet.clusters:
-            _cluster(fleet, cluster, when, res)
-        return res
-    memo_of, keys = memo
-    settings_key = keys[fleet.settings_file]
-    for cluster in fleet.clusters:
+    keys = memo[1] if memo is not None else {}
+    settings_key = keys.get(fleet.settings_file)
+    calls_of: list[list[Any] | None] = []
+    todo: list[int] = []
+    for index, cluster in enumerate(fleet.clusters):
         key = (settings_key, fleet.settings_file, keys.get(cluster.source_file), cluster.source_file)
-        hit, calls = memo_of.get(key) if key[2] is not None else (False, None)
-        if hit and isinstance(calls, list):
-            for rule, message, file, path, hint in calls:
-                res.add(_ENTRIES[rule], message, file, tuple(path), hint)
-            continue
-        res.record = []
-        _cluster(fleet, cluster, when, res)
-        if key[2] is not None:
-            memo_of.put(key, res.record)
-        res.record = None
-    memo_of.save()
+        hit, calls = memo[0].get(key) if memo is not None and key[2] is not None else (False, None)
+        calls_of.append(calls if hit and isinstance(calls, list) else None)
+        if calls_of[-1] is None:
+            todo.append(index)
+
+    def record(index: int) -> list[tuple[str, str, str, DocPath, str | None]]:
+        sink = _Result(record=[])
+        _cluster(fleet, fleet.clusters[index], when, sink)
+        return sink.record or []
+
+    for index, (calls, error) in zip(todo, map_split(todo, record, PARALLEL_CLUSTERS), strict=True):
+        if error is not None:
+            raise error
+        calls_of[index] = calls
+        cluster = fleet.clusters[index]
+        key = (settings_key, fleet.settings_file, keys.get(cluster.source_file), cluster.source_file)
+        if memo is not None and key[2] is not None:
+            memo[0].put(key, calls)
+    for calls in calls_of:
+        for rule, message, file, path, hint in calls or ():
+            res.add(_ENTRIES[rule], message, file, tuple(path), hint)
+    if memo is not None:
+        memo[0].save()
     return res
 
 
