@@ -7,7 +7,6 @@ something it depends on changed.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -93,23 +92,46 @@ def cluster_document(ctx: ClusterContext, plan: ClusterPlan,
     return _finish(text), facts
 
 
-@functools.cache
-def _code_fingerprint() -> str:
-    return usercache.code_fingerprint()
+class DocumentCache:
+    """Handover documents rendered before, with their index summaries, in one user-cache entry per fleet folder
+    and output root (a document is a pure function of its input digest and gpuspec's code, which names the entry).
+
+    One entry instead of a file per document: a cold render creates one cache file, not one per cluster.
+    Open it before rendering (forked workers read it), :meth:`put` what was rendered, then :meth:`save`.
+    """
+
+    def __init__(self, settings: HandoverSettings) -> None:
+        """Open the entry of ``settings``' fleet folder and output root (empty when absent or caching is off)."""
+        self._memo = usercache.Memo("handover", settings.rendered_root,
+                                    str(settings.fleet_dir.resolve()) if settings.fleet_dir else "")
+
+    def get(self, name: str, digest: str) -> tuple[bytes, dict[str, Any]] | None:
+        """The document and summary of cluster ``name`` rendered from inputs ``digest``, if stored."""
+        found, hit = self._memo.get((name, digest))
+        if found and isinstance(hit, tuple) and len(hit) == 2 and isinstance(hit[0], bytes) \
+                and isinstance(hit[1], dict):
+            return hit[0], hit[1]
+        return None
+
+    def put(self, name: str, digest: str, document: bytes, brief: dict[str, Any]) -> None:
+        """Remember the document and summary of cluster ``name`` for inputs ``digest``."""
+        self._memo.put((name, digest), (document, brief))
+
+    def save(self) -> None:
+        """Store the documents of this run (only those: documents of removed clusters or old inputs go)."""
+        self._memo.save()
 
 
-def cached_cluster_document(context: Callable[[], ClusterContext], plan: ClusterPlan,
-                            settings: HandoverSettings) -> tuple[bytes, dict[str, Any]]:
-    """:func:`cluster_document` bytes and the index :func:`summary`, from the user cache when the same gpuspec
-    rendered the same inputs before (a document is a pure function of its digest and gpuspec's code)."""
+def cached_cluster_document(context: Callable[[], ClusterContext], plan: ClusterPlan, settings: HandoverSettings,
+                            cache: DocumentCache | None = None) -> tuple[bytes, dict[str, Any]]:
+    """:func:`cluster_document` bytes and the index :func:`summary` (plain data), from ``cache`` when the same
+    gpuspec rendered the same inputs before; the caller puts new documents into the cache."""
     digest = settings.digest(plan.digest)
-    slot = usercache.entry_path("handover", _code_fingerprint(), plan.name, digest, settings.rendered_root)
-    hit = usercache.load(slot)
-    if isinstance(hit, dict) and isinstance(hit.get("document"), bytes) and isinstance(hit.get("summary"), dict):
-        return hit["document"], hit["summary"]
+    hit = cache.get(plan.name, digest) if cache is not None else None
+    if hit is not None:
+        return hit
     document, facts = cluster_document(context(), plan, settings)
     brief = json.loads(json.dumps(summary(facts)))  # plain data (enum values become strings), as the cache stores
-    usercache.store(slot, {"document": document, "summary": brief})
     return document, brief
 
 

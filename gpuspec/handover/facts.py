@@ -7,6 +7,7 @@ escape every value; nothing here is Markdown.
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 from collections.abc import Mapping, Sequence
@@ -66,6 +67,7 @@ def _doc(plan: ClusterPlan, path: str) -> Any:
     return docs[0] if docs else None
 
 
+@functools.lru_cache(maxsize=8192)
 def _cmd(*argv: str) -> str:
     """A shell command line with every argument quoted for a POSIX shell."""
     return shlex.join(argv)
@@ -112,6 +114,11 @@ class _Builder:
         self.node_labels: dict[str, dict[str, str]] = {
             name: dict(entry["labels"]) for name, entry in labels["pools"].items()
         }
+        # Sections several others read, built once per document.
+        self._drivers: dict[str, dict[str, Any]] = {}
+        self._gitops: dict[str, Any] | None = None
+        self._alerts: dict[str, Any] | None = None
+        self._chain: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ overview
 
@@ -153,6 +160,11 @@ class _Builder:
         }
 
     def gitops(self) -> dict[str, Any]:
+        if self._gitops is None:
+            self._gitops = self._gitops_objects()
+        return self._gitops
+
+    def _gitops_objects(self) -> dict[str, Any]:
         objects: list[dict[str, str]] = []
         for path, spec in sorted(self.plan.files.items()):
             if not path.startswith("gitops/") or not isinstance(spec, YamlFile):
@@ -172,6 +184,12 @@ class _Builder:
 
     def driver_of(self, pool: Pool) -> dict[str, Any]:
         """The pool's resolved driver and the object that installs it (as the render plan has it)."""
+        known = self._drivers.get(pool.name)
+        if known is None:
+            known = self._drivers[pool.name] = self._driver_of(pool)
+        return known
+
+    def _driver_of(self, pool: Pool) -> dict[str, Any]:
         found = next((d for d in self.ctx.drivers if d.pool.name == pool.name), None)
         if found is None:
             return {"source": DriverSource.HOST.value, "branch": "", "version": "", "kernel_module_type": "",
@@ -269,6 +287,11 @@ class _Builder:
         return {"version": default.spec_version, "pools": pools}
 
     def chain(self) -> dict[str, Any]:
+        if self._chain is None:
+            self._chain = self._component_chain()
+        return self._chain
+
+    def _component_chain(self) -> dict[str, Any]:
         values = self.values
         enabled = [o for o in operands.OPERANDS
                    if isinstance(values.get(o.values_path), dict) and values[o.values_path].get("enabled", True)]
@@ -442,6 +465,11 @@ class _Builder:
     # ------------------------------------------------------------------ alerts
 
     def alerts(self) -> dict[str, Any]:
+        if self._alerts is None:
+            self._alerts = self._alert_rules()
+        return self._alerts
+
+    def _alert_rules(self) -> dict[str, Any]:
         doc = _doc(self.plan, f"{self.base}/alerts.yaml")
         if doc is None:
             return {"name": "", "rules": []}

@@ -19,6 +19,7 @@ from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
 from gpuspec.handover.documents import (
     INDEX_FILE,
+    DocumentCache,
     HandoverSettings,
     cached_cluster_document,
     document_path,
@@ -96,7 +97,7 @@ def expected_bytes(plan: RenderPlan) -> dict[str, bytes]:
 
 
 def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
-                     handover: HandoverSettings | None = None) -> Rendered:
+                     handover: HandoverSettings | None = None, documents: DocumentCache | None = None) -> Rendered:
     out = Rendered()
     with _no_cyclic_gc():
         for name in names:
@@ -108,20 +109,21 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
             out.images[plan.name] = plan.images
             if handover is not None:
                 document, brief = cached_cluster_document(
-                    lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover)  # type: ignore[misc]
+                    lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover,  # type: ignore[misc]
+                    documents)
                 out.files[document_path(plan.name)] = document
                 out.summaries[plan.name] = (brief, handover.digest(plan.digest))
     return out
 
 
 #: What forked workers render from (set in the parent just before the pool starts).
-_WORK: tuple[Fleet, InputDigests, HandoverSettings | None] | None = None
+_WORK: tuple[Fleet, InputDigests, HandoverSettings | None, DocumentCache | None] | None = None
 
 
 def _worker(names: list[str]) -> Rendered | str:
     assert _WORK is not None
     try:
-        return _render_clusters(_WORK[0], _WORK[1], names, _WORK[2])
+        return _render_clusters(*_WORK[:2], names, *_WORK[2:])
     except GpuspecError as exc:
         return str(exc)
 
@@ -140,7 +142,12 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     With ``handover`` each cluster also gets its handover document, and the whole fleet (``only`` None) the
     fleet index of them.
     """
-    out = _render_fleet(fleet, inputs, only, jobs, handover)
+    documents = DocumentCache(handover) if handover is not None else None
+    out = _render_fleet(fleet, inputs, only, jobs, handover, documents)
+    if handover is not None and documents is not None and only is None:
+        for name, (brief, digest) in out.summaries.items():
+            documents.put(name, digest, out.files[document_path(name)], brief)
+        documents.save()
     if only is None:
         for path, doc in bootstrap_files(fleet).items():
             out.files[path] = serialize(YamlFile((doc,)), inputs.for_fleet())
@@ -151,15 +158,16 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
 
 
 def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
-                  handover: HandoverSettings | None) -> Rendered:
+                  handover: HandoverSettings | None, documents: DocumentCache | None) -> Rendered:
     wanted = set(only) if only is not None else None
     names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
     jobs = jobs or jobs_for(len(names))
     if jobs <= 1 or len(names) < 2:
-        return _render_clusters(fleet, inputs, names, handover)
-    _render_clusters(fleet, inputs, names[:1], handover)  # warm the support-matrix caches once, before forking
+        return _render_clusters(fleet, inputs, names, handover, documents)
+    # Warm the support-matrix caches once, before forking.
+    _render_clusters(fleet, inputs, names[:1], handover, documents)
     global _WORK
-    _WORK = (fleet, inputs, handover)
+    _WORK = (fleet, inputs, handover, documents)
     chunks = [names[i::jobs] for i in range(jobs)]
     try:
         with fork_pool(jobs) as pool:

@@ -113,6 +113,32 @@ class _OverrideLoader(jinja2.FileSystemLoader):
         raise jinja2.TemplateNotFound(template)
 
 
+#: Attribute names a plain dict has (methods and dunders): ``d.items`` is the method, as in Jinja itself.
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _FastDictAttributes:
+    """Mixin for an environment: ``value.name`` on a plain dict reads the key without first raising and
+    catching an AttributeError (documents read facts as nested dicts, hundreds of lookups each).  Same result
+    as Jinja's own lookup: dict attributes still win over keys, a missing key is undefined."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)  # type: ignore[attr-defined]
+        return super().getattr(obj, attribute)  # type: ignore[misc]
+
+
+class _Environment(_FastDictAttributes, jinja2.Environment):
+    """The environment of gpuspec's own templates."""
+
+
+class _SandboxedEnvironment(_FastDictAttributes, SandboxedEnvironment):
+    """The environment once a fleet overrides a template."""
+
+
 @functools.cache
 def _environment(overrides: str | None) -> jinja2.Environment:
     shipped = jinja2.FileSystemLoader(str(SHIPPED))
@@ -121,7 +147,7 @@ def _environment(overrides: str | None) -> jinja2.Environment:
         loaders.append(_OverrideLoader(overrides))
     loaders += [jinja2.PrefixLoader({SHIPPED_PREFIX: shipped}), shipped]
     # Only gpuspec's own templates run unsandboxed; any fleet override makes the whole environment sandboxed.
-    kind = SandboxedEnvironment if overrides is not None else jinja2.Environment
+    kind = _SandboxedEnvironment if overrides is not None else _Environment
     env = kind(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,

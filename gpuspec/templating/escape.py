@@ -36,8 +36,28 @@ def flatten(value: object) -> str:
     return _SPACE.sub(" ", str(value)).strip()
 
 
+#: Escaped forms of strings already seen (documents of one fleet repeat the same names and versions).
+_TEXT_MEMO: dict[str, Md] = {}
+_CODE_MEMO: dict[str, Md] = {}
+_MEMO_LIMIT = 1 << 15
+
+
+def _remember(memo: dict[str, Md], key: str, value: Md) -> Md:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 def text(value: object) -> Md:
     """Plain text for a paragraph, list item, heading or table cell: no markup, no HTML, no mention, one line."""
+    if type(value) is str:
+        known = _TEXT_MEMO.get(value)
+        return known if known is not None else _remember(_TEXT_MEMO, value, _text(value))
+    return _text(value)
+
+
+def _text(value: object) -> Md:
     if value is None or value == "":
         return Md(DASH)
     raw = str(value)
@@ -59,6 +79,13 @@ def code(value: object) -> Md:
 
     Pipes are escaped so that the span can stand in a table cell (GitHub shows ``\\|`` inside code as ``|`` there).
     """
+    if type(value) is str:
+        known = _CODE_MEMO.get(value)
+        return known if known is not None else _remember(_CODE_MEMO, value, _code(value))
+    return _code(value)
+
+
+def _code(value: object) -> Md:
     if value is None or value == "":
         return Md(DASH)
     text_value = str(value)

@@ -1,0 +1,56 @@
+"""Handover documents are kept in one user-cache entry: reused while a cluster's inputs are unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuspec.handover import documents as documents_module
+from gpuspec.handover.documents import DocumentCache, HandoverSettings, cluster_document, document_path
+from gpuspec.pipeline.render import prepare
+
+from .helpers import copy_example
+
+
+def _render(root: Path) -> tuple[dict[str, bytes], dict[str, str]]:
+    prepared = prepare(root / "fleet", root / "policies")
+    assert prepared.rendered is not None
+    return prepared.rendered.files, {name: s[1] for name, s in prepared.rendered.summaries.items()}
+
+
+def test_documents_come_from_the_cache_until_the_cluster_changes(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    rendered: list[str] = []
+
+    def counting(ctx: Any, plan: Any, settings: Any) -> tuple[bytes, dict[str, Any]]:
+        rendered.append(plan.name)
+        return cluster_document(ctx, plan, settings)
+
+    monkeypatch.setattr(documents_module, "cluster_document", counting)
+    root = copy_example(tmp_path)
+    files, digests = _render(root)
+    assert sorted(rendered) == ["infer-north", "train-east"]
+    cache = DocumentCache(HandoverSettings(root / "fleet"))
+    for name, digest in digests.items():
+        hit = cache.get(name, digest)
+        assert hit is not None and hit[0] == files[document_path(name)]
+    rendered.clear()
+    assert _render(root)[0] == files and rendered == []
+    # A changed cluster gets a new document; the other one comes from the cache.
+    spec = root / "fleet/clusters/train-east.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("nodes: 32", "nodes: 30"), encoding="utf-8")
+    changed, _ = _render(root)
+    assert rendered == ["train-east"]
+    assert changed[document_path("infer-north")] == files[document_path("infer-north")]
+    assert "30 × 8 = 240" in changed[document_path("train-east")].decode("utf-8")
+
+
+def test_no_cache_means_no_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUSPEC_NO_CACHE", "1")
+    root = copy_example(tmp_path)
+    _, digests = _render(root)
+    cache = DocumentCache(HandoverSettings(root / "fleet"))
+    assert all(cache.get(name, digest) is None for name, digest in digests.items())
