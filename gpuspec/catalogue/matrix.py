@@ -323,6 +323,52 @@ Passing: the same RKE2 cluster on `v26.7.0`, whose notes do not list the issue.
     source="cloud-native-docs gpu-operator/release-notes.rst, \"Known Issues\" / \"Known Limitations\" of each release",
 )
 
+CANNOT_VERIFY_RUNTIME = Entry(
+    id="GS221",
+    title="Container runtime settings cannot be verified for this distribution and runtime",
+    severity=Severity.WARNING,
+    rationale="The toolkit rewrites the runtime's config; where a distribution keeps it elsewhere, defaults miss it.",
+    doc="""
+NVIDIA's GPU Operator documentation gives no container-toolkit runtime settings (`toolkit.env`: `CONTAINERD_CONFIG`,
+`CONTAINERD_SOCKET`, `RUNTIME_CONFIG_SOURCE`) for the cluster's distribution and runtime at its release, so gpuspec
+renders none and cannot tell whether the operator's defaults (`/etc/containerd/config.toml`,
+`/run/containerd/containerd.sock`) reach the runtime.  Cells: K3s, k0s, VKS and NKP at every release; RKE2 from 24.6.1
+(NVIDIA refers to the RKE2 documentation); CRI-O on a distribution NVIDIA documents with containerd only; containerd
+on OpenShift.
+
+Resolve it by setting the distribution's own settings as an override of `toolkit.env` (with its reason), or, from
+26.3.0 with containerd and CDI on, by turning the NRI plugin on (override `cdi.nriPluginEnabled: true`): the toolkit
+then leaves the runtime configuration alone.  Either silences this warning.
+
+Failing: `kubernetes: {distribution: k3s, runtime: containerd}` with operator `v26.7.0` and no override.
+Passing: the same cluster with the override `cdi.nriPluginEnabled: true`; or `distribution: microk8s`.
+""",
+    tags=("support-matrix", "runtime"),
+    source="cloud-native-docs gpu-operator/getting-started.rst \"Specifying Configuration Options for containerd\" "
+    "(RKE2, MicroK8s sections) and cdi.rst \"About the Node Resource Interface (NRI) Plugin\"",
+)
+
+RUNTIME_SETTING_CONTRADICTED = Entry(
+    id="GS222",
+    title="An override of toolkit.env contradicts a runtime setting NVIDIA requires",
+    severity=Severity.ERROR,
+    rationale="The toolkit then configures a file or socket the distribution does not use: GPU pods never start.",
+    doc="""
+For some distributions NVIDIA's documentation says which toolkit runtime settings to set, and gpuspec renders them
+into `toolkit.env`: MicroK8s (its `containerd-template.toml`, socket and, from 25.10.0, `RUNTIME_CONFIG_SOURCE`),
+RKE2 before 24.6.1 (its `config.toml.tmpl` and `/run/k3s/containerd/containerd.sock`) and GKE with Kubernetes 1.33+
+from 25.10.0 (`RUNTIME_CONFIG_SOURCE=file`).  An override of `toolkit.env` is merged into that list by name; one
+that gives a documented variable another value is this error.
+
+Failing: `distribution: microk8s` with the override `toolkit.env: [{name: CONTAINERD_SOCKET, value:
+/run/containerd/containerd.sock}]`.
+Passing: an override that adds other variables (`[{name: NRI_MANAGEMENT_CDI_DEVICE_NAMESPACES, value: team-a}]`).
+""",
+    tags=("support-matrix", "runtime"),
+    source="cloud-native-docs gpu-operator/getting-started.rst \"MicroK8s\" / \"Rancher Kubernetes Engine 2\"; "
+    "google-gke.rst and release-notes.rst 25.10.0 (GKE 1.33+)",
+)
+
 CANNOT_VERIFY_MIG = Entry(
     id="GS300",
     title="Support matrix cannot verify a MIG or sharing fact",
@@ -528,6 +574,8 @@ ENTRIES: tuple[Entry, ...] = (
     PRECOMPILED_VERSION,
     AUTO_MODULE_TYPE,
     KNOWN_ISSUE,
+    CANNOT_VERIFY_RUNTIME,
+    RUNTIME_SETTING_CONTRADICTED,
     CANNOT_VERIFY_MIG,
     MIG_NOT_CAPABLE,
     MIG_LAYOUT,

@@ -602,6 +602,51 @@ class DomainData(_Model):
     known_issues: list[KnownIssue]
 
 
+# ---------------------------------------------------------------- runtime.yaml
+
+
+class RuntimeEnv(_Model):
+    """One toolkit environment variable NVIDIA documents for a cell, and who sets it."""
+
+    name: str
+    value: str
+    set_by: Literal["gpuspec", "operator", "toolkit-default"]
+
+
+class RuntimeCell(_Model):
+    """The toolkit runtime settings of one distribution x runtime over a release range (``from`` <= r < ``before``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, populate_by_name=True)
+
+    distribution: str
+    runtime: Literal["containerd", "cri-o"]
+    from_release: str | None = Field(default=None, alias="from")
+    before: str | None = None
+    kubernetes_from: str | None = None
+    status: Literal["operator-defaults", "documented", "unknown"]
+    required: bool = False
+    env: list[RuntimeEnv] = Field(default_factory=list)
+    source: str
+
+
+class NriPlugin(_Model):
+    """The NRI plugin: with it on, the toolkit leaves the runtime configuration alone (no toolkit.env needed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, populate_by_name=True)
+
+    chart_value: str
+    runtime: str
+    from_release: str = Field(alias="from")
+    requires_cdi: bool
+    source: str
+
+
+class RuntimeData(_Model):
+    source: Source
+    nri_plugin: NriPlugin
+    cells: list[RuntimeCell]
+
+
 # ---------------------------------------------------------------- the whole matrix
 
 
@@ -619,3 +664,4 @@ class Matrix(_Model):
     sharing: SharingData
     airgap: AirgapData
     domain: DomainData
+    runtime: RuntimeData

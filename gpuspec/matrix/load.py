@@ -30,6 +30,7 @@ DATA_FILES: tuple[str, ...] = (
     "sharing",
     "airgap",
     "domain",
+    "runtime",
 )
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

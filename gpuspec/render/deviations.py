@@ -56,6 +56,12 @@ MANAGED_VALUES: dict[str, str] = {
     "dcgmExporter.enabled": "operator.operands.dcgmExporter.enabled",
 }
 
+#: Lists gpuspec renders that an override may still set: the override's entries are merged into the rendered
+#: list by this key (an entry of the same name replaces gpuspec's, new names are appended).  ``toolkit.env``
+#: carries the runtime settings NVIDIA documents per distribution (data/runtime.yaml); GS222 judges an override
+#: that contradicts a required one.
+MERGED_BY_NAME: dict[str, str] = {"toolkit.env": "name"}
+
 #: NVIDIADriver ``spec`` fields gpuspec renders from spec fields.
 MANAGED_DRIVER_FIELDS: dict[str, str] = {
     "driverType": "nothing: gpuspec renders GPU drivers",
@@ -117,6 +123,8 @@ def managed_by(path: str, managed: Mapping[str, str], rendered: Mapping[str, Any
         if _overlaps(path, known):
             return f"{spec_field} (gpuspec renders {known})"
     for known in leaf_paths(rendered or {}):
+        if path == known and known in MERGED_BY_NAME:
+            continue
         if _overlaps(path, known):
             return f"the spec (gpuspec renders {known} for this cluster)"
     return None
@@ -186,10 +194,45 @@ def set_path(tree: dict[str, Any], path: str, value: Any) -> None:
     node[leaf] = copy.deepcopy(value)
 
 
+def get_path(tree: Mapping[str, Any], path: str) -> Any:
+    """The value at dotted ``path`` of ``tree``, or None when a step is missing or not a map."""
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def merge_by_key(rendered: list[Any], override: list[Any], key: str) -> list[Any]:
+    """``rendered`` with each entry replaced by the override's entry of the same ``key``; new entries appended."""
+    by_key = {e[key]: e for e in override if isinstance(e, Mapping) and key in e}
+    replaced: set[Any] = set()
+    merged: list[Any] = []
+    for entry in rendered:
+        name = entry.get(key) if isinstance(entry, Mapping) else None
+        if name is not None and name in by_key:
+            merged.append(copy.deepcopy(by_key[name]))
+            replaced.add(name)
+        else:
+            merged.append(entry)
+    merged.extend(copy.deepcopy(e) for e in override
+                  if not (isinstance(e, Mapping) and key in e and e[key] in replaced))
+    return merged
+
+
 def apply_overrides(tree: dict[str, Any], overrides: list[ValueOverride]) -> dict[str, Any]:
-    """``tree`` with every override set, in spec order (validation refuses repeated or overlapping paths)."""
+    """``tree`` with every override set, in spec order (validation refuses repeated or overlapping paths).
+
+    On a :data:`MERGED_BY_NAME` path that gpuspec renders a list for, the override is merged into that list.
+    """
     for override in overrides:
-        set_path(tree, override.path, override.value)
+        key = MERGED_BY_NAME.get(override.path)
+        current = get_path(tree, override.path) if key else None
+        if key and isinstance(current, list) and isinstance(override.value, list):
+            set_path(tree, override.path, merge_by_key(current, override.value, key))
+        else:
+            set_path(tree, override.path, override.value)
     return tree
 
 

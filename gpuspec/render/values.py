@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuspec.matrix.query import template_only_values
+from gpuspec.matrix.runtime import TOOLKIT_ENV, rendered_env, runtime_cell
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIGMAP,
     DEVICE_PLUGIN_DEFAULT_KEY,
@@ -166,6 +167,17 @@ def _driver(ctx: ClusterContext, values: dict[str, Any]) -> None:
         driver["useOpenKernelModules"] = only.kernel_module_type == "open"
 
 
+def toolkit_env(ctx: ClusterContext) -> list[dict[str, str]]:
+    """The toolkit environment NVIDIA documents for the cluster's distribution, runtime and release (data/runtime.yaml).
+
+    Only what the operator does not set by itself: it detects the runtime, defaults the runtime's config and
+    socket paths and sets ``CONTAINERD_RUNTIME_CLASS``; documented values equal to the toolkit's defaults are left out.
+    """
+    k8s = ctx.cluster.kubernetes
+    cell = runtime_cell(ctx.facts.version, k8s.distribution.value, k8s.runtime.value, k8s.version)
+    return [{"name": e.name, "value": e.value} for e in rendered_env(cell)]
+
+
 def helm_values(ctx: ClusterContext) -> dict[str, Any]:
     """The Helm values that pin the cluster's GPU Operator chart: images, operands, driver, MIG, sharing."""
     operands = ctx.cluster.operator.operands
@@ -179,6 +191,9 @@ def helm_values(ctx: ClusterContext) -> dict[str, Any]:
     _images(ctx, values)
     _nfd(ctx, values)
     _driver(ctx, values)
+    env = toolkit_env(ctx)
+    if env:
+        set_path(values, TOOLKIT_ENV, env)
     set_path(values, "dcgmExporter.serviceMonitor.enabled",
              operands.dcgm_exporter.enabled and operands.dcgm_exporter.service_monitor)
     set_path(values, "migManager.config.default", MIG_DEFAULT_LAYOUT)

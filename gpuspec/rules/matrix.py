@@ -49,6 +49,7 @@ from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
 from gpuspec.rules.constraints import cluster_constraints, driver_flavour, known_issues, pool_platform_cell
+from gpuspec.rules.runtime import runtime_settings
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.spec.resolve import effective_driver, operator_version
 from gpuspec.usercache import Memo
@@ -237,6 +238,7 @@ def _cluster(fleet: Fleet, cluster: Cluster, when: dt.date, res: _Result) -> Non
     if rel is not None:
         _per_pool_drivers(fleet, cluster, rel.version, rel.tag, res)
         known_issues(fleet, cluster, rel.version, rel.tag, vfile, vpath, res)
+        runtime_settings(cluster, rel.version, rel.tag, res)
     cluster_constraints(cluster, rel.version if rel else None, res)
 
 

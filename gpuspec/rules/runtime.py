@@ -1,0 +1,68 @@
+"""Container runtime plumbing of a cluster: GS221 (settings cannot be verified), GS222 (an override contradicts them).
+
+The toolkit settings NVIDIA documents per distribution x runtime x release come from
+``gpuspec/matrix/data/runtime.yaml`` through :mod:`gpuspec.matrix.runtime`; ``render`` puts the documented ones into
+``toolkit.env``.  Part of the shared support-matrix evaluation of :mod:`gpuspec.rules.matrix`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpuspec.catalogue import matrix as cat
+from gpuspec.matrix.runtime import TOOLKIT_ENV, nri_leaves_runtime_alone, nri_plugin, rendered_env, runtime_cell
+from gpuspec.rules.constraints import Sink
+from gpuspec.spec.models import Cluster, ValueOverride
+
+
+def _override(cluster: Cluster, path: str) -> tuple[int, ValueOverride] | None:
+    for index, override in enumerate(cluster.overrides):
+        if override.path == path:
+            return index, override
+    return None
+
+
+def runtime_settings(cluster: Cluster, release_version: str, tag: str, res: Sink) -> None:
+    """GS221 when NVIDIA documents no runtime settings for the cluster's cell and the spec supplies none; GS222 for
+    every override entry of ``toolkit.env`` that gives a documented, required variable another value."""
+    k8s = cluster.kubernetes
+    dist, runtime = k8s.distribution.value, k8s.runtime.value
+    cell = runtime_cell(release_version, dist, runtime, k8s.version)
+    env_override = _override(cluster, TOOLKIT_ENV)
+    if cell is None or cell.status == "unknown":
+        if env_override is not None or _nri_on(cluster, release_version):
+            return
+        why = cell.source if cell is not None else "NVIDIA's GPU Operator documentation has no cell for it"
+        hint = "set the distribution's runtime settings as an override of toolkit.env, with its reason"
+        if nri_leaves_runtime_alone(release_version, runtime, cluster.operator.operands.cdi):
+            hint += f"; or turn the NRI plugin on (override {nri_plugin().chart_value}: true)"
+        res.add(
+            cat.CANNOT_VERIFY_RUNTIME,
+            f"cannot verify the container toolkit's runtime settings for {dist} with {runtime} at GPU Operator {tag}: "
+            f"{why}; gpuspec renders no toolkit.env, so the operator's default containerd/CRI-O paths apply",
+            cluster.source_file, ("kubernetes", "distribution"), hint,
+        )
+        return
+    if not cell.required or env_override is None or not isinstance(env_override[1].value, list):
+        return
+    index, override = env_override
+    documented = {e.name: e.value for e in rendered_env(cell)}
+    for j, entry in enumerate(override.value):
+        if not isinstance(entry, Mapping):
+            continue
+        name, value = entry.get("name"), entry.get("value")
+        if name not in documented or str(value) == documented[name]:
+            continue
+        res.add(
+            cat.RUNTIME_SETTING_CONTRADICTED,
+            f"toolkit.env {name}={value} contradicts NVIDIA's setting for {dist} with {runtime} at GPU Operator "
+            f"{tag}: {name}={documented[name]} ({cell.source})",
+            cluster.source_file, ("overrides", index, "value", j, "value"),
+            f"drop {name} from the override: gpuspec renders {name}={documented[name]}",
+        )
+
+
+def _nri_on(cluster: Cluster, release_version: str) -> bool:
+    found = _override(cluster, nri_plugin().chart_value)
+    return (found is not None and found[1].value is True and nri_leaves_runtime_alone(
+        release_version, cluster.kubernetes.runtime.value, cluster.operator.operands.cdi))
