@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from gpuspec.errors import GpuspecError
+from gpuspec.render.blockyaml import BlockWriter
 from gpuspec.render.filetree import FileSpec, TextFile, YamlFile
 
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -177,6 +178,25 @@ def wrap_long_words(text: str) -> str:
     return "\n".join(out)
 
 
+def _probe(value: str, as_key: bool) -> str | None:
+    """How PyYAML writes ``value`` as a mapping key or value when that is one line, plain or single-quoted."""
+    text = str(yaml.dump({value: 0} if as_key else {"k": value}, **_DUMP_OPTIONS))
+    if as_key:
+        if not text.endswith(": 0\n") or text.count("\n") != 1:
+            return None
+        written = text[:-4]
+    else:
+        if not text.startswith("k: ") or text.count("\n") != 1:
+            return None
+        written = text[3:-1]
+    if not written or written[0] in "\"|>?!&*":
+        return None
+    return written
+
+
+#: Writes the documents it can without PyYAML (most of them), in the same text.
+BLOCK_WRITER = BlockWriter(_probe, FOLD_WIDTH)
+
 #: Dumped text by canonical JSON of the document: fleets repeat many identical documents across clusters.
 _CACHE: dict[str, str] = {}
 _CACHE_LIMIT = 4096
@@ -184,6 +204,9 @@ _CACHE_LIMIT = 4096
 
 def dump_document(document: Any) -> str:
     """One YAML document as text: sorted keys, block style, no document markers."""
+    fast = BLOCK_WRITER.emit(document)
+    if fast is not None:
+        return wrap_long_words(fast)
     try:
         key = json.dumps(document, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -8,7 +8,11 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuspec.render.filetree import YamlFile
+from gpuspec.render.serialize import BLOCK_WRITER as _FAST
 from gpuspec.render.serialize import FOLD_WIDTH, dump_document, indent_sequences, wrap_long_words
+
+from .fleets import REPO_ROOT, compile_dir
 
 _Base: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -68,3 +72,24 @@ def test_other_types_go_through_pyyaml(value: Any) -> None:
             dump_document({"a": value})
     else:
         assert dump_document({"a": value}) == expected
+
+
+def test_every_document_of_the_example_fleet_matches_pyyaml() -> None:
+    plan = compile_dir(REPO_ROOT / "fleet")
+    documents = [doc for _, spec in plan.files().values() if isinstance(spec, YamlFile) for doc in spec.documents]
+    assert len(documents) > 50
+    fast = 0
+    for document in documents:
+        assert dump_document(document) == _reference(document)
+        fast += _FAST.emit(document) is not None
+    assert fast > len(documents) // 2  # most documents take the direct path
+
+
+def test_direct_path_declines_what_it_cannot_write_exactly() -> None:
+    assert _FAST.emit({"a": "one\ntwo"}) is None  # literal block
+    assert _FAST.emit({"a": [[1]]}) is None  # list in a list
+    assert _FAST.emit({"a": 1.5}) is None
+    assert _FAST.emit({1: "a"}) is None
+    assert _FAST.emit({"a": "word " * 12}) is None  # could fold
+    assert _FAST.emit({"b": {"c": "x y"}, "a": [{"k": "v", "j": ["1.5"]}], "e": {}, "f": []}) == (
+        "a:\n  - j:\n      - '1.5'\n    k: v\nb:\n  c: x y\ne: {}\nf: []\n")

@@ -1,0 +1,122 @@
+"""A fast path for the common shape of rendered documents: block YAML written directly, in the exact text the
+PyYAML path of :mod:`gpuspec.render.serialize` produces (sorted keys, sequences indented under their key).
+
+It takes only what it can write exactly: mappings with string keys, lists, single-line strings, integers,
+booleans and None.  How a string is written (plain or single-quoted) is asked of PyYAML once per distinct
+string (``probe``) and remembered; a string PyYAML writes double-quoted, on several lines or as a block, a
+string with spaces that could reach the fold column, a list directly inside a list, or any other type makes
+:func:`emit` return None, and the caller dumps that document with PyYAML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+#: ``probe(value, as_key)``: the text PyYAML writes for ``value`` on one line (as a mapping key or a value),
+#: or None when it writes it any other way.
+Probe = Callable[[str, bool], str | None]
+
+
+class _Unsupported(Exception):
+    """The document needs the PyYAML path."""
+
+
+class BlockWriter:
+    """Writes documents for one dumper configuration (folding column, probe); remembers probed strings."""
+
+    def __init__(self, probe: Probe, fold_width: int, memo_limit: int = 1 << 16) -> None:
+        """``probe`` answers for strings not seen yet; ``fold_width`` is the dumper's ``width``."""
+        self._probe = probe
+        self._width = fold_width
+        self._limit = memo_limit
+        self._values: dict[str, str | None] = {}
+        self._keys: dict[str, str | None] = {}
+
+    def emit(self, document: Any) -> str | None:
+        """The document's text (ends with a newline), or None when it needs the PyYAML path."""
+        out: list[str] = []
+        try:
+            if type(document) is dict and document:
+                self._mapping(document, 0, "", 0, out)
+            elif type(document) is list and document:
+                self._sequence(document, 0, 0, out)
+            else:
+                return None
+        except _Unsupported:
+            return None
+        return "\n".join(out) + "\n"
+
+    def _text(self, memo: dict[str, str | None], value: str, as_key: bool) -> str | None:
+        try:
+            return memo[value]
+        except KeyError:
+            pass
+        text = self._probe(value, as_key)
+        if len(memo) >= self._limit:
+            memo.clear()
+        memo[value] = text
+        return text
+
+    def _scalar(self, value: Any, column: int) -> str:
+        """``value`` as written from raw emitter column ``column`` (the column before sequences are indented)."""
+        kind = type(value)
+        if kind is str:
+            text = self._text(self._values, value, False)
+            if text is None or (" " in text and column + len(text) > self._width):
+                raise _Unsupported
+            return text
+        if kind is int:
+            return str(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if value is None:
+            return "null"
+        raise _Unsupported
+
+    def _mapping(self, data: dict[Any, Any], column: int, lead: str, shift: int, out: list[str]) -> None:
+        """Entries at ``column``; the first line starts with ``lead`` (``- `` of a list item, or indentation).
+
+        ``shift``: how far sequences indented under their key moved this block right of PyYAML's own column.
+        """
+        pad = " " * column
+        for key in data:
+            if type(key) is not str:
+                raise _Unsupported
+        for index, key in enumerate(sorted(data)):
+            key_text = self._text(self._keys, key, True)
+            if key_text is None or " " in key_text:
+                raise _Unsupported
+            prefix = f"{lead if index == 0 else pad}{key_text}:"
+            value = data[key]
+            kind = type(value)
+            if kind is dict:
+                if value:
+                    out.append(prefix)
+                    self._mapping(value, column + 2, " " * (column + 2), shift, out)
+                else:
+                    out.append(prefix + " {}")
+            elif kind is list:
+                if value:
+                    out.append(prefix)
+                    self._sequence(value, column + 2, shift + 2, out)
+                else:
+                    out.append(prefix + " []")
+            else:
+                out.append(f"{prefix} {self._scalar(value, column + len(key_text) + 2 - shift)}")
+
+    def _sequence(self, data: list[Any], column: int, shift: int, out: list[str]) -> None:
+        lead = " " * column + "- "
+        for item in data:
+            kind = type(item)
+            if kind is dict:
+                if item:
+                    self._mapping(item, column + 2, lead, shift, out)
+                else:
+                    out.append(lead + "{}")
+            elif kind is list:
+                if item:
+                    raise _Unsupported
+                out.append(lead + "[]")
+            else:
+                out.append(lead + self._scalar(item, column + 2 - shift))
