@@ -122,6 +122,11 @@ class _Builder:
 
     # ------------------------------------------------------------------ overview
 
+    def _toolkit_env(self) -> list[str]:
+        """``NAME=value`` of every toolkit environment variable the rendered values set (runtime settings)."""
+        env = self.values.get("toolkit", {}).get("env") or []
+        return [f"{e.get('name')}={e.get('value')}" for e in env if isinstance(e, Mapping)]
+
     def overview(self) -> dict[str, Any]:
         c, facts = self.cluster, self.ctx.facts
         line = query.line_of(facts.version)
@@ -134,7 +139,7 @@ class _Builder:
             "source": f"fleet/clusters/{c.source_file.rsplit('/', 1)[-1]}",
             "rendered": f"{self.root}/{self.base}",
             "kubernetes": {"version": c.kubernetes.version, "distribution": c.kubernetes.distribution,
-                           "runtime": c.kubernetes.runtime},
+                           "runtime": c.kubernetes.runtime, "toolkit_env": self._toolkit_env()},
             "operator": {
                 "release": facts.tag, "chart_version": facts.chart_version, "channel": c.operator.channel or "",
                 "namespace": self.ns, "chart_repository": chart_repository(self.ctx), "line": line or "",

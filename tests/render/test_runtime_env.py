@@ -12,6 +12,7 @@ import yaml
 from benchmarks.bench_verify import mini_chart_as
 from gpuspec.catalogue.matrix import CANNOT_VERIFY_RUNTIME, RUNTIME_SETTING_CONTRADICTED
 from gpuspec.catalogue.validate import OVERRIDE_MANAGED_PATH
+from gpuspec.pipeline.render import prepare
 from gpuspec.pipeline.validate import validate_fleet
 from gpuspec.verify.helm import helm_template
 from gpuspec.verify.manifests import load_yaml
@@ -126,3 +127,13 @@ def test_toolkit_env_reaches_the_clusterpolicy_with_the_real_values(
     known = ChartValues.from_file(real / "values.yaml",
                                   subcharts=dependency_names(load_yaml((real / "Chart.yaml").read_text())))
     assert unknown_values_keys(_values(rendered, name), known) == []
+
+
+def test_the_handover_names_the_runtime_settings(tmp_path: Path) -> None:
+    write_fleet(tmp_path, [_doc("microk8s", "v26.7.0", "microk8s", "containerd", "1.33"),
+                           _doc("crio", "v26.7.0", "upstream", "cri-o", "1.33")])
+    prepared = prepare(tmp_path / "fleet", tmp_path / "policies")
+    assert prepared.rendered is not None
+    docs = {p: b.decode() for p, b in prepared.rendered.files.items() if p.startswith("handover/")}
+    assert f"`CONTAINERD_SOCKET={MICROK8S_SOCKET}`" in docs["handover/microk8s.md"]
+    assert "no `toolkit.env`: the operator's defaults for cri-o" in docs["handover/crio.md"]
