@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +50,17 @@ def test_joint_build_that_fails_asks_for_separate_builds(tmp_path: Path, kustomi
     assert build_together([a], kustomize_cmd) is None
 
 
-def test_large_documents_are_parsed_once() -> None:
+def test_repeated_documents_are_parsed_once() -> None:
     big = "kind: CustomResourceDefinition\nspec:\n" + "".join(
         f"  field{i}: value{i}\n" for i in range(SHARED_CHUNK_BYTES // 16))
-    small = "kind: ConfigMap\nmetadata:\n  name: x\n"
+    small = f"kind: ConfigMap\nmetadata:\n  name: x-{uuid.uuid4().hex}\n"  # new to this process
     first = parse_manifests(f"---\n{big}---\n{small}")
     second = parse_manifests(f"---\n{big}---\n{small}")
+    third = parse_manifests(f"---\n{big}---\n{small}")
     assert first[0].obj is second[0].obj and first[0].obj == second[0].obj
+    # a small document is remembered once it comes a second time
     assert first[1].obj is not second[1].obj and first[1].obj == second[1].obj
+    assert third[1].obj is second[1].obj
 
 
 def _plain(directory: Path, *resources: str, extra: str = "") -> Path:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from gpuspec.verify.manifests import ManifestParseError, parse_manifests
@@ -48,3 +50,18 @@ def test_invalid_yaml_and_non_mapping() -> None:
 def test_empty_output() -> None:
     assert parse_manifests("") == []
     assert parse_manifests("---\n---\n") == []
+
+
+def test_document_split_and_source_lines_match_the_regexes() -> None:
+    from gpuspec.verify import manifests
+
+    pieces = ["---", "--- # note", "----", "---x", " ---", "--- \t", "a: 1", "# Source: t.yaml", "# Source: ",
+              "#  Source: no", "x # Source: no", "# Source: s.yaml  ", "", "\t", "...", "--- |", "-- -"]
+    rng = random.Random(17)
+    for _ in range(3000):
+        text = "\n".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        if rng.random() < 0.3:
+            text += "\n"
+        assert manifests.split_documents(text) == manifests._SEPARATOR.split(text), text
+        found = manifests._SOURCE.search(text)
+        assert manifests._source_of(text) == (found.group(1) if found else None), text
