@@ -11,7 +11,7 @@ PyYAML's constructor: the result and every error are PyYAML's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -47,7 +47,7 @@ class _Builder:
         if cls is ScalarNode:
             if tag == STR:
                 return node.value
-            return self._scalar(node, tag)
+            return self._scalar(cast(ScalarNode, node), tag)
         key = id(node)
         if key in self.done:
             return self.done[key]
@@ -70,7 +70,7 @@ class _Builder:
         self.done[key] = data
         return data
 
-    def _scalar(self, node: Node, tag: str) -> Any:
+    def _scalar(self, node: ScalarNode, tag: str) -> Any:
         loader = self.loader
         if tag == NULL:
             return None
