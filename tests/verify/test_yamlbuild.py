@@ -7,19 +7,19 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuspec.verify import manifests
 from gpuspec.verify.manifests import load_yaml, load_yaml_all
 
 _Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Reference(_Base):  # type: ignore[valid-type,misc]
-    """PyYAML's constructor and resolver, with timestamps kept as strings like verify's loader."""
+    """PyYAML's own constructor and resolver, with the resolver table of verify's loader (timestamps stay
+    strings; the table is taken from the loader because another library may change PyYAML's global one)."""
 
 
-_Reference.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+_Reference.yaml_implicit_resolvers = manifests._KubeLoader.yaml_implicit_resolvers
+
 
 CASES = [
     "a: 1\nb: [1, 2.5, -3, 0x1f, 0o17, 017, 1_000, 1:30, +12, .inf, -.Inf, .NaN, 1e3, 6.8523015e+5, 190:20:30.15]\n",
