@@ -316,8 +316,9 @@ KNOWN_ISSUE = Entry(
 A known issue or limitation from the release notes applies to the cluster's exact combination (release,
 distribution, runtime, OS, GPU, driver, MIG, CDI, RDMA, sandbox).  The message quotes the note.
 
-Failing: RKE2 with `cdi: true` on `v25.3.2` ("CDI not supported on RKE2"); GH200 with MIG and driver 580.x (CDMM).
-Passing: the same RKE2 cluster on `v26.7.0`, whose notes do not list the issue.
+Failing: RKE2 with `cdi: true` on `v25.3.2` ("CDI not supported on RKE2"); GH200 with MIG and driver 580.x (CDMM); a
+RHEL 8 pool with containerd (containerd needs `enable_selinux=true`, a host setting gpuspec cannot render).
+Passing: the same RKE2 cluster on `v26.7.0`, whose notes do not list the issue; the RHEL 8 pool with CRI-O.
 """,
     tags=("support-matrix", "known-issue"),
     source="cloud-native-docs gpu-operator/release-notes.rst, \"Known Issues\" / \"Known Limitations\" of each release",
