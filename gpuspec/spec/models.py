@@ -605,7 +605,10 @@ class Cluster(SpecModel):
     @property
     def source_file(self) -> str:
         """The file this cluster was read from, as the user named it."""
-        return self._source_file
+        # Read from the private-attribute dict directly: BaseModel.__getattr__ costs ~1 µs per call, and the
+        # support-matrix checks ask ~40 times per cluster.
+        private = self.__pydantic_private__
+        return private["_source_file"] if private is not None else self._source_file
 
     def pool(self, name: str) -> Pool | None:
         """The pool called ``name``, if any."""
