@@ -3,13 +3,15 @@
 For each size (clusters × 10 pools) one synthetic fleet is generated in a git repository and every
 command runs as a whole child process (Python start-up included).  Printed per command: wall and CPU
 seconds, peak RSS (and per cluster), the ratio to the *parse floor* — a bare PyYAML CSafeLoader parse
-of the same fleet files in a fresh interpreter, measured in the same run — and where one exists the
+of the same fleet files in a fresh interpreter, measured in the same run — in wall time (/floor) and in
+CPU time (CPU/fl: CPU of the whole process tree over the floor's CPU), and where one exists the
 ratio to a peer measured in the same run: check-jsonschema (JSON Schema only) for validate, yamllint
 for lint, a bare `helm template` shell loop (one run per cluster, same chart and values) for verify.
 The last table divides each command's growth between consecutive sizes by the growth of the fleet:
 about 1.0 (or below, start-up amortised) is linear; the target is ≤ 1.1.
 
-Commands: validate and lint (cold: empty gpuspec cache; warm: unchanged files, cache filled), render
+Commands: validate and lint (cold: empty gpuspec cache, also once with GPUSPEC_JOBS=1 — no child process
+parsing half of the files; warm: unchanged files, cache filled), render
 (first into an empty folder; re-render with nothing changed), render --check, images (all clusters and
 --cluster one), plan --base HEAD after a one-line change, verify (cold: empty helm cache; warm).
 
@@ -110,7 +112,7 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
         common = [str(fleet), "--policies", str(root / "policies")]
 
         def timed(label: str, argv: list[str], *, fresh_cache: bool = False, repeat: int = runs,
-                  before: Callable[[], None] | None = None) -> Measurement | None:
+                  before: Callable[[], None] | None = None, jobs: str | None = None) -> Measurement | None:
             if not wanted(label):
                 return None
 
@@ -119,7 +121,7 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
                     shutil.rmtree(cache, ignore_errors=True)
                 if before is not None:
                     before()
-                return measure(argv, str(root), env)
+                return measure(argv, str(root), env if jobs is None else {**env, "GPUSPEC_JOBS": jobs})
             result = min((once() for _ in range(repeat)), key=lambda m: m.seconds)
             run.rows.append(Row(label, result))
             print(f"  [{size}] {label}: {result.seconds:.2f} s", file=sys.stderr, flush=True)
@@ -128,12 +130,15 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
         schema = root / "cluster.schema.json"
         schema.write_text(subprocess.run([*gpuspec, "schema", "--kind", "cluster"], capture_output=True,
                                          text=True, check=True, env=env).stdout)
+        # "1 process": GPUSPEC_JOBS=1, no child process parsing half of the files (same run, for the gain).
+        timed("validate (cold, 1 process)", [*gpuspec, "validate", *common], fresh_cache=True, jobs="1")
         timed("validate (cold)", [*gpuspec, "validate", *common], fresh_cache=True)
         timed("validate (warm)", [*gpuspec, "validate", *common])
         if peers and wanted("validate") and (check := _tool("check-jsonschema")):
             cluster_files = sorted(str(p) for p in (fleet / "clusters").glob("*.yaml"))
             run.rows[-2].peer = "check-jsonschema"
             run.rows[-2].peer_result = best_of([check, "--schemafile", str(schema), *cluster_files], runs, env=env)
+        timed("lint (cold, 1 process)", [*gpuspec, "lint", *common], fresh_cache=True, jobs="1")
         timed("lint (cold)", [*gpuspec, "lint", *common], fresh_cache=True)
         timed("lint (warm)", [*gpuspec, "lint", *common])
         if peers and wanted("lint") and (yamllint := _tool("yamllint")):
@@ -183,13 +188,14 @@ def print_size(run: SizeRun) -> None:
     floor = run.floor
     print(f"\n{run.clusters} clusters x 10 pools, {run.yaml_mb:.1f} MB YAML; parse floor (bare CSafeLoader, "
           f"fresh interpreter): {floor.seconds:.2f} s wall, {floor.cpu:.2f} s CPU, {floor.peak_mib:.0f} MiB")
-    print(f"{'command':<26} {'wall s':>7} {'CPU s':>6} {'peak MiB':>8} {'KiB/cl':>7} {'/floor':>7} "
+    print(f"{'command':<26} {'wall s':>7} {'CPU s':>6} {'peak MiB':>8} {'KiB/cl':>7} {'/floor':>7} {'CPU/fl':>7} "
           f"{'peer':>17} {'peer s':>7} {'peer CPU':>8} {'/peer':>6} exit")
     for row in run.rows:
         m = row.result
         peer = row.peer_result
         print(f"{row.command:<26} {m.seconds:>7.2f} {m.cpu:>6.2f} {m.peak_mib:>8.0f} "
               f"{1024 * m.peak_mib / run.clusters:>7.0f} {_fmt_ratio(m.seconds / floor.seconds):>7} "
+              f"{_fmt_ratio(m.cpu / floor.cpu if floor.cpu else None):>7} "
               f"{row.peer or '-':>17} {peer.seconds if peer else 0:>7.2f} {peer.cpu if peer else 0:>8.2f} "
               f"{_fmt_ratio(m.seconds / peer.seconds if peer else None):>6} {m.exit_code:>4}")
 
