@@ -24,6 +24,7 @@ import yaml
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.tools.discover import find_helm
+from gpuspec.tools.goenv import short_run_env
 from gpuspec.tools.runner import DEFAULT_TIMEOUT, run_tool
 from gpuspec.tools.versions import helm_version
 from gpuspec.verify.manifests import Manifest, ManifestParseError, load_yaml, parse_manifests
@@ -201,7 +202,7 @@ def helm_template(
     entry = _cache_read(cache_dir, key) if cache_dir is not None else None
     cached = entry is not None
     if entry is None:
-        result = run_tool(argv, timeout=timeout)
+        result = run_tool(argv, timeout=timeout, env=short_run_env())
         if result.timed_out:
             return HelmTemplateResult(
                 ok=False, manifests=(), stdout=result.stdout, stderr=result.stderr,

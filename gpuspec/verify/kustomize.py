@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.tools.discover import KustomizeCommand, find_kustomize
+from gpuspec.tools.goenv import short_run_env
 from gpuspec.tools.runner import run_tool
 from gpuspec.verify.manifests import Manifest, ManifestParseError, parse_manifests
 
@@ -47,7 +48,7 @@ def kustomize_build(
         raise GpuspecError(f"kustomize overlay is not a directory: {overlay}")
     command = kustomize if kustomize is not None else find_kustomize()
     argv = [*command.argv, *extra_args, str(overlay)]
-    result = run_tool(argv, timeout=timeout)
+    result = run_tool(argv, timeout=timeout, env=short_run_env())
     if not result.ok:
         return KustomizeResult(
             ok=False, manifests=(), stdout=result.stdout, stderr=result.stderr,
