@@ -335,7 +335,9 @@ NVIDIA's GPU Operator documentation gives no container-toolkit runtime settings 
 renders none and cannot tell whether the operator's defaults (`/etc/containerd/config.toml`,
 `/run/containerd/containerd.sock`) reach the runtime.  Cells: K3s, k0s, VKS and NKP at every release; RKE2 from 24.6.1
 (NVIDIA refers to the RKE2 documentation); CRI-O on a distribution NVIDIA documents with containerd only; containerd
-on OpenShift.
+on OpenShift.  Also raised for a GKE cluster that mixes pools with Google's driver installer (`driver.source: host`)
+and operator-managed drivers: the installer's paths (`/home/kubernetes/bin/nvidia`) are cluster-wide chart values
+NVIDIA documents only for clusters whose drivers all come from it.
 
 Resolve it by setting the distribution's own settings as an override of `toolkit.env` (with its reason), or, from
 26.3.0 with containerd and CDI on, by turning the NRI plugin on (override `cdi.nriPluginEnabled: true`): the toolkit
@@ -346,7 +348,7 @@ Passing: the same cluster with the override `cdi.nriPluginEnabled: true`; or `di
 """,
     tags=("support-matrix", "runtime"),
     source="cloud-native-docs gpu-operator/getting-started.rst \"Specifying Configuration Options for containerd\" "
-    "(RKE2, MicroK8s sections) and cdi.rst \"About the Node Resource Interface (NRI) Plugin\"",
+    "(RKE2, MicroK8s sections), cdi.rst \"About the Node Resource Interface (NRI) Plugin\", google-gke.rst",
 )
 
 RUNTIME_SETTING_CONTRADICTED = Entry(

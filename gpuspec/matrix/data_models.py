@@ -641,10 +641,23 @@ class NriPlugin(_Model):
     source: str
 
 
+class HostDriverInstall(_Model):
+    """Chart values a distribution's own driver installer needs, from release ``from`` on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, populate_by_name=True)
+
+    distribution: str
+    from_release: str = Field(alias="from")
+    values: dict[str, Any]
+    mig_manager_env: list[RuntimeEnv] = Field(default_factory=list)
+    source: str
+
+
 class RuntimeData(_Model):
     source: Source
     nri_plugin: NriPlugin
     cells: list[RuntimeCell]
+    host_driver_installs: list[HostDriverInstall]
 
 
 # ---------------------------------------------------------------- the whole matrix

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuspec.matrix.data_models import NriPlugin, RuntimeCell, RuntimeEnv
+from gpuspec.matrix.data_models import HostDriverInstall, NriPlugin, RuntimeCell, RuntimeEnv
 from gpuspec.matrix.load import load_matrix
 from gpuspec.matrix.query import parse_version
 
@@ -51,3 +51,11 @@ def nri_leaves_runtime_alone(release_version: str, runtime: str, cdi: bool) -> b
     """True when the NRI plugin, switched on, makes toolkit runtime settings unnecessary for this cluster."""
     nri = nri_plugin()
     return runtime == nri.runtime and _at_least(release_version, nri.from_release) and (cdi or not nri.requires_cdi)
+
+
+def host_driver_install(release_version: str, distribution: str) -> HostDriverInstall | None:
+    """The chart values the distribution's own driver installer needs at this release (None: none documented)."""
+    for entry in load_matrix().runtime.host_driver_installs:
+        if entry.distribution == distribution and _at_least(release_version, entry.from_release):
+            return entry
+    return None

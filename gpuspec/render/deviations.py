@@ -58,9 +58,9 @@ MANAGED_VALUES: dict[str, str] = {
 
 #: Lists gpuspec renders that an override may still set: the override's entries are merged into the rendered
 #: list by this key (an entry of the same name replaces gpuspec's, new names are appended).  ``toolkit.env``
-#: carries the runtime settings NVIDIA documents per distribution (data/runtime.yaml); GS222 judges an override
-#: that contradicts a required one.
-MERGED_BY_NAME: dict[str, str] = {"toolkit.env": "name"}
+#: carries the runtime settings NVIDIA documents per distribution (data/runtime.yaml; GS222 judges an override
+#: that contradicts a required one), ``migManager.env`` the MIG manager's (GKE's driver installer: WITH_REBOOT).
+MERGED_BY_NAME: dict[str, str] = {"toolkit.env": "name", "migManager.env": "name"}
 
 #: NVIDIADriver ``spec`` fields gpuspec renders from spec fields.
 MANAGED_DRIVER_FIELDS: dict[str, str] = {

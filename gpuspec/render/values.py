@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuspec.matrix.query import template_only_values
-from gpuspec.matrix.runtime import TOOLKIT_ENV, rendered_env, runtime_cell
+from gpuspec.matrix.runtime import TOOLKIT_ENV, host_driver_install, rendered_env, runtime_cell
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIGMAP,
     DEVICE_PLUGIN_DEFAULT_KEY,
@@ -178,6 +178,18 @@ def toolkit_env(ctx: ClusterContext) -> list[dict[str, str]]:
     return [{"name": e.name, "value": e.value} for e in rendered_env(cell)]
 
 
+def host_driver_values(ctx: ClusterContext) -> dict[str, Any]:
+    """Chart values (dotted path -> value) the distribution's own driver installer needs (data/runtime.yaml), when every
+    pool takes its driver from the host image; only keys the release's chart has."""
+    entry = host_driver_install(ctx.facts.version, ctx.cluster.kubernetes.distribution.value)
+    if entry is None or ctx.drivers or not ctx.cluster.pools:
+        return {}
+    out = {path: value for path, value in entry.values.items() if ctx.facts.has_chart_value(path)}
+    if ctx.mig_strategy != "none" and entry.mig_manager_env:
+        out["migManager.env"] = [{"name": e.name, "value": e.value} for e in entry.mig_manager_env]
+    return out
+
+
 def helm_values(ctx: ClusterContext) -> dict[str, Any]:
     """The Helm values that pin the cluster's GPU Operator chart: images, operands, driver, MIG, sharing."""
     operands = ctx.cluster.operator.operands
@@ -194,6 +206,8 @@ def helm_values(ctx: ClusterContext) -> dict[str, Any]:
     env = toolkit_env(ctx)
     if env:
         set_path(values, TOOLKIT_ENV, env)
+    for path, value in sorted(host_driver_values(ctx).items()):
+        set_path(values, path, value)
     set_path(values, "dcgmExporter.serviceMonitor.enabled",
              operands.dcgm_exporter.enabled and operands.dcgm_exporter.service_monitor)
     set_path(values, "migManager.config.default", MIG_DEFAULT_LAYOUT)

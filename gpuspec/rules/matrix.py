@@ -238,7 +238,7 @@ def _cluster(fleet: Fleet, cluster: Cluster, when: dt.date, res: _Result) -> Non
     if rel is not None:
         _per_pool_drivers(fleet, cluster, rel.version, rel.tag, res)
         known_issues(fleet, cluster, rel.version, rel.tag, vfile, vpath, res)
-        runtime_settings(cluster, rel.version, rel.tag, res)
+        runtime_settings(fleet, cluster, rel.version, rel.tag, res)
     cluster_constraints(cluster, rel.version if rel else None, res)
 
 

@@ -10,9 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpuspec.catalogue import matrix as cat
-from gpuspec.matrix.runtime import TOOLKIT_ENV, nri_leaves_runtime_alone, nri_plugin, rendered_env, runtime_cell
+from gpuspec.matrix.runtime import (
+    TOOLKIT_ENV,
+    host_driver_install,
+    nri_leaves_runtime_alone,
+    nri_plugin,
+    rendered_env,
+    runtime_cell,
+)
 from gpuspec.rules.constraints import Sink
-from gpuspec.spec.models import Cluster, ValueOverride
+from gpuspec.spec.models import Cluster, DriverSource, Fleet, ValueOverride
+from gpuspec.spec.resolve import effective_driver
 
 
 def _override(cluster: Cluster, path: str) -> tuple[int, ValueOverride] | None:
@@ -22,9 +30,11 @@ def _override(cluster: Cluster, path: str) -> tuple[int, ValueOverride] | None:
     return None
 
 
-def runtime_settings(cluster: Cluster, release_version: str, tag: str, res: Sink) -> None:
-    """GS221 when NVIDIA documents no runtime settings for the cluster's cell and the spec supplies none; GS222 for
-    every override entry of ``toolkit.env`` that gives a documented, required variable another value."""
+def runtime_settings(fleet: Fleet, cluster: Cluster, release_version: str, tag: str, res: Sink) -> None:
+    """GS221 when NVIDIA documents no runtime settings for the cluster's cell and the spec supplies none, or when its
+    pools mix a distribution's own driver installer with operator drivers; GS222 for every override entry of
+    ``toolkit.env`` that gives a documented, required variable another value."""
+    _host_driver_mix(fleet, cluster, release_version, tag, res)
     k8s = cluster.kubernetes
     dist, runtime = k8s.distribution.value, k8s.runtime.value
     cell = runtime_cell(release_version, dist, runtime, k8s.version)
@@ -66,3 +76,25 @@ def _nri_on(cluster: Cluster, release_version: str) -> bool:
     found = _override(cluster, nri_plugin().chart_value)
     return (found is not None and found[1].value is True and nri_leaves_runtime_alone(
         release_version, cluster.kubernetes.runtime.value, cluster.operator.operands.cdi))
+
+
+def _host_driver_mix(fleet: Fleet, cluster: Cluster, release_version: str, tag: str, res: Sink) -> None:
+    """The driver installer's paths (e.g. GKE's /home/kubernetes/bin/nvidia) are cluster-wide chart values: NVIDIA
+    documents them for clusters whose drivers all come from the installer, not for a mix with operator drivers."""
+    dist = cluster.kubernetes.distribution.value
+    entry = host_driver_install(release_version, dist)
+    if entry is None:
+        return
+    sources = [effective_driver(fleet, cluster, pool).source for pool in cluster.pools]
+    if DriverSource.HOST not in sources or all(s is DriverSource.HOST for s in sources):
+        return
+    index = sources.index(DriverSource.HOST)
+    res.add(
+        cat.CANNOT_VERIFY_RUNTIME,
+        f"cannot verify the toolkit and driver paths for {dist} at GPU Operator {tag}: pool "
+        f"{cluster.pools[index].name!r} takes its driver from the host (the {dist} driver installer) while other "
+        f"pools get it from the operator; NVIDIA documents the installer's settings "
+        f"({', '.join(sorted(entry.values))}) only for clusters whose drivers all come from it, gpuspec renders none",
+        cluster.source_file, ("pools", index),
+        "put the installer's pools and the operator-managed pools in separate clusters",
+    )

@@ -11,7 +11,13 @@ import yaml
 from gpuspec.matrix import query as q
 from gpuspec.matrix.chartvalues import chart_index
 from gpuspec.matrix.load import load_matrix
-from gpuspec.matrix.runtime import nri_leaves_runtime_alone, nri_plugin, rendered_env, runtime_cell
+from gpuspec.matrix.runtime import (
+    host_driver_install,
+    nri_leaves_runtime_alone,
+    nri_plugin,
+    rendered_env,
+    runtime_cell,
+)
 from gpuspec.spec.models import Distribution, Runtime
 
 KUBERNETES = ("1.28", "1.32", "1.33", "1.36")
@@ -142,3 +148,18 @@ def test_nri_and_default_runtime_agree_with_the_reference_notes(notes: dict[str,
     assert nri_plugin().from_release == "26.3.0"
     index = chart_index("v25.3.4")
     assert index is not None and not index.lookup("operator.defaultRuntime").known
+
+
+def test_host_driver_installs_name_chart_keys_of_their_releases() -> None:
+    entries = load_matrix().runtime.host_driver_installs
+    assert [e.distribution for e in entries] == ["gke"]
+    for entry in entries:
+        assert len(entry.source) > 20
+        since = q.parse_version(entry.from_release)
+        assert since is not None
+        tags = [t for t in ("v24.6.2", "v24.9.2", "v25.3.4", "v25.10.1", "v26.3.3", "v26.7.0")
+                if (q.parse_version(t) or ()) >= since]
+        for key in entry.values:
+            assert any((ix := chart_index(t)) is not None and ix.lookup(key).known for t in tags), key
+    assert host_driver_install("24.3.0", "gke") is None and host_driver_install("24.6.0", "gke") is not None
+    assert host_driver_install("26.7.0", "eks") is None

@@ -137,3 +137,57 @@ def test_the_handover_names_the_runtime_settings(tmp_path: Path) -> None:
     docs = {p: b.decode() for p, b in prepared.rendered.files.items() if p.startswith("handover/")}
     assert f"`CONTAINERD_SOCKET={MICROK8S_SOCKET}`" in docs["handover/microk8s.md"]
     assert "no `toolkit.env`: the operator's defaults for cri-o" in docs["handover/crio.md"]
+
+
+GKE_HOME = "/home/kubernetes/bin/nvidia"
+
+
+def _gke_host(name: str, tag: str, kube: str, *pools: dict[str, Any]) -> dict[str, Any]:
+    return cluster(name, operator={"version": tag}, pools=list(pools),
+                   kubernetes={"version": kube, "distribution": "gke", "runtime": "containerd"})
+
+
+def _host_pool(name: str, product: str = "L4", **extra: Any) -> dict[str, Any]:
+    return pool(name, product, 1, driver={"source": "host"},
+                os={"distribution": "ubuntu", "version": "22.04", "kernel": "5.15.0-1070-gke"}, **extra)
+
+
+def test_gke_driver_installer_paths_when_every_pool_takes_the_host_driver(tmp_path: Path) -> None:
+    mig = _host_pool("mig", "A100-SXM4-40GB", mig={"strategy": "single", "layout": "all-1g.5gb"})
+    docs = [_gke_host("new", "v26.7.0", "1.33", _host_pool("l4")),
+            _gke_host("old", "v24.9.2", "1.30", _host_pool("l4")),
+            _gke_host("mig", "v26.7.0", "1.33", mig),
+            _gke_host("mixed", "v26.7.0", "1.33", _host_pool("l4"), pool("own", "L4", 1))]
+    fleet_dir = write_fleet(tmp_path, docs)
+    out = render_dir(fleet_dir)
+    new, old = _values(out, "new"), _values(out, "old")
+    assert new["hostPaths"] == {"driverInstallDir": GKE_HOME} and new["toolkit"]["installDir"] == GKE_HOME
+    assert new["toolkit"]["env"] == GKE and "default" not in new["cdi"]  # cdi.default left the chart in 25.10
+    assert old["toolkit"]["installDir"] == GKE_HOME and old["cdi"]["default"] is True and "env" not in old["toolkit"]
+    assert _values(out, "mig")["migManager"]["env"] == [{"name": "WITH_REBOOT", "value": "true"}]
+    assert "env" not in new.get("migManager", {})
+    mixed = _values(out, "mixed")
+    assert "hostPaths" not in mixed and "installDir" not in mixed["toolkit"]
+    warned = [f for f in validate_fleet(fleet_dir).findings if f.rule_id == CANNOT_VERIFY_RUNTIME.id]
+    assert [(f.file.rsplit("/", 1)[-1], f.path) for f in warned] == [("mixed.yaml", ("pools", 0))]
+
+
+def test_gke_driver_installer_paths_reach_the_clusterpolicy(
+        tmp_path: Path, tools_bin: Path, upstream: Path) -> None:
+    tag = "v26.7.0"
+    real = upstream / "gpu-operator" / tag
+    chart = mini_chart_as(tag, tmp_path / "chart")
+    shutil.copyfile(real / "values.yaml", chart / "values.yaml")
+    shutil.rmtree(chart / "charts", ignore_errors=True)
+    out = render_dir(write_fleet(tmp_path, [_gke_host("g", tag, "1.33", _host_pool("l4"))]))
+    values_file = tmp_path / "values.yaml"
+    values_file.write_bytes(out["clusters/g/gpu-operator.values.yaml"])
+    result = helm_template(chart, [values_file], kube_version="1.33", helm=tools_bin / "helm", cache_dir=None)
+    assert result.ok, result.error
+    [policy] = [m.obj for m in result.manifests if m.kind == "ClusterPolicy"]
+    assert policy["spec"]["hostPaths"]["driverInstallDir"] == GKE_HOME
+    assert policy["spec"]["toolkit"]["installDir"] == GKE_HOME and policy["spec"]["toolkit"]["env"] == GKE
+    assert policy["spec"]["driver"]["enabled"] is False
+    known = ChartValues.from_file(real / "values.yaml",
+                                  subcharts=dependency_names(load_yaml((real / "Chart.yaml").read_text())))
+    assert unknown_values_keys(_values(out, "g"), known) == []
