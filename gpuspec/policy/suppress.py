@@ -64,7 +64,9 @@ def read_suppressions(files: Iterable[str]) -> list[Suppression]:
             text = Path(file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if "gpuspec" in text:
+        # Every directive holds "gnore" in any letter case ("ignore": its "i" may also match a dotless or dotted
+        # I under the pattern's IGNORECASE, the other letters only themselves), so files without it are skipped.
+        if "gpuspec" in text and "gnore" in text.lower():
             out.extend(parse_suppressions(file, text))
     return out
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rules.harness import FIXTURES, build_fleet, lint, where
 
-from gpuspec.policy.suppress import parse_suppressions
+from gpuspec.policy.suppress import parse_suppressions, read_suppressions
 from policy.test_policy import write_pack
 
 TODAY = date(2026, 9, 1)
@@ -80,6 +80,19 @@ def test_parse_suppressions() -> None:
         (1, 7, 1, ("GS502",), "reviewed"),
         (2, 1, 5, ("GS604", "GS705"), "why"),
     ]
+
+
+def test_read_suppressions_finds_directives_in_any_letter_case(tmp_path: Path) -> None:
+    head = "apiVersion: gpuspec.io/v1alpha1\n"
+    texts = {"plain": "a: 1\n", "upper": "a: 1  # GPUSPEC: IGNORE GS502 -- x\n",
+             "dotless": "a: 1  # gpuspec: \u0131gnore GS502 -- x\n", "none": "a: 1  # ignored by nobody\n"}
+    for name, text in texts.items():
+        (tmp_path / f"{name}.yaml").write_text(head + text, encoding="utf-8")
+    found = read_suppressions(str(tmp_path / f"{name}.yaml") for name in texts)
+    expected = [(str(tmp_path / f"{name}.yaml"), s.line, s.rules) for name in texts
+                for s in parse_suppressions(str(tmp_path / f"{name}.yaml"), head + texts[name])]
+    assert [(s.file, s.line, s.rules) for s in found] == expected
+    assert {Path(file).stem for file, _, _ in expected} == {"upper", "dotless"}
 
 
 def _suppressed(tmp_path: Path, fixture: str, old: str, new: str) -> list[tuple[str, str, int, int]]:
