@@ -58,7 +58,7 @@ def _read_all(paths: list[Path], cache: ParseCache | None,
     """``(display, data, None)`` or ``(display, None, problem)`` per path, in order.
 
     Texts whose data the cache holds are not parsed; the others are parsed together (a forked child
-    takes every second one when there are many, see :mod:`gpuspec.loader.parallel`) and remembered.
+    claims chunks of them when there are many, see :mod:`gpuspec.loader.parallel`) and remembered.
     """
     out: list[tuple[str, Any, YamlProblem | None]] = []
     pending: list[tuple[int, str, str, bytes | None]] = []

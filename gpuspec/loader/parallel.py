@@ -1,12 +1,15 @@
 """Share a batch of independent work items with one forked child process (a second CPU).
 
 libyaml and the support-matrix checks hold the interpreter lock, so a second core only helps from a
-second process.  The child is forked after every import (no start-up cost), works on every second item
-with the very same function and sends the results back with :mod:`marshal` (plain data only: what the
-user cache stores, so the results are what a warm run reads).  An item the child could not finish is
-done again here, so every error comes from this process exactly as without a child.  The child dies
-with its parent (Linux ``PR_SET_PDEATHSIG``) and never runs the parent's exit handlers.  Anything
-unexpected — no ``fork``, threads running, a child that fails — means this process does everything.
+second process.  The child is forked after every import (no start-up cost) and runs the very same
+function.  Work is handed out in chunks: both processes claim the next chunk from a pipe filled with
+chunk numbers before the fork (a pipe read of a few bytes is atomic), so when the other core is busy
+with someone else's work the child simply claims fewer chunks and this process is never left waiting
+for a fixed half.  The child sends its results back with :mod:`marshal` (plain data only: what the user
+cache stores, so the results are what a warm run reads).  An item the child could not finish is done
+again here, so every error comes from this process exactly as without a child.  The child dies with its
+parent (Linux ``PR_SET_PDEATHSIG``) and never runs the parent's exit handlers.  Anything unexpected —
+no ``fork``, threads running, a child that fails — means this process does everything.
 """
 
 from __future__ import annotations
@@ -16,17 +19,21 @@ import marshal
 import os
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 #: ``GPUSPEC_JOBS=1`` keeps all work in this process.
 JOBS_VARIABLE = "GPUSPEC_JOBS"
+#: Most chunks one batch is cut into (their numbers must fit in the pipe's buffer before the fork).
+MAX_CHUNKS = 1024
+#: Fewest items in a chunk.
+MIN_CHUNK = 8
 
 _PR_SET_PDEATHSIG = 1
-#: What the child sends for an item it did not finish: the parent does it again.
-_NOT_DONE = (False, None)
+_TOKEN = 4  # bytes per chunk number in the pipe
 
 T = TypeVar("T")
+Outcome = tuple[Any, Exception | None]
 
 
 def _cpus() -> int:
@@ -43,33 +50,59 @@ def worth_a_child(count: int, min_items: int) -> bool:
     return hasattr(os, "fork") and _cpus() > 1 and threading.active_count() == 1
 
 
-def map_split(items: Sequence[T], work: Callable[[T], Any], min_items: int) -> list[tuple[Any, Exception | None]]:
+def map_split(items: Sequence[T], work: Callable[[T], Any], min_items: int) -> list[Outcome]:
     """``work(item)`` of every item, in order: ``(result, None)``, or ``(None, error)`` when ``work`` raised
     ``error`` (an ``Exception``) for that item.  Results must be plain data that :mod:`marshal` keeps.
 
-    With at least ``min_items`` items and a second CPU, a forked child does every second item while this
-    process does the others; what the child did not finish (everything, when it fails) is done here after.
+    With at least ``min_items`` items and a second CPU, a forked child claims chunks of items alongside
+    this process; what the child did not finish (everything, when it fails) is done here afterwards.
     """
-    results: list[tuple[Any, Exception | None]] = [(None, None)] * len(items)
-    child = _start_child(items[1::2], work) if worth_a_child(len(items), min_items) else None
-    for index in range(0, len(items), 2) if child is not None else range(len(items)):
-        results[index] = _do(items[index], work)
-    if child is not None:
-        for index, (done, result) in zip(range(1, len(items), 2), child(), strict=True):
-            results[index] = (result, None) if done is True else _do(items[index], work)
-    return results
+    if not worth_a_child(len(items), min_items):
+        return [_do(item, work) for item in items]
+    size = max(MIN_CHUNK, -(-len(items) // MAX_CHUNKS))
+    chunks = [range(start, min(start + size, len(items))) for start in range(0, len(items), size)]
+    tokens_read, tokens_write = os.pipe()
+    os.write(tokens_write, b"".join(n.to_bytes(_TOKEN, "little") for n in range(len(chunks))))
+    os.close(tokens_write)
+    results: list[Outcome | None] = [None] * len(items)
+    try:
+        child = _start_child(tokens_read, items, chunks, work)
+        for number in _claims(tokens_read, len(chunks)):
+            for index in chunks[number]:
+                results[index] = _do(items[index], work)
+        done = child() if child is not None else {}
+    finally:
+        os.close(tokens_read)
+    for number, outcomes in done.items():
+        for index, (ok, result) in zip(chunks[number], outcomes, strict=True):
+            if ok is True:
+                results[index] = (result, None)
+    return [outcome if outcome is not None else _do(items[index], work) for index, outcome in enumerate(results)]
 
 
-def _do(item: T, work: Callable[[T], Any]) -> tuple[Any, Exception | None]:
+def _do(item: T, work: Callable[[T], Any]) -> Outcome:
     try:
         return work(item), None
     except Exception as error:  # handed to the caller, which raises or reports it
         return None, error
 
 
-def _start_child(share: Sequence[T], work: Callable[[T], Any]) -> Callable[[], list[Any]] | None:
-    """Fork a child working on ``share``; return the function that collects its results (one
-    ``(True, result)`` per item, ``_NOT_DONE`` for those it did not finish), or None without a child."""
+def _claims(tokens: int, count: int) -> Iterator[int]:
+    """Chunk numbers claimed from the token pipe until it is empty (a short or odd read ends the claims)."""
+    while True:
+        token = os.read(tokens, _TOKEN)
+        if len(token) != _TOKEN:
+            return
+        number = int.from_bytes(token, "little")
+        if number >= count:
+            return
+        yield number
+
+
+def _start_child(tokens: int, items: Sequence[T], chunks: list[range],
+                 work: Callable[[T], Any]) -> Callable[[], dict[int, list[Any]]] | None:
+    """Fork a child claiming chunks; return the function that collects its results (chunk number → one
+    ``(True, result)`` or ``(False, None)`` per item), or None when no child could be started."""
     read_end, write_end = os.pipe()
     parent = os.getpid()
     try:
@@ -80,10 +113,10 @@ def _start_child(share: Sequence[T], work: Callable[[T], Any]) -> Callable[[], l
         return None
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         os.close(read_end)
-        _child(parent, write_end, share, work)
+        _child(parent, write_end, tokens, items, chunks, work)
     os.close(write_end)
 
-    def collect() -> list[Any]:
+    def collect() -> dict[int, list[Any]]:
         with os.fdopen(read_end, "rb") as pipe:
             blob = pipe.read()
         _, status = os.waitpid(pid, 0)
@@ -91,9 +124,12 @@ def _start_child(share: Sequence[T], work: Callable[[T], Any]) -> Callable[[], l
         if os.waitstatus_to_exitcode(status) == 0:
             with contextlib.suppress(EOFError, ValueError, TypeError):
                 parsed = marshal.loads(blob)
-        if not isinstance(parsed, list) or len(parsed) != len(share):
-            return [_NOT_DONE] * len(share)
-        return [pair if isinstance(pair, tuple) and len(pair) == 2 else _NOT_DONE for pair in parsed]
+        if not isinstance(parsed, dict):
+            return {}
+        return {number: outcomes for number, outcomes in parsed.items()
+                if isinstance(number, int) and 0 <= number < len(chunks) and isinstance(outcomes, list)
+                and len(outcomes) == len(chunks[number])
+                and all(isinstance(pair, tuple) and len(pair) == 2 for pair in outcomes)}
     return collect
 
 
@@ -106,16 +142,19 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _child(parent: int, write_end: int, share: Sequence[T], work: Callable[[T], Any]) -> None:  # pragma: no cover
+def _child(parent: int, write_end: int, tokens: int, items: Sequence[T], chunks: list[range],
+           work: Callable[[T], Any]) -> None:  # pragma: no cover - runs in the child
     code = 1
     try:
         _die_with_parent(parent)
-        out: list[Any] = []
-        for item in share:
-            try:
-                out.append((True, work(item)))
-            except Exception:  # the parent does this item again and reports its error
-                out.append(_NOT_DONE)
+        out: dict[int, list[Any]] = {}
+        for number in _claims(tokens, len(chunks)):
+            outcomes = out[number] = []
+            for index in chunks[number]:
+                try:
+                    outcomes.append((True, work(items[index])))
+                except Exception:  # the parent does this item again and reports its error
+                    outcomes.append((False, None))
         try:
             blob = marshal.dumps(out)
         except ValueError:  # a result marshal cannot keep: the parent does everything
