@@ -82,7 +82,7 @@ def test_a_large_fleet_loads_and_validates_the_same_with_and_without_a_child(
         findings = locate_findings(validate_fleet(fleet_copy, policies).findings)
         assert {"GS210"} <= {f.rule_id for f in findings}
         _big_fleet(fleet_copy, PARALLEL_FILES + 16, schema_errors=True)
-        (fleet_copy / "clusters" / "infer-006.yaml").write_text("pools: [\n")  # broken files, whichever process parses them
+        (fleet_copy / "clusters" / "infer-006.yaml").write_text("pools: [\n")  # broken, whoever parses it
         (fleet_copy / "clusters" / "infer-008.yaml").write_text("a: 1\na: 2\n")
         (fleet_copy / "clusters" / "infer-010.yaml").write_text("- a list\n")
         broken = load_fleet(fleet_copy)
