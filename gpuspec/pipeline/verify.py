@@ -192,15 +192,23 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
         # Each worker thread mostly waits for helm or kubectl; two per CPU keep every core busy while
         # another thread does its Python checks.
         jobs = options.jobs if options.jobs > 0 else min(8, 2 * (os.cpu_count() or 1))
+        gitops_crds, gitops_fp = crd_sets[id(charts[0])] if charts else fallback_crds
+
+        def gitops() -> list[Finding]:
+            return verify_gitops(fleet, clusters, gitops_crds, tools, tools.validator(gitops_crds, gitops_fp),
+                                 all_clusters=not options.clusters and (options.shard is None or options.shard.first))
+
         if jobs == 1 or len(clusters) == 1:
             reports = [one(c) for c in clusters]
+            gitops_findings = gitops()
         else:
+            # The GitOps folders (one joint kubectl run and their checks) go first, beside the clusters,
+            # so no core waits for them at the end; findings keep their order.
             with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verify") as pool:
+                gitops_future = pool.submit(gitops)
                 reports = list(pool.map(one, clusters))
-        findings = [f for report in reports for f in report.findings]
-        gitops_crds, gitops_fp = crd_sets[id(charts[0])] if charts else fallback_crds
-        findings += verify_gitops(fleet, clusters, gitops_crds, tools, tools.validator(gitops_crds, gitops_fp),
-                                  all_clusters=not options.clusters and (options.shard is None or options.shard.first))
+                gitops_findings = gitops_future.result()
+        findings = [f for report in reports for f in report.findings] + gitops_findings
     cache.save()
     return VerifyResult(findings, reports, usable=True, duration=time.monotonic() - started)
 
