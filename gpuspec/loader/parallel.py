@@ -65,12 +65,17 @@ def map_split(items: Sequence[T], work: Callable[[T], Any], min_items: int) -> l
     os.write(tokens_write, b"".join(n.to_bytes(_TOKEN, "little") for n in range(len(chunks))))
     os.close(tokens_write)
     results: list[Outcome | None] = [None] * len(items)
+    child: _Child | None = None
     try:
         child = _start_child(tokens_read, items, chunks, work)
         for number in _claims(tokens_read, len(chunks)):
             for index in chunks[number]:
                 results[index] = _do(items[index], work)
-        done = child() if child is not None else {}
+        done = child.collect() if child is not None else {}
+    except BaseException:  # interrupted here: end the child now rather than when this process ends
+        if child is not None:
+            child.stop()
+        raise
     finally:
         os.close(tokens_read)
     for number, outcomes in done.items():
@@ -99,10 +104,41 @@ def _claims(tokens: int, count: int) -> Iterator[int]:
         yield number
 
 
-def _start_child(tokens: int, items: Sequence[T], chunks: list[range],
-                 work: Callable[[T], Any]) -> Callable[[], dict[int, list[Any]]] | None:
-    """Fork a child claiming chunks; return the function that collects its results (chunk number → one
-    ``(True, result)`` or ``(False, None)`` per item), or None when no child could be started."""
+class _Child:
+    """A forked child and the pipe its results arrive on."""
+
+    def __init__(self, pid: int, results: int, chunks: list[range]) -> None:
+        self.pid, self.results, self.chunks = pid, results, chunks
+
+    def collect(self) -> dict[int, list[Any]]:
+        """Wait for the child; its results by chunk number (one ``(True, result)`` or ``(False, None)`` per
+        item), or nothing when it failed or sent something else."""
+        with os.fdopen(self.results, "rb") as pipe:
+            blob = pipe.read()
+        _, status = os.waitpid(self.pid, 0)
+        parsed: Any = None
+        if os.waitstatus_to_exitcode(status) == 0:
+            with contextlib.suppress(EOFError, ValueError, TypeError):
+                parsed = marshal.loads(blob)
+        if not isinstance(parsed, dict):
+            return {}
+        chunks = self.chunks
+        return {number: outcomes for number, outcomes in parsed.items()
+                if isinstance(number, int) and 0 <= number < len(chunks) and isinstance(outcomes, list)
+                and len(outcomes) == len(chunks[number])
+                and all(isinstance(pair, tuple) and len(pair) == 2 for pair in outcomes)}
+
+    def stop(self) -> None:
+        """Kill the child and reap it (its results are not wanted)."""
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        with contextlib.suppress(OSError):
+            os.close(self.results)
+
+
+def _start_child(tokens: int, items: Sequence[T], chunks: list[range], work: Callable[[T], Any]) -> _Child | None:
+    """Fork a child claiming chunks from ``tokens``, or None when no child could be started."""
     read_end, write_end = os.pipe()
     parent = os.getpid()
     try:
@@ -115,22 +151,7 @@ def _start_child(tokens: int, items: Sequence[T], chunks: list[range],
         os.close(read_end)
         _child(parent, write_end, tokens, items, chunks, work)
     os.close(write_end)
-
-    def collect() -> dict[int, list[Any]]:
-        with os.fdopen(read_end, "rb") as pipe:
-            blob = pipe.read()
-        _, status = os.waitpid(pid, 0)
-        parsed: Any = None
-        if os.waitstatus_to_exitcode(status) == 0:
-            with contextlib.suppress(EOFError, ValueError, TypeError):
-                parsed = marshal.loads(blob)
-        if not isinstance(parsed, dict):
-            return {}
-        return {number: outcomes for number, outcomes in parsed.items()
-                if isinstance(number, int) and 0 <= number < len(chunks) and isinstance(outcomes, list)
-                and len(outcomes) == len(chunks[number])
-                and all(isinstance(pair, tuple) and len(pair) == 2 for pair in outcomes)}
-    return collect
+    return _Child(pid, read_end, chunks)
 
 
 def _die_with_parent(parent: int) -> None:

@@ -56,6 +56,31 @@ def test_results_marshal_cannot_keep_are_made_here() -> None:
     assert type(results[3][0]) is object
 
 
+def test_an_interrupted_parent_ends_its_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    forked: list[int] = []
+    fork = os.fork
+
+    def recording_fork() -> int:
+        pid = fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    def work(item: int) -> int:
+        if os.getpid() == PARENT and item >= 20:
+            raise KeyboardInterrupt
+        return item
+
+    monkeypatch.setattr(os, "fork", recording_fork)
+    if not worth_a_child(100, 10):
+        pytest.skip("one CPU or no fork here")
+    with pytest.raises(KeyboardInterrupt):
+        map_split(list(range(100)), work, 10)
+    assert len(forked) == 1
+    with pytest.raises(ChildProcessError):  # killed and reaped already
+        os.waitpid(forked[0], os.WNOHANG)
+
+
 def test_too_few_items_stay_here() -> None:
     assert not worth_a_child(PARALLEL_FILES - 1, PARALLEL_FILES)
 
