@@ -30,8 +30,8 @@ class BlockWriter:
         self._probe = probe
         self._width = fold_width
         self._limit = memo_limit
-        self._values: dict[str, str | None] = {}
-        self._keys: dict[str, str | None] = {}
+        self._values: dict[str, str] = {}
+        self._keys: dict[str, str] = {}
 
     def emit(self, document: Any) -> str | None:
         """The document's text (ends with a newline), or None when it needs the PyYAML path."""
@@ -47,23 +47,24 @@ class BlockWriter:
             return None
         return "\n".join(out) + "\n"
 
-    def _text(self, memo: dict[str, str | None], value: str, as_key: bool) -> str | None:
-        try:
-            return memo[value]
-        except KeyError:
-            pass
-        text = self._probe(value, as_key)
-        if len(memo) >= self._limit:
-            memo.clear()
-        memo[value] = text
+    def _known(self, memo: dict[str, str], value: str, as_key: bool) -> str:
+        """The remembered text of ``value`` ("" when PyYAML writes it some other way)."""
+        text = memo.get(value)
+        if text is None:
+            text = self._probe(value, as_key) or ""
+            if len(memo) >= self._limit:
+                memo.clear()
+            memo[value] = text
         return text
 
     def _scalar(self, value: Any, column: int) -> str:
         """``value`` as written from raw emitter column ``column`` (the column before sequences are indented)."""
         kind = type(value)
         if kind is str:
-            text = self._text(self._values, value, False)
-            if text is None or (" " in text and column + len(text) > self._width):
+            text = self._values.get(value)
+            if text is None:
+                text = self._known(self._values, value, False)
+            if not text or (" " in text and column + len(text) > self._width):
                 raise _Unsupported
             return text
         if kind is int:
@@ -79,31 +80,38 @@ class BlockWriter:
 
         ``shift``: how far sequences indented under their key moved this block right of PyYAML's own column.
         """
+        try:
+            keys = sorted(data)
+        except TypeError:
+            raise _Unsupported from None
+        memo = self._keys
+        prefix = lead
         pad = " " * column
-        for key in data:
+        for key in keys:
             if type(key) is not str:
                 raise _Unsupported
-        for index, key in enumerate(sorted(data)):
-            key_text = self._text(self._keys, key, True)
-            if key_text is None or " " in key_text:
+            key_text = memo.get(key)
+            if key_text is None:
+                key_text = self._known(memo, key, True)
+            if not key_text or " " in key_text:
                 raise _Unsupported
-            prefix = f"{lead if index == 0 else pad}{key_text}:"
             value = data[key]
             kind = type(value)
             if kind is dict:
                 if value:
-                    out.append(prefix)
+                    out.append(prefix + key_text + ":")
                     self._mapping(value, column + 2, " " * (column + 2), shift, out)
                 else:
-                    out.append(prefix + " {}")
+                    out.append(prefix + key_text + ": {}")
             elif kind is list:
                 if value:
-                    out.append(prefix)
+                    out.append(prefix + key_text + ":")
                     self._sequence(value, column + 2, shift + 2, out)
                 else:
-                    out.append(prefix + " []")
+                    out.append(prefix + key_text + ": []")
             else:
-                out.append(f"{prefix} {self._scalar(value, column + len(key_text) + 2 - shift)}")
+                out.append(prefix + key_text + ": " + self._scalar(value, column + len(key_text) + 2 - shift))
+            prefix = pad
 
     def _sequence(self, data: list[Any], column: int, shift: int, out: list[str]) -> None:
         lead = " " * column + "- "

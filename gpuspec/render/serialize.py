@@ -164,7 +164,7 @@ def wrap_long_words(text: str) -> str:
     ``key: word`` becomes ``key:`` plus ``word`` indented below it: the same YAML value, and a line yamllint
     accepts as one non-breakable word.
     """
-    if all(len(line) <= LINE_LIMIT for line in text.split("\n")):
+    if max(map(len, text.split("\n"))) <= LINE_LIMIT:
         return text
     out: list[str] = []
     for line in text.split("\n"):
@@ -178,8 +178,22 @@ def wrap_long_words(text: str) -> str:
     return "\n".join(out)
 
 
+#: Strings PyYAML writes plain unless its resolver reads them as another type (then single-quoted): no
+#: indicator, space, quote or line break, nothing ending in a colon, short enough for a simple key.
+_SIMPLE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./@+=-]*(?::[A-Za-z0-9_./@+=-]+)*\Z")
+_RESOLVER = yaml.resolver.Resolver()
+
+
 def _probe(value: str, as_key: bool) -> str | None:
     """How PyYAML writes ``value`` as a mapping key or value when that is one line, plain or single-quoted."""
+    if len(value) <= 100 and _SIMPLE.match(value):
+        plain = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
+        return value if plain else f"'{value}'"
+    return _dumped(value, as_key)
+
+
+def _dumped(value: str, as_key: bool) -> str | None:
+    """:func:`_probe` by asking PyYAML to write the value."""
     text = str(yaml.dump({value: 0} if as_key else {"k": value}, **_DUMP_OPTIONS))
     if as_key:
         if not text.endswith(": 0\n") or text.count("\n") != 1:

@@ -47,6 +47,13 @@ FILTERS = {
 
 def _finalize(value: Any) -> Any:
     """Escape every interpolated value that is not already Markdown (numbers print as they are)."""
+    kind = type(value)
+    if kind is escape.Md:
+        return value
+    if kind is str:
+        return escape.text(value)
+    if kind is int:
+        return str(value)
     if isinstance(value, escape.Md | jinja2.Undefined):
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuspec.render import serialize
 from gpuspec.render.filetree import YamlFile
 from gpuspec.render.serialize import BLOCK_WRITER as _FAST
 from gpuspec.render.serialize import FOLD_WIDTH, dump_document, indent_sequences, wrap_long_words
@@ -93,3 +94,13 @@ def test_direct_path_declines_what_it_cannot_write_exactly() -> None:
     assert _FAST.emit({"a": "word " * 12}) is None  # could fold
     assert _FAST.emit({"b": {"c": "x y"}, "a": [{"k": "v", "j": ["1.5"]}], "e": {}, "f": []}) == (
         "a:\n  - j:\n      - '1.5'\n    k: v\nb:\n  c: x y\ne: {}\nf: []\n")
+
+
+@pytest.mark.parametrize("as_key", [False, True])
+def test_quick_answers_for_simple_strings_are_pyyaml_s(as_key: bool) -> None:
+    samples = ["name", "1.34", "22.04", "true", "True", "on", "No", "y", "null", "NULL", "1:20", "0x1F", "0o17",
+               "1_000", "2024-01-01", "2024-01-01T10:00:00Z", "1e3", "10", "010", "=", "_x", "a:b", "a:b:c",
+               "nvcr.io/nvidia/driver:550.127.08", "img@sha256:abc", "a=b", "5.15.0-143-generic", "x.inf",
+               "0.5", "1.0e+3", "9" * 100, "a" * 100, "pool-0", "a+b", "0b101", "1_0.5", "190:20:30"]
+    for value in samples:
+        assert serialize._probe(value, as_key) == serialize._dumped(value, as_key), value
