@@ -16,11 +16,12 @@ keys anything goes, so they are *open* and not descended into:
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,21 @@ class _Context:
     open_keys: frozenset[str]
 
 
+@lru_cache(maxsize=64)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], re.Match[str] | None]:
+    """One compiled test for "matches any of ``patterns``" (what ``fnmatchcase`` does with each)."""
+    if not patterns:
+        return lambda _: None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
+
+
+@lru_cache(maxsize=4096)
+def _suggestion(key: str, known: tuple[str, ...]) -> str | None:
+    """The known sibling closest to an unknown key (remembered: every cluster repeats the same keys)."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def _walk(
     values: Mapping[str, Any],
     defaults: Mapping[str, Any],
@@ -182,13 +198,12 @@ def _walk(
         path = (*prefix, key)
         if not prefix and key in context.chart_values.open_roots:
             continue
-        if any(fnmatchcase(".".join(path), pattern) for pattern in context.patterns):
+        if _matcher(context.patterns)(".".join(path)) is not None:
             continue
         if key not in defaults:
             if path in context.chart_values.commented:
                 continue
-            close = difflib.get_close_matches(key, [str(k) for k in defaults], n=1, cutoff=0.75)
-            found.append(UnknownKey(path=path, suggestion=close[0] if close else None))
+            found.append(UnknownKey(path=path, suggestion=_suggestion(str(key), tuple(str(k) for k in defaults))))
             continue
         default = defaults[key]
         if key in context.open_keys or _is_open(default):

@@ -115,3 +115,19 @@ def test_mini_chart_values(mini_chart: Path) -> None:
     assert ("operator", "version") in chart_values.commented
     found = unknown_values_keys({"operator": {"version": "v1", "runtimeClas": "x"}}, chart_values)
     assert [(u.dotted, u.suggestion) for u in found] == [("operator.runtimeClas", "runtimeClass")]
+
+
+def test_known_patterns_match_as_fnmatch_does() -> None:
+    import fnmatch
+    import random
+
+    from gpuspec.verify.values_keys import _matcher
+
+    patterns = ("*.env", "driver.*", "a?b", "[ab]*.x", "x[!y]z", "lit.key")
+    rng = random.Random(3)
+    for _ in range(5000):
+        name = "".join(rng.choice("abxyz.*?[]!env") for _ in range(rng.randint(0, 8)))
+        for count in range(len(patterns) + 1):
+            chosen = patterns[:count]
+            expected = any(fnmatch.fnmatchcase(name, p) for p in chosen)
+            assert (_matcher(chosen)(name) is not None) == expected, (name, chosen)
