@@ -318,6 +318,10 @@ distribution, runtime, OS, GPU, driver, MIG, CDI, RDMA, sandbox).  The message q
 
 Failing: RKE2 with `cdi: true` on `v25.3.2` ("CDI not supported on RKE2"); GH200 with MIG and driver 580.x (CDMM); a
 RHEL 8 pool with containerd (containerd needs `enable_selinux=true`, a host setting gpuspec cannot render).
+Two notes need facts only the spec's author knows, so they apply only when written: `pools[].os.selinux: enforcing`
+with MIG on `v25.10.1` (MIG Manager not scheduled) and `kubernetes.userNamespaces: true` on `v26.3.1` (pods with
+`hostUsers: false` unsupported).
+
 Passing: the same RKE2 cluster on `v26.7.0`, whose notes do not list the issue; the RHEL 8 pool with CRI-O.
 """,
     tags=("support-matrix", "known-issue"),

@@ -576,6 +576,8 @@ class KnownIssueWhen(_Model):
     os: str | None = None
     os_major: str | None = None
     driver_source: str | None = None
+    selinux: str | None = None
+    user_namespaces: bool | None = None
 
 
 class KnownIssue(_Model):

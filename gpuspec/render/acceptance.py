@@ -67,6 +67,13 @@ def _config_digest(files: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _pool_facts(pool: Pool) -> dict[str, Any]:
+    """The pool as its Job names hash it: facts that only inform findings (``os.selinux``) change no Job."""
+    data: dict[str, Any] = pool.model_dump(mode="json", by_alias=True)
+    data["os"].pop("selinux", None)
+    return data
+
+
 def _job_name(pool: Pool, digest: str) -> str:
     stem = f"acceptance-{pool.name}"[:50].rstrip("-")
     return f"{stem}-{digest[:8]}"
@@ -83,7 +90,7 @@ def acceptance_checks(ctx: ClusterContext, config: dict[str, Any]) -> list[Accep
         if not has_acceptance_check(pool):
             continue
         resources = pool_resources(pool)
-        own = _config_digest({"digest": digest, "pool": pool.model_dump(mode="json", by_alias=True)})
+        own = _config_digest({"digest": digest, "pool": _pool_facts(pool)})
         checks.append(AcceptanceCheck(pool, _job_name(pool, own), resources, pool.acceptance.timeout_seconds))
     return checks
 

@@ -175,12 +175,14 @@ def _matches(issue: KnownIssue, fleet: Fleet, cluster: Cluster, pool: Pool | Non
         return False
     if when.cdi is not None and operands.cdi is not when.cdi:
         return False
+    if when.user_namespaces is not None and k8s.user_namespaces is not when.user_namespaces:
+        return False
     if when.kubernetes_from is not None:
         have, need = q.parse_version(k8s.version), q.parse_version(when.kubernetes_from)
         if have is None or need is None or have < need:
             return False
     pool_keys = (when.products, when.grace, when.driver_from, when.driver_versions, when.mig, when.mig_or_gds,
-                 when.mig_strategy, when.sandbox, when.rdma, when.os, when.os_major, when.driver_source)
+                 when.mig_strategy, when.sandbox, when.rdma, when.os, when.os_major, when.driver_source, when.selinux)
     if all(k is None for k in pool_keys):
         return pool is None
     if pool is None:
@@ -206,6 +208,7 @@ def _pool_matches(issue: KnownIssue, fleet: Fleet, cluster: Cluster, pool: Pool,
         when.os is None or pool.os.distribution == when.os,
         when.os_major is None or pool.os.version.split(".")[0] == when.os_major,
         when.driver_source is None or drv.source.value == when.driver_source,
+        when.selinux is None or pool.os.selinux == when.selinux,
         when.driver_versions is None or (drv.source is not DriverSource.HOST and version in when.driver_versions),
     ]
     if when.driver_from is not None:

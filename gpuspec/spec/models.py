@@ -241,6 +241,10 @@ class KubernetesSpec(SpecModel):
     openshift_version: str | None = Field(
         default=None, alias="openshiftVersion", description='OpenShift version such as "4.19" (distribution openshift).'
     )
+    user_namespaces: bool = Field(
+        default=False, alias="userNamespaces",
+        description="GPU pods on this cluster run in Kubernetes user namespaces (`spec.hostUsers: false`).",
+    )
 
 
 class DcgmExporter(SpecModel):
@@ -379,6 +383,9 @@ class OsSpec(SpecModel):
     version: OsVersion = Field(description='OS version, e.g. "22.04" or "9.4" (quote it).')
     kernel: Kernel | None = Field(
         default=None, description="Kernel release, e.g. 5.15.0-105-generic (needed for precompiled drivers)."
+    )
+    selinux: Literal["enforcing", "permissive", "disabled"] | None = Field(
+        default=None, description="SELinux mode of the nodes, when known (release notes list issues that depend on it)."
     )
 
 
