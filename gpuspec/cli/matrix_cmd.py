@@ -12,6 +12,7 @@ from gpuspec.errors import GpuspecError
 from gpuspec.matrix import query as q
 from gpuspec.matrix.data_models import Release
 from gpuspec.matrix.load import load_matrix
+from gpuspec.matrix.runtime import release_cells, rendered_env
 
 OS_TAG_PLACEHOLDER = "<os-tag>"
 
@@ -99,6 +100,11 @@ def release_report(rel: Release, as_of: dt.date) -> dict[str, Any]:
                 {"os": r.os.text, "containerd": r.containerd, "cri-o": r.cri_o} for r in plat.container_runtimes.by_os
             ],
         },
+        "runtime_settings": [
+            {"distribution": c.distribution, "runtime": c.runtime, "kubernetes_from": c.kubernetes_from,
+             "status": c.status, "toolkit_env": {e.name: e.value for e in rendered_env(c)}, "source": c.source}
+            for c in release_cells(rel.version)
+        ],
         "nvidiadriver_crd": q.nvidiadriver_crd_status(rel.version),
         "mig_named_layouts": len(q.mig_layouts(rel.version)),
         "notes": rel.notes,
@@ -147,6 +153,15 @@ def _render_release(rep: dict[str, Any]) -> str:
         _table(
             ["os", "containerd", "cri-o"],
             [[r["os"], _yn(r["containerd"]), _yn(r["cri-o"])] for r in rt["by_os"]],
+        ),
+        "",
+        "Container runtime settings gpuspec renders (toolkit.env; other distribution x runtime pairs: cannot verify):",
+        _table(
+            ["distribution", "runtime", "kubernetes", "toolkit.env"],
+            [[c["distribution"], c["runtime"], f">= {c['kubernetes_from']}" if c["kubernetes_from"] else "any",
+              "cannot verify (not documented)" if c["status"] == "unknown" else
+              ", ".join(f"{k}={v}" for k, v in c["toolkit_env"].items()) or "- (operator defaults)"]
+             for c in rep["runtime_settings"]],
         ),
         "",
         f"NVIDIADriver CRD: {rep['nvidiadriver_crd']}",

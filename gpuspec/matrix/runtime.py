@@ -59,3 +59,19 @@ def host_driver_install(release_version: str, distribution: str) -> HostDriverIn
         if entry.distribution == distribution and _at_least(release_version, entry.from_release):
             return entry
     return None
+
+
+def release_cells(release_version: str) -> list[RuntimeCell]:
+    """Every data cell whose release range covers ``release_version``, in lookup order (per distribution x runtime
+    the first one whose Kubernetes minimum a cluster meets applies)."""
+    out: list[RuntimeCell] = []
+    closed: set[tuple[str, str]] = set()  # pairs already served for every Kubernetes version
+    for cell in load_matrix().runtime.cells:
+        pair = (cell.distribution, cell.runtime)
+        covers = _at_least(release_version, cell.from_release) and _below(release_version, cell.before)
+        if pair in closed or not covers:
+            continue
+        out.append(cell)
+        if cell.kubernetes_from is None:
+            closed.add(pair)
+    return out

@@ -76,3 +76,15 @@ def test_unknown_version_exits_2_through_the_cli_wrapper(monkeypatch: pytest.Mon
         monkeypatch.setitem(cli_main.cli.commands, "matrix", matrix_command)
     monkeypatch.setattr(sys, "argv", ["gpuspec", "matrix", "v25.10.9"])
     assert cli_main.run() == 2
+
+
+def test_release_shows_the_runtime_settings_gpuspec_renders() -> None:
+    out = _run("v24.3.0")
+    assert "CONTAINERD_CONFIG=/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl" in out
+    rke2 = [ln for ln in out.splitlines() if ln.startswith("rke2 ") and " containerd " in ln]
+    assert len(rke2) == 1 and "cannot verify" not in rke2[0]  # the later "cannot verify" cell does not cover 24.3.0
+    data = json.loads(_run("26.7.0", "--format", "json"))
+    gke = [c for c in data["runtime_settings"] if c["distribution"] == "gke"]
+    assert [(c["kubernetes_from"], c["toolkit_env"]) for c in gke] == [("1.33", {"RUNTIME_CONFIG_SOURCE": "file"}),
+                                                                     (None, {})]
+    assert {c["distribution"]: c["status"] for c in data["runtime_settings"]}["k3s"] == "unknown"
