@@ -76,18 +76,33 @@ def scan_output(out: Path) -> dict[str, Path]:
     if not out.is_dir():
         raise GpuspecError(f"output path {out} exists and is not a folder")
     found: dict[str, Path] = {}
-    for root, dirs, files in os.walk(out):
-        base = Path(root)
-        for name in (*dirs, *files):
-            path = base / name
-            if path.is_symlink():
-                raise GpuspecError(f"{path} is a symbolic link; gpuspec refuses symlinks inside its output folder")
-        for name in files:
-            path = base / name
-            if not path.is_file():
-                raise GpuspecError(f"{path} is not a regular file; refusing to touch the output folder")
-            found[path.relative_to(out).as_posix()] = path
+    _scan_folder(out, "", found)
     return found
+
+
+def _scan_folder(folder: Path, prefix: str, found: dict[str, Path]) -> None:
+    """Add the files below ``folder`` to ``found`` (keys start with ``prefix``), top-down like ``os.walk``.
+
+    Directory entries tell file types without a stat per file (the kernel's d_type; a stat where it does not).
+    """
+    dirs: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                (dirs if entry.is_dir(follow_symlinks=False) else files).append(entry)
+    except OSError:  # an unreadable folder is skipped, as os.walk does
+        return
+    for entry in (*dirs, *files):
+        if entry.is_symlink():
+            raise GpuspecError(f"{folder / entry.name} is a symbolic link; gpuspec refuses symlinks inside its "
+                               "output folder")
+    for entry in files:
+        if not entry.is_file(follow_symlinks=False):
+            raise GpuspecError(f"{folder / entry.name} is not a regular file; refusing to touch the output folder")
+        found[prefix + entry.name] = folder / entry.name
+    for entry in dirs:
+        _scan_folder(folder / entry.name, f"{prefix}{entry.name}/", found)
 
 
 def _foreign(existing: Mapping[str, Path], expected: Mapping[str, bytes]) -> list[str]:
@@ -314,11 +329,14 @@ def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendere
 def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: bool) -> list[Drift]:
     existing = scan_output(out)
     if stamp:
-        current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
+        current: dict[str, bytes | None] = {rel: _read(existing[rel]) if rel in existing else None
+                                            for rel in expected}
         expected = _with_stamp(expected, existing, current)
+    else:
+        current = {}
     drifts: list[Drift] = []
     for rel in sorted(set(existing) | set(expected)):
-        have = _read(existing[rel]) if rel in existing else None
+        have = current[rel] if rel in current else _read(existing[rel]) if rel in existing else None
         want = expected.get(rel)
         if have == want:
             continue
