@@ -35,12 +35,15 @@ def kustomize_build(
     kustomize: KustomizeCommand | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     extra_args: Sequence[str] = (),
+    short_run: bool = True,
 ) -> KustomizeResult:
     """Build the kustomization in directory ``overlay`` and parse the objects it prints.
 
     ``kustomize`` defaults to :func:`gpuspec.tools.find_kustomize`.  A failed or timed-out build,
     or output that does not parse, gives ``ok=False`` with the tool's message in ``error``.
     ``extra_args`` go before the directory (e.g. ``--load-restrictor LoadRestrictionsNone``).
+    ``short_run`` runs kubectl with :func:`gpuspec.tools.goenv.short_run_env` (false for a large build that
+    runs once, where holding off Go's collector would only raise its memory).
     Raises GpuspecError when ``overlay`` is not a directory.
     """
     overlay = Path(overlay)
@@ -48,7 +51,7 @@ def kustomize_build(
         raise GpuspecError(f"kustomize overlay is not a directory: {overlay}")
     command = kustomize if kustomize is not None else find_kustomize()
     argv = [*command.argv, *extra_args, str(overlay)]
-    result = run_tool(argv, timeout=timeout, env=short_run_env())
+    result = run_tool(argv, timeout=timeout, env=short_run_env() if short_run else None)
     if not result.ok:
         return KustomizeResult(
             ok=False, manifests=(), stdout=result.stdout, stderr=result.stderr,

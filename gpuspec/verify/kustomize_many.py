@@ -32,6 +32,8 @@ from gpuspec.verify.manifests import Manifest, load_yaml
 
 ORIGIN = "config.kubernetes.io/origin"
 NO_RESTRICTIONS = ("--load-restrictor", "LoadRestrictionsNone")
+#: Joint builds of at most this many folders (one cluster's) run as short runs (gpuspec.tools.goenv).
+SHORT_RUN = 4
 
 
 def _strip_origin(obj: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -74,7 +76,7 @@ def build_together(folders: Sequence[Path], kustomize: KustomizeCommand,
                  "buildMetadata: [originAnnotations]", "resources:"]
         lines += [f"- {json.dumps(os.path.relpath(f, root))}" for f in resolved]
         (root / "kustomization.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        joint = kustomize_build(root, kustomize=kustomize, extra_args=extra_args)
+        joint = kustomize_build(root, kustomize=kustomize, extra_args=extra_args, short_run=len(folders) <= SHORT_RUN)
     if not joint.ok:
         return None
     parts: dict[int, list[Manifest]] = {i: [] for i in range(len(resolved))}

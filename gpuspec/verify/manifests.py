@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from gpuspec.verify.yamlbuild import build
+from gpuspec.verify.yamlbuild import build, load_all
 
 _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
 _SOURCE = re.compile(r"^# Source: (.+?)\s*$", re.MULTILINE)
@@ -98,14 +98,7 @@ def load_yaml(text: str) -> Any:
 
 def load_yaml_all(text: str) -> list[Any]:
     """Parse every document of a YAML stream the way :func:`load_yaml` does; empty documents are None."""
-    loader = _KubeLoader(text)
-    try:
-        documents = []
-        while loader.check_node():
-            documents.append(build(loader, loader.get_node()))
-        return documents
-    finally:
-        loader.dispose()
+    return load_all(text, _KubeLoader)
 
 
 #: Documents at least this long (the chart's CRDs, ~88% of helm's output) are parsed once per process.

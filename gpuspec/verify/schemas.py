@@ -36,6 +36,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
 from gpuspec.errors import GpuspecError
+from gpuspec.verify.yamlbuild import load_all
 
 #: SchemaError.code values.
 INVALID = "invalid"
@@ -320,7 +321,7 @@ def load_crd_documents(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str
     crds: list[dict[str, Any]] = []
     for path in _crd_files(paths):
         try:
-            docs = list(yaml.load_all(path.read_text(encoding="utf-8"), Loader=_BaseLoader))
+            docs = load_all(path.read_text(encoding="utf-8"), _BaseLoader)
         except (OSError, yaml.YAMLError) as exc:
             raise GpuspecError(f"cannot read CRD file {path}: {exc}") from exc
         for doc in docs:

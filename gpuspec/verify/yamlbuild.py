@@ -33,6 +33,19 @@ def build(loader: yaml.SafeLoader, node: Node) -> Any:
         return loader.construct_document(node)
 
 
+def load_all(text: str, loader_class: type[yaml.SafeLoader]) -> list[Any]:
+    """Every document of ``text``, as ``list(yaml.load_all(text, Loader=loader_class))`` gives them."""
+    loader = loader_class(text)
+    try:
+        documents = []
+        while loader.check_node():
+            node = loader.get_node()
+            documents.append(build(loader, node) if node is not None else None)
+        return documents
+    finally:
+        loader.dispose()
+
+
 class _Builder:
     """One document's construction; aliases (the same node twice) give the same object, as in PyYAML."""
 
