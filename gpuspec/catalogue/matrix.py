@@ -343,7 +343,9 @@ on OpenShift.  Also raised for a GKE cluster that mixes pools with Google's driv
 and operator-managed drivers: the installer's paths (`/home/kubernetes/bin/nvidia`) are cluster-wide chart values
 NVIDIA documents only for clusters whose drivers all come from it.
 
-Resolve it by setting the distribution's own settings as an override of `toolkit.env` (with its reason), or, from
+Resolve it by setting the distribution's own settings as an override of `toolkit.env` (with its reason; an override
+that sets none of the toolkit's runtime variables, such as `CONTAINERD_CONFIG` or `CONTAINERD_SOCKET`, does not
+count), or, from
 26.3.0 with containerd and CDI on, by turning the NRI plugin on (override `cdi.nriPluginEnabled: true`): the toolkit
 then leaves the runtime configuration alone.  Either silences this warning.
 

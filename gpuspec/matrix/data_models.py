@@ -655,8 +655,16 @@ class HostDriverInstall(_Model):
     source: str
 
 
+class RuntimeVariables(_Model):
+    """Toolkit environment variables that configure how the toolkit finds and changes the container runtime."""
+
+    names: list[str]
+    source: str
+
+
 class RuntimeData(_Model):
     source: Source
+    runtime_variables: RuntimeVariables
     nri_plugin: NriPlugin
     cells: list[RuntimeCell]
     host_driver_installs: list[HostDriverInstall]

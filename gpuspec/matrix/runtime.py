@@ -75,3 +75,8 @@ def release_cells(release_version: str) -> list[RuntimeCell]:
         if cell.kubernetes_from is None:
             closed.add(pair)
     return out
+
+
+def runtime_variables() -> frozenset[str]:
+    """Toolkit environment variables that point the toolkit at the runtime's config, socket or hooks."""
+    return frozenset(load_matrix().runtime.runtime_variables.names)

@@ -17,6 +17,7 @@ from gpuspec.matrix.runtime import (
     nri_plugin,
     rendered_env,
     runtime_cell,
+    runtime_variables,
 )
 from gpuspec.rules.constraints import Sink
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, ValueOverride
@@ -40,7 +41,7 @@ def runtime_settings(fleet: Fleet, cluster: Cluster, release_version: str, tag: 
     cell = runtime_cell(release_version, dist, runtime, k8s.version)
     env_override = _override(cluster, TOOLKIT_ENV)
     if cell is None or cell.status == "unknown":
-        if env_override is not None or _nri_on(cluster, release_version):
+        if _sets_runtime_variables(env_override) or _nri_on(cluster, release_version):
             return
         why = cell.source if cell is not None else "NVIDIA's GPU Operator documentation has no cell for it"
         hint = "set the distribution's runtime settings as an override of toolkit.env, with its reason"
@@ -98,3 +99,11 @@ def _host_driver_mix(fleet: Fleet, cluster: Cluster, release_version: str, tag: 
         cluster.source_file, ("pools", index),
         "put the installer's pools and the operator-managed pools in separate clusters",
     )
+
+
+def _sets_runtime_variables(found: tuple[int, ValueOverride] | None) -> bool:
+    """True when an override of toolkit.env sets a variable that tells the toolkit where the runtime's config is."""
+    if found is None or not isinstance(found[1].value, list):
+        return False
+    names = runtime_variables()
+    return any(isinstance(e, Mapping) and e.get("name") in names for e in found[1].value)
