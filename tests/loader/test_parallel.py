@@ -15,13 +15,15 @@ from gpuspec.loader.positions import locate_findings
 from gpuspec.pipeline.validate import validate_fleet
 
 PARENT = os.getpid()
+#: Non-empty while this process should work slowly.
+SLOW_PARENT: list[bool] = []
 
 
 def _work(item: int) -> dict[str, object]:
     if item == 51:
         raise ValueError(f"item 51 failed in process {os.getpid()}")
-    if os.getpid() == PARENT:
-        time.sleep(0.005)  # this process is slow, so the child surely claims chunks
+    if SLOW_PARENT and os.getpid() == PARENT:
+        time.sleep(0.01)  # this process is slow, so the child surely claims chunks
     return {"item": item, "pid": os.getpid(), "nested": [item, str(item), None, True, {"k": (1, "a")}]}
 
 
@@ -39,7 +41,11 @@ def test_a_child_claims_chunks_and_errors_come_from_this_process(monkeypatch: py
     assert {result["pid"] for result, error in alone if error is None} == {PARENT}
     expected = _results(items)
     monkeypatch.delenv(JOBS_VARIABLE)
-    shared = map_split(items, _work, 10)
+    SLOW_PARENT.append(True)
+    try:
+        shared = map_split(items, _work, 10)
+    finally:
+        SLOW_PARENT.clear()
     assert _results(items) == expected
     assert str(shared[51][1]) == f"item 51 failed in process {PARENT}"
     pids = {result["pid"] for result, error in shared if error is None}
@@ -67,8 +73,9 @@ def test_an_interrupted_parent_ends_its_child(monkeypatch: pytest.MonkeyPatch) -
         return pid
 
     def work(item: int) -> int:
-        if os.getpid() == PARENT and item >= 20:
-            raise KeyboardInterrupt
+        if os.getpid() == PARENT:
+            raise KeyboardInterrupt  # at the first item this process claims
+        time.sleep(0.05)  # the child is slow: it cannot claim every chunk before this process claims one
         return item
 
     monkeypatch.setattr(os, "fork", recording_fork)
