@@ -27,7 +27,13 @@ import yaml
 
 from gpuspec.tools.discover import KustomizeCommand
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
-from gpuspec.verify.kustomize_plain import can_build_together, owner_index
+from gpuspec.verify.kustomize_plain import (
+    GENERATOR_KEYS,
+    PLAIN_KEYS,
+    can_build_together,
+    crossed_references,
+    owner_index,
+)
 from gpuspec.verify.manifests import Manifest, load_yaml
 
 ORIGIN = "config.kubernetes.io/origin"
@@ -36,13 +42,13 @@ NO_RESTRICTIONS = ("--load-restrictor", "LoadRestrictionsNone")
 SHORT_RUN = 4
 
 
-def _strip_origin(obj: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """The object without its origin annotation (a copy; parsed objects may be shared), and the source path
-    the annotation named (None when absent)."""
+def _strip_origin(obj: dict[str, Any]) -> tuple[dict[str, Any], str | None, bool]:
+    """The object without its origin annotation (a copy; parsed objects may be shared), the source path
+    the annotation named (None when absent), and whether a generator made the object."""
     metadata = obj.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     if not isinstance(metadata, dict) or not isinstance(annotations, dict) or ORIGIN not in annotations:
-        return obj, None
+        return obj, None, False
     rest = {k: v for k, v in annotations.items() if k != ORIGIN}
     new_metadata = {k: v for k, v in metadata.items() if k != "annotations"}
     if rest:
@@ -52,9 +58,11 @@ def _strip_origin(obj: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     try:
         origin = load_yaml(text) if isinstance(text, str) else None
     except yaml.YAMLError:
-        return stripped, None
-    found = origin.get("path") or origin.get("configuredIn") if isinstance(origin, dict) else None
-    return stripped, found if isinstance(found, str) else None
+        return stripped, None, False
+    if not isinstance(origin, dict):
+        return stripped, None, False
+    found = origin.get("path") or origin.get("configuredIn")
+    return stripped, found if isinstance(found, str) else None, not origin.get("path")
 
 
 def build_together(folders: Sequence[Path], kustomize: KustomizeCommand,
@@ -62,12 +70,14 @@ def build_together(folders: Sequence[Path], kustomize: KustomizeCommand,
     """Each folder's build result from one joint build, or None when the joint build failed or an object
     cannot be traced back to exactly one folder (then build them one by one).
 
-    ``extra_args`` other than :data:`NO_RESTRICTIONS` (e.g. none: kustomize's default load restrictions)
-    build together only folders that :func:`can_build_together` accepts.
+    Only folders that :func:`can_build_together` accepts are built together: plain ones, and with
+    :data:`NO_RESTRICTIONS` (GitOps folders) also ones that generate ConfigMaps/Secrets, as long as no other
+    folder's objects name a generated object (:func:`crossed_references`).
     """
     if len(folders) < 2:
         return None
-    if tuple(extra_args) != NO_RESTRICTIONS and not can_build_together(folders):
+    allowed = GENERATOR_KEYS if tuple(extra_args) == NO_RESTRICTIONS else PLAIN_KEYS
+    if not can_build_together(folders, allowed):
         return None
     resolved = [f.resolve() for f in folders]
     with tempfile.TemporaryDirectory(prefix="gpuspec-kustomize-") as tmp:
@@ -80,8 +90,9 @@ def build_together(folders: Sequence[Path], kustomize: KustomizeCommand,
     if not joint.ok:
         return None
     parts: dict[int, list[Manifest]] = {i: [] for i in range(len(resolved))}
+    generated: dict[int, set[str]] = {i: set() for i in range(len(resolved))}
     for manifest in joint.manifests:
-        obj, source = _strip_origin(manifest.obj)
+        obj, source, made = _strip_origin(manifest.obj)
         if source is None:
             return None
         # The deepest folder claims the file, so a folder nested in another claims its own files.
@@ -89,6 +100,10 @@ def build_together(folders: Sequence[Path], kustomize: KustomizeCommand,
         if owner is None:
             return None
         parts[owner].append(Manifest(obj, manifest.source))
+        if made and manifest.name:
+            generated[owner].add(manifest.name)
+    if crossed_references(parts, generated):
+        return None
     return {
         folder: KustomizeResult(ok=True, manifests=tuple(parts[i]), stdout="", stderr="", error="",
                                 duration=joint.duration, argv=(*kustomize.argv, *extra_args, str(folder)))

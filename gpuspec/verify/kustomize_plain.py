@@ -9,27 +9,38 @@ references to renamed objects (across *all* accumulated objects), variables, ``s
 ``apiVersion``, ``kind`` (Kustomization), ``metadata`` and ``resources`` naming local files or folders.
 For plain trees the top of the build only collects and sorts objects, so each folder's objects in a
 joint build are exactly those of its own build, in the same order.
+
+GitOps folders (built without load restrictions) may also generate ConfigMaps/Secrets
+(:data:`GENERATOR_KEYS`, as the Flux release folders do): the top of the joint build then only adds the
+same content hash to the generated names and fixes references to them, which changes another folder only
+if that folder names a generated object; :func:`crossed_references` checks the joint output for that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from gpuspec.verify.manifests import load_yaml_all
+from gpuspec.verify.manifests import Manifest, load_yaml_all
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 #: The only keys a plain kustomization may have.
 PLAIN_KEYS = frozenset({"apiVersion", "kind", "metadata", "resources"})
+#: Keys of a kustomization that may also generate ConfigMaps/Secrets (as the Flux release folders do): the
+#: only objects it renames are the generated ones (hash suffix), and :func:`crossed_references` finds
+#: any reference to them that the top of a joint build could have rewritten in another folder.
+GENERATOR_KEYS = PLAIN_KEYS | {"configMapGenerator", "secretGenerator", "generatorOptions", "configurations"}
 #: Bound on the kustomizations one tree may reach (a generated overlay reaches one).
 MAX_KUSTOMIZATIONS = 64
 
 
-def plain_files(folder: Path) -> set[Path] | None:
+def plain_files(folder: Path, allowed: frozenset[str] = PLAIN_KEYS) -> set[Path] | None:
     """Every resource file the kustomization tree rooted at ``folder`` lists (resolved paths), or None when
-    the tree is not plain (see the module docstring), reaches a remote source, or cannot be read."""
+    a kustomization in it has a key outside ``allowed`` (default: the tree is not plain, see the module
+    docstring), reaches a remote source, or cannot be read."""
     files: set[Path] = set()
     seen: set[Path] = set()
     todo = [folder.resolve()]
@@ -40,7 +51,7 @@ def plain_files(folder: Path) -> set[Path] | None:
         seen.add(directory)
         if len(seen) > MAX_KUSTOMIZATIONS:
             return None
-        data = _kustomization(directory)
+        data = _kustomization(directory, allowed)
         if data is None:
             return None
         resources = data.get("resources")
@@ -66,19 +77,47 @@ def owner_index(folders: Sequence[Path], path: Path) -> int | None:
     return best
 
 
-def can_build_together(folders: Sequence[Path]) -> bool:
-    """True when every folder's tree is plain and every file it lists lies in that folder rather than in
-    another of ``folders`` (by :func:`owner_index`), so an object's source file names its folder."""
+def can_build_together(folders: Sequence[Path], allowed: frozenset[str] = PLAIN_KEYS) -> bool:
+    """True when every folder's tree has only ``allowed`` keys and every file it lists lies in that folder
+    rather than in another of ``folders`` (by :func:`owner_index`), so an object's source file names its
+    folder."""
     resolved = [f.resolve() for f in folders]
     for index, folder in enumerate(resolved):
-        files = plain_files(folder)
+        files = plain_files(folder, allowed)
         if files is None or any(owner_index(resolved, path) != index for path in files):
             return False
     return True
 
 
-def _kustomization(directory: Path) -> dict[str, object] | None:
-    """The directory's one kustomization when it is plain, else None."""
+def crossed_references(parts: Mapping[int, Sequence[Manifest]], generated: Mapping[int, set[str]]) -> bool:
+    """True when an object of one folder holds, anywhere, the name of an object another folder generated.
+
+    At the top of a joint build kustomize fixes references to generated (hash-suffixed) objects across all
+    objects, so a folder that names another folder's generated ConfigMap would read ``name-<hash>`` where
+    its own build leaves ``name``; such a folder then names the generated object's final name, which this
+    finds (it may also find an unchanged name that merely looks the same: then folders are built alone).
+    """
+    for owner, manifests in parts.items():
+        foreign = set().union(*(names for other, names in generated.items() if other != owner))
+        if foreign and any(value in foreign for m in manifests for value in _strings(m.obj)):
+            return True
+    return False
+
+
+def _strings(node: Any) -> Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _strings(key)
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+
+
+def _kustomization(directory: Path, allowed: frozenset[str]) -> dict[str, object] | None:
+    """The directory's one kustomization when its keys are all ``allowed``, else None."""
     found = [directory / name for name in KUSTOMIZATION_NAMES if (directory / name).is_file()]
     if len(found) != 1:
         return None
@@ -89,7 +128,7 @@ def _kustomization(directory: Path) -> dict[str, object] | None:
     if len(documents) != 1 or not isinstance(documents[0], dict):
         return None
     data: dict[str, object] = documents[0]
-    if not set(data) <= PLAIN_KEYS or data.get("kind", "Kustomization") != "Kustomization":
+    if not set(data) <= allowed or data.get("kind", "Kustomization") != "Kustomization":
         return None
     resources = data.get("resources")
     if resources is not None and not isinstance(resources, list):

@@ -19,9 +19,9 @@ def _folder(directory: Path, name: str, *, annotated: bool = False, nested: bool
     (directory / "app.yaml").write_text(
         f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n{annotations}data:\n  a: \"1\"\n")
     (directory / "kustomization.yaml").write_text(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: flux-system\n"
-        f"namePrefix: {name}-\nresources:\n  - app.yaml\n"
-        + ("configMapGenerator:\n  - name: values\n    literals: [x=1]\n" if nested else ""))
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - app.yaml\n"
+        + (f"configMapGenerator:\n  - name: {name}-values\n    namespace: flux-system\n    literals: [x=1]\n"
+           if nested else ""))
     return directory
 
 
@@ -41,6 +41,26 @@ def test_joint_build_equals_separate_builds(tmp_path: Path, kustomize_cmd: Kusto
     assert joint[one].manifests[0].obj["metadata"]["annotations"] == {"team": "gpu"}
     assert "annotations" not in joint[two].manifests[0].obj["metadata"]
     assert len(joint[inner].manifests) == 2  # the generated ConfigMap belongs to the folder that generates it
+
+
+def test_gitops_folders_that_rename_or_name_generated_objects_are_built_alone(
+        tmp_path: Path, kustomize_cmd: KustomizeCommand) -> None:
+    one = _folder(tmp_path / "one", "one")
+    prefixed = _folder(tmp_path / "two", "two")
+    text = (prefixed / "kustomization.yaml").read_text()
+    (prefixed / "kustomization.yaml").write_text(text + "namePrefix: p-\n")
+    assert build_together([one, prefixed], kustomize_cmd) is None  # a prefix renames: references may move
+    # Folder b's Pod names the ConfigMap folder a generates: built together it would read cfg-<hash>.
+    generator = _plain(tmp_path / "a", extra="configMapGenerator:\n  - name: cfg\n    literals: [x=1]\n")
+    user = _plain(tmp_path / "b", "pod.yaml")
+    (user / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers: [{name: c, image: busybox}]\n"
+        "  volumes: [{name: v, configMap: {name: cfg}}]\n")
+    assert build_together([generator, user], kustomize_cmd) is None
+    alone = kustomize_build(user, kustomize=kustomize_cmd, extra_args=NO_RESTRICTIONS)
+    assert alone.manifests[0].obj["spec"]["volumes"][0]["configMap"]["name"] == "cfg"
+    other = _folder(tmp_path / "c", "c")
+    assert build_together([generator, other], kustomize_cmd) is not None  # nobody names the generated map
 
 
 def test_joint_build_that_fails_asks_for_separate_builds(tmp_path: Path, kustomize_cmd: KustomizeCommand) -> None:
