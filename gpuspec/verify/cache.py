@@ -159,8 +159,9 @@ class VerifyCache:
             return
         pairs = [[m.source, m.obj] for m in result.manifests]
         try:
-            if json.loads(json.dumps(pairs)) == pairs:
-                _write_atomic(path, json.dumps({"argv": list(result.argv), "manifests": pairs}))
+            text = json.dumps({"argv": list(result.argv), "manifests": pairs})
+            if json.loads(text)["manifests"] == pairs:  # only what JSON gives back unchanged is kept
+                _write_atomic(path, text)
         except (TypeError, ValueError):
             pass
 
