@@ -32,7 +32,7 @@ from gpuspec.verify.kustomize_plain import (
     PLAIN_KEYS,
     can_build_together,
     crossed_references,
-    owner_index,
+    owners,
 )
 from gpuspec.verify.manifests import Manifest, load_yaml
 
@@ -91,12 +91,13 @@ def build_together(folders: Sequence[Path], kustomize: KustomizeCommand,
         return None
     parts: dict[int, list[Manifest]] = {i: [] for i in range(len(resolved))}
     generated: dict[int, set[str]] = {i: set() for i in range(len(resolved))}
+    owner_of = owners(resolved)
     for manifest in joint.manifests:
         obj, source, made = _strip_origin(manifest.obj)
         if source is None:
             return None
         # The deepest folder claims the file, so a folder nested in another claims its own files.
-        owner = owner_index(resolved, Path(os.path.normpath(root / source)))
+        owner = owner_of(Path(os.path.normpath(root / source)))
         if owner is None:
             return None
         parts[owner].append(Manifest(obj, manifest.source))

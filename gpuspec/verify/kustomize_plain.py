@@ -18,7 +18,7 @@ if that folder names a generated object; :func:`crossed_references` checks the j
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,23 +68,31 @@ def plain_files(folder: Path, allowed: frozenset[str] = PLAIN_KEYS) -> set[Path]
     return files
 
 
-def owner_index(folders: Sequence[Path], path: Path) -> int | None:
-    """Index of the deepest folder (resolved paths) that contains ``path``; None when none does."""
-    best: int | None = None
-    for index, folder in enumerate(folders):
-        if path.is_relative_to(folder) and (best is None or len(folder.parts) > len(folders[best].parts)):
-            best = index
-    return best
+def owners(folders: Sequence[Path]) -> Callable[[Path], int | None]:
+    """A lookup: index of the deepest of ``folders`` (resolved paths; the first of equal ones) that contains
+    a path, None when none does."""
+    index: dict[Path, int] = {}
+    for number, folder in enumerate(folders):
+        index.setdefault(folder, number)
+
+    def owner(path: Path) -> int | None:
+        for candidate in (path, *path.parents):
+            found = index.get(candidate)
+            if found is not None:
+                return found
+        return None
+    return owner
 
 
 def can_build_together(folders: Sequence[Path], allowed: frozenset[str] = PLAIN_KEYS) -> bool:
     """True when every folder's tree has only ``allowed`` keys and every file it lists lies in that folder
-    rather than in another of ``folders`` (by :func:`owner_index`), so an object's source file names its
+    rather than in another of ``folders`` (by :func:`owners`), so an object's source file names its
     folder."""
     resolved = [f.resolve() for f in folders]
+    owner = owners(resolved)
     for index, folder in enumerate(resolved):
         files = plain_files(folder, allowed)
-        if files is None or any(owner_index(resolved, path) != index for path in files):
+        if files is None or any(owner(path) != index for path in files):
             return False
     return True
 

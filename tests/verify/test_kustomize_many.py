@@ -145,3 +145,15 @@ def test_plain_trees_and_file_owners(tmp_path: Path) -> None:
     (tmp_path / "two").mkdir()
     (tmp_path / "two" / "kustomization.yml").write_text("resources: []\n")
     assert plain_files(_plain(tmp_path / "two")) is None  # two kustomization files: kustomize refuses them
+
+
+def test_owner_is_the_deepest_folder_holding_the_path() -> None:
+    from gpuspec.verify.kustomize_plain import owners
+
+    owner = owners([Path("/r/c1"), Path("/r/c1/acceptance"), Path("/r/c2"), Path("/r/c1")])
+    assert owner(Path("/r/c1/rbac.yaml")) == 0
+    assert owner(Path("/r/c1/acceptance/jobs.yaml")) == 1
+    assert owner(Path("/r/c1/acceptance")) == 1
+    assert owner(Path("/r/c2/x/y.yaml")) == 2
+    assert owner(Path("/r/c10/rbac.yaml")) is None  # a name prefix is not a parent folder
+    assert owner(Path("/elsewhere.yaml")) is None
