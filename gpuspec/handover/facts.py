@@ -27,6 +27,7 @@ from gpuspec.audit.facts import (
 from gpuspec.catalogue import changeset, rollout
 from gpuspec.catalogue.entry import Entry
 from gpuspec.handover import operands
+from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
 from gpuspec.plan.diff import mig_text
@@ -136,7 +137,7 @@ class _Builder:
             "name": c.name,
             "description": c.metadata.description or "",
             "labels": [{"key": k, "value": v} for k, v in sorted(c.metadata.labels.items())],
-            "source": f"fleet/clusters/{c.source_file.rsplit('/', 1)[-1]}",
+            "source": repository_path(c.source_file),
             "rendered": f"{self.root}/{self.base}",
             "kubernetes": {"version": c.kubernetes.version, "distribution": c.kubernetes.distribution,
                            "runtime": c.kubernetes.runtime, "toolkit_env": self._toolkit_env()},

@@ -19,6 +19,19 @@ def display_path(path: Path) -> str:
     return rel if not rel.startswith("..") else str(path)
 
 
+def repository_path(path: str) -> str:
+    """A fleet file's path from the folder that holds the fleet directory (the repository root of the
+    standard layout), e.g. ``fleet/clusters/a.yaml``, whatever the working directory or the path given.
+
+    Rendered output names source files this way, so it does not depend on where gpuspec was run from.
+    """
+    resolved = Path(os.path.abspath(path))
+    parts = resolved.parts
+    if len(parts) >= 3 and parts[-2] == CLUSTERS_DIR:
+        return "/".join(parts[-3:])
+    return "/".join(parts[-2:]) if len(parts) >= 2 else resolved.name
+
+
 def cluster_files(fleet_dir: Path) -> list[Path]:
     """The cluster spec files of a fleet directory, sorted by name."""
     clusters_dir = fleet_dir / CLUSTERS_DIR

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpuspec.loader.files import repository_path
 from gpuspec.matrix.chartvalues import ChartIndex, chart_index
 from gpuspec.matrix.load import load_matrix
 from gpuspec.matrix.query import parse_version
@@ -257,7 +258,7 @@ def _record(cluster: Cluster, target: str, pool: Pool | None, index: int, overri
         "reason": override.reason,
         "owner": override.owner,
         "ticket": override.ticket,
-        "source": {"file": cluster.source_file, "path": f"clusters[{cluster.name}].{where}"},
+        "source": {"file": repository_path(cluster.source_file), "path": f"clusters[{cluster.name}].{where}"},
     }
 
 

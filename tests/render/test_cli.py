@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 
-from .fleets import REPO_ROOT, cluster, pool, write_fleet
+from .fleets import EXAMPLE_FLEET, REPO_ROOT, cluster, pool, write_fleet
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -94,3 +95,26 @@ def test_images_of_one_cluster_read_only_that_cluster(tmp_path: Path) -> None:
     assert "nvcr.io/nvidia/gpu-operator:v26.7.0" in one.stdout.splitlines()
     every = run("images", cwd=tmp_path)
     assert every.returncode == 2 and "two.yaml" in every.stderr
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_output_does_not_depend_on_where_render_runs(tmp_path: Path) -> None:
+    """Source paths in rendered files (deviations, handover) and the Job names hashed from them are the
+    same whether the fleet is named relative to the repository, from another folder, or absolutely."""
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLE_FLEET, repo / "fleet")
+    shutil.copytree(EXAMPLE_FLEET.parent / "policies", repo / "policies")
+    here = run("render", cwd=repo)
+    assert here.returncode == 0, here.stderr
+    above = run("render", "repo/fleet", "--policies", "repo/policies", "--out", "above", cwd=tmp_path)
+    assert above.returncode == 0, above.stderr
+    absolute = run("render", str(repo / "fleet"), "--policies", str(repo / "policies"),
+                   "--out", str(tmp_path / "absolute"), cwd=tmp_path.anchor)
+    assert absolute.returncode == 0, absolute.stderr
+    rendered = _tree(repo / "rendered")
+    assert "fleet/clusters/infer-north.yaml" in rendered["clusters/infer-north/deviations.yaml"].decode()
+    assert _tree(tmp_path / "above") == rendered
+    assert _tree(tmp_path / "absolute") == rendered

@@ -43,7 +43,7 @@ def test_overrides_merge_into_the_values_and_are_recorded(tmp_path: Path) -> Non
         "target": "helm-values", "pool": None, "path": "daemonsets.priorityClassName", "value": "gpu-operands",
         "chartDefault": "system-node-critical", "defaultKnown": True, "reason": "operands must outrank tenant pods",
         "owner": "gpu-platform", "ticket": "PLAT-7",
-        "source": {"file": str(fleet / "clusters" / "c1.yaml"), "path": "clusters[c1].overrides[0]"},
+        "source": {"file": f"{fleet.name}/clusters/c1.yaml", "path": "clusters[c1].overrides[0]"},
     }
     assert [d["path"] for d in record["deviations"]] == [o["path"] for o in OVERRIDES]
     assert record["deviations"][2]["chartDefault"] == {
