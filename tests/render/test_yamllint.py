@@ -2,30 +2,80 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from yamllint import linter
-from yamllint.config import YamlLintConfig
 
 from gpuspec.render.serialize import dump_document, indent_sequences
 
 from .fleets import UPSTREAM_TAGS, coverage_clusters, render_dir, write_fleet
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_RULES = YamlLintConfig("extends: default")
+
+Resolvers = dict[type, dict[Any, list[Any]] | None]
+
+
+def _resolver_classes() -> list[type]:
+    found, todo = [], [yaml.resolver.BaseResolver]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def _resolvers() -> Resolvers:
+    """PyYAML's implicit resolvers as each resolver class holds them itself (None: inherited)."""
+    return {c: ({k: list(v) for k, v in vars(c)["yaml_implicit_resolvers"].items()}
+                if "yaml_implicit_resolvers" in vars(c) else None) for c in _resolver_classes()}
+
+
+def _install(state: Resolvers) -> None:
+    for cls in _resolver_classes():
+        table = state.get(cls)
+        if table is not None:
+            cls.yaml_implicit_resolvers = {k: list(v) for k, v in table.items()}
+        elif "yaml_implicit_resolvers" in vars(cls):
+            delattr(cls, "yaml_implicit_resolvers")
+
+
+@functools.cache
+def _yamllint() -> tuple[Any, Any, Resolvers, Resolvers]:
+    """yamllint's linter and default config, PyYAML's resolvers without it and with it; PyYAML is left as
+    it was, so the rest of the suite (the renderer asks PyYAML how to write strings) never sees yamllint's."""
+    clean = _resolvers()
+    from yamllint import linter  # its import changes PyYAML's global resolvers
+    from yamllint.config import YamlLintConfig
+    config = YamlLintConfig("extends: default")
+    with_yamllint = _resolvers()
+    _install(clean)
+    return linter, config, clean, with_yamllint
+
+
+@contextlib.contextmanager
+def _yamllint_resolvers() -> Iterator[Any]:
+    linter, config, clean, with_yamllint = _yamllint()
+    _install(with_yamllint)
+    try:
+        yield linter, config
+    finally:
+        _install(clean)
 
 
 def problems(files: dict[str, bytes]) -> list[str]:
     """yamllint's default-rule problems in every YAML file, as ``path:line:col rule message``."""
     found: list[str] = []
-    for rel, data in sorted(files.items()):
-        if rel.endswith((".yaml", ".yml")):
-            for p in linter.run(data.decode("utf-8"), DEFAULT_RULES, rel):
-                found.append(f"{rel}:{p.line}:{p.column} {p.rule} {p.desc}")
+    with _yamllint_resolvers() as (linter, config):
+        for rel, data in sorted(files.items()):
+            if rel.endswith((".yaml", ".yml")):
+                for p in linter.run(data.decode("utf-8"), config, rel):
+                    found.append(f"{rel}:{p.line}:{p.column} {p.rule} {p.desc}")
     return found
 
 
@@ -56,6 +106,13 @@ documents: st.SearchStrategy[Any] = st.recursive(
                                                                           max_size=4)),
     max_leaves=25,
 )
+
+
+def test_linting_leaves_pyyaml_as_it_was() -> None:
+    before = _resolvers()
+    assert problems({"a.yaml": b"---\nmode: 0o17\n"}) == []
+    assert _resolvers() == before
+    assert yaml.safe_load("mode: 0o17") == {"mode": "0o17"}  # YAML 1.1 PyYAML: a string, not an int
 
 
 @settings(max_examples=300, deadline=None)
