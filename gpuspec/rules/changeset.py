@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuspec.catalogue import changeset as cat
 from gpuspec.findings import Finding, Severity
@@ -24,10 +24,12 @@ from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix.query import nvidiadriver_crd_migration, upgrade_supported
 from gpuspec.plan.records import Change, ChangeKind, Dimension
 from gpuspec.policy.load import LocatedException, load_policy
-from gpuspec.render.generator import Regeneration
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
 from gpuspec.spec.models import Fleet
 from gpuspec.spec.resolve import effective_driver, operator_version
+
+if TYPE_CHECKING:  # the render stamp's reader is imported only when a change set is built (lint --base)
+    from gpuspec.render.generator import Regeneration
 
 
 @dataclass(frozen=True)
