@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from gpuspec.matrix import query as q
+from gpuspec.render.deviations import get_path
 
 from .conftest import UPSTREAM_TAGS
 
@@ -17,15 +18,6 @@ def _values(upstream: Path, tag: str) -> dict[str, Any]:
     data = yaml.safe_load((upstream / tag / "values.yaml").read_text(encoding="utf-8"))
     assert isinstance(data, dict)
     return data
-
-
-def _at(values: dict[str, Any], path: str) -> Any:
-    node: Any = values
-    for key in path.split("."):
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node
 
 
 def _image_sections(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -59,7 +51,7 @@ def test_component_images_agree_with_values_yaml(upstream_operator: Path, tag: s
         if img.image is None:
             # ... and a component recorded without image fields really has none at that tag
             assert node is None, path
-            section = _at(values, path)
+            section = get_path(values, path)
             assert isinstance(section, dict), path
             assert section.get("enabled") == img.enabled_default, path
             continue
@@ -79,7 +71,7 @@ def test_driver_default_and_chart_defaults_agree(upstream_operator: Path, tag: s
     assert rel.drivers.chart_default == str(values["driver"]["version"])
     assert q.default_driver(tag) == str(values["driver"]["version"])
     for key, expected in rel.chart_defaults.items():
-        actual = _at(values, key)
+        actual = get_path(values, key)
         if isinstance(expected, str) and not isinstance(actual, str) and actual is not None:
             actual = str(actual)
         if key.endswith(".env") and isinstance(actual, list):  # the matrix writes env entries as NAME=value
