@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuspec.catalogue import CATALOGUE
 from gpuspec.catalogue.engine import RULE_CRASHED
@@ -20,12 +21,14 @@ from gpuspec.policy.exceptions import apply_exceptions
 from gpuspec.policy.load import Place, Policy, load_policy
 from gpuspec.policy.suppress import apply_suppressions, read_suppressions
 from gpuspec.rules.base import RuleContext, run_rule
-from gpuspec.rules.changeset import ChangeSetContext, changeset_context
 from gpuspec.rules.overrides import override_findings
 from gpuspec.rules.references import reference_findings
-from gpuspec.rules.registry import RULES
+from gpuspec.rules.registry import RULES, changeset_rules
 from gpuspec.rules.secrets import mark_sensitive
 from gpuspec.spec.models import Fleet
+
+if TYPE_CHECKING:  # the change-set machinery is imported only for lint --base
+    from gpuspec.rules.changeset import ChangeSetContext
 
 
 @dataclass
@@ -54,7 +57,8 @@ def _run_rules(
     as_of = policy.as_of or default_as_of()
     findings: list[Finding] = []
     shared: dict[object, object] = {}  # one memo per run, see RuleContext.shared
-    for rule_id, rule in RULES.items():
+    rules = RULES if changeset is None else {**RULES, **changeset_rules()}
+    for rule_id, rule in sorted(rules.items()):
         config = policy.rules[rule_id]
         if not config.enabled:
             continue
@@ -138,11 +142,12 @@ def lint_fleet(
         located = mark_sensitive(locate_findings([*findings, *policy.findings]), load.raw)
         return LintResult(located, usable=False, rule_docs=_docs(located, policy), packs=policy.packs, raw=load.raw)
 
-    changeset = (
-        changeset_context(None, base_rev, fleet_dir, policies_dir=policies_dir, head=fleet,
-                          exceptions=policy.exceptions)
-        if base_rev is not None else None
-    )
+    changeset: ChangeSetContext | None = None
+    if base_rev is not None:
+        from gpuspec.rules.changeset import changeset_context
+
+        changeset = changeset_context(None, base_rev, fleet_dir, policies_dir=policies_dir, head=fleet,
+                                      exceptions=policy.exceptions)
     findings.extend(_run_rules(fleet, load.raw, policy, changeset))
     excepted: list[Suppressed] = []
     findings, exception_findings = apply_exceptions(fleet, findings, policy, today or date.today(), excepted)

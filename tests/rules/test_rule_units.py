@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,10 +15,12 @@ from gpuspec.rules.airgap import looks_like_credential
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.common import host_of, is_public_host
 from gpuspec.rules.observability import selectors_overlap
-from gpuspec.rules.registry import RULES
+from gpuspec.rules.registry import RULES, all_rules, changeset_rules
 from gpuspec.rules.rollout import MaxParallelUpgradesBounded, unavailable_percent
 from gpuspec.rules.secrets import classify_value, is_secret_key, scan
 from rules.harness import FIXTURES, build_fleet, lint, where
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(("text", "kind"), [
@@ -145,9 +150,12 @@ def test_params_change_the_verdict(tmp_path: Path) -> None:
 
 
 def test_registry_is_complete_and_documented() -> None:
-    ids = list(RULES)
-    assert ids == sorted(ids)
-    for rule_id, rule in RULES.items():
+    every = all_rules()
+    ids = list(every)
+    assert ids == sorted(ids) and set(ids) == set(RULES) | set(changeset_rules())
+    assert all(rule.needs_base for rule in changeset_rules().values())
+    assert not any(rule.needs_base for rule in RULES.values())
+    for rule_id, rule in every.items():
         entry = rule.entry
         assert entry.id == rule_id
         assert entry.title and entry.rationale and entry.documentation
@@ -184,3 +192,17 @@ def test_a_crashing_rule_becomes_a_finding(tmp_path: Path, monkeypatch: pytest.M
     assert [(f.rule_id, f.severity) for f in result.findings] == [("GS502", Severity.WARNING),
                                                                  ("GS000", Severity.ERROR)]
     assert "rule GS501 failed: KeyError" in result.findings[1].message
+
+
+def test_lint_without_base_imports_no_change_set_machinery(tmp_path: Path) -> None:
+    """`lint` without --base imports neither the change-set rules nor the plan's change records."""
+    code = (
+        "import sys\n"
+        "from gpuspec.pipeline.lint import lint_fleet\n"
+        "from pathlib import Path\n"
+        f"lint_fleet(Path({str(REPO / 'fleet')!r}), Path({str(REPO / 'policies')!r}))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('gpuspec.plan', 'gpuspec.rules.changeset'))))\n"
+    )
+    env = {**os.environ, "GPUSPEC_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "[]"
