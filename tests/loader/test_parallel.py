@@ -15,15 +15,22 @@ from gpuspec.loader.positions import locate_findings
 from gpuspec.pipeline.validate import validate_fleet
 
 PARENT = os.getpid()
-#: Non-empty while this process should work slowly.
-SLOW_PARENT: list[bool] = []
+#: While it names a marker file: the child creates it at its first item, and this process waits for it
+#: before each of its own items, so the child surely claims a chunk however late it starts.
+WAIT_FOR_CHILD: list[Path] = []
 
 
 def _work(item: int) -> dict[str, object]:
     if item == 51:
         raise ValueError(f"item 51 failed in process {os.getpid()}")
-    if SLOW_PARENT and os.getpid() == PARENT:
-        time.sleep(0.01)  # this process is slow, so the child surely claims chunks
+    if WAIT_FOR_CHILD:
+        marker = WAIT_FOR_CHILD[0]
+        if os.getpid() != PARENT:
+            marker.touch()
+        else:
+            deadline = time.monotonic() + 30
+            while not marker.exists() and time.monotonic() < deadline:
+                time.sleep(0.005)
     return {"item": item, "pid": os.getpid(), "nested": [item, str(item), None, True, {"k": (1, "a")}]}
 
 
@@ -34,18 +41,19 @@ def _results(items: list[int]) -> list[object]:
     return out
 
 
-def test_a_child_claims_chunks_and_errors_come_from_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_child_claims_chunks_and_errors_come_from_this_process(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
     items = list(range(60))
     monkeypatch.setenv(JOBS_VARIABLE, "1")
     alone = map_split(items, _work, 10)
     assert {result["pid"] for result, error in alone if error is None} == {PARENT}
     expected = _results(items)
     monkeypatch.delenv(JOBS_VARIABLE)
-    SLOW_PARENT.append(True)
+    WAIT_FOR_CHILD.append(tmp_path / "child-started")
     try:
         shared = map_split(items, _work, 10)
     finally:
-        SLOW_PARENT.clear()
+        WAIT_FOR_CHILD.clear()
     assert _results(items) == expected
     assert str(shared[51][1]) == f"item 51 failed in process {PARENT}"
     pids = {result["pid"] for result, error in shared if error is None}
