@@ -9,8 +9,6 @@ import click
 from gpuspec import exitcodes
 from gpuspec.cli.common import fleet_argument, policies_option
 from gpuspec.cli.render_cmd import prepared_or_exit
-from gpuspec.errors import GpuspecError
-from gpuspec.loader.files import cluster_files
 
 
 @click.command("handover")
@@ -33,12 +31,6 @@ def handover_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, .
     """
     from gpuspec.handover.documents import HANDOVER_DIR, INDEX_FILE, document_path
 
-    if clusters and fleet_dir.is_dir():
-        names = {p.name.rsplit(".", 1)[0] for p in cluster_files(fleet_dir)}
-        unknown = sorted(set(clusters) - names)
-        if unknown:
-            raise GpuspecError(f"no cluster named {', '.join(unknown)} in {fleet_dir}",
-                               hint=f"clusters: {', '.join(sorted(names))}")
     prepared = prepared_or_exit(fleet_dir, policies_dir, "handover", only=clusters or None)
     assert prepared.rendered is not None
     files = prepared.rendered.files

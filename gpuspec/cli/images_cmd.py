@@ -11,7 +11,6 @@ from gpuspec import exitcodes
 from gpuspec.cli.common import fleet_argument, policies_option
 from gpuspec.cli.render_cmd import prepared_or_exit
 from gpuspec.errors import GpuspecError
-from gpuspec.loader.files import cluster_files
 
 
 @click.command("images")
@@ -28,12 +27,6 @@ def images_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, ...
     drivers). With --format skopeo, print one `skopeo copy` command per image
     an air-gapped cluster needs mirrored; online clusters need none.
     """
-    if clusters and fleet_dir.is_dir():
-        names = {p.name.rsplit(".", 1)[0] for p in cluster_files(fleet_dir)}
-        unknown = sorted(set(clusters) - names)
-        if unknown:
-            raise GpuspecError(f"no cluster named {', '.join(unknown)} in {fleet_dir}",
-                               hint=f"clusters: {', '.join(sorted(names))}")
     prepared = prepared_or_exit(fleet_dir, policies_dir, "images", render=False, only=clusters or None)
     assert prepared.rendered is not None
     images = prepared.rendered.images

@@ -10,7 +10,9 @@ import click
 
 from gpuspec import exitcodes
 from gpuspec.cli.common import DEFAULT_RENDERED, emit_report, fleet_argument, policies_option
+from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
+from gpuspec.loader.files import cluster_files
 from gpuspec.redaction import redact_text
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool
               only: Sequence[str] | None = None) -> tuple[Prepared, list[Finding]]:
     from gpuspec.pipeline.render import prepare
 
+    if only and fleet_dir.is_dir():
+        _check_cluster_names(fleet_dir, only)
     prepared = prepare(fleet_dir, policies_dir, only, render=render)
     reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
     if not prepared.validation.load.usable:
@@ -50,6 +54,15 @@ def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool
         click.echo(f"gpuspec {command}: the fleet has errors; nothing was written", err=True)
         raise SystemExit(exitcodes.FINDINGS)
     return prepared, reported
+
+
+def _check_cluster_names(fleet_dir: Path, names: Sequence[str]) -> None:
+    """Refuse names of clusters the fleet has no file for, before anything is read."""
+    known = {p.name.rsplit(".", 1)[0] for p in cluster_files(fleet_dir)}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise GpuspecError(f"no cluster named {', '.join(unknown)} in {fleet_dir}",
+                           hint=f"clusters: {', '.join(sorted(known))}")
 
 
 def _summary(out_dir: Path, check: bool, files: int, clusters: int, written: int = 0, deleted: int = 0) -> str:
