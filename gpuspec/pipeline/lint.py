@@ -23,7 +23,7 @@ from gpuspec.policy.suppress import apply_suppressions, read_suppressions
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.overrides import override_findings
 from gpuspec.rules.references import reference_findings
-from gpuspec.rules.registry import RULES, changeset_rules
+from gpuspec.rules.registry import RULES, all_rules
 from gpuspec.rules.secrets import mark_sensitive
 from gpuspec.spec.models import Fleet
 
@@ -57,8 +57,8 @@ def _run_rules(
     as_of = policy.as_of or default_as_of()
     findings: list[Finding] = []
     shared: dict[object, object] = {}  # one memo per run, see RuleContext.shared
-    rules = RULES if changeset is None else {**RULES, **changeset_rules()}
-    for rule_id, rule in sorted(rules.items()):
+    rules = RULES if changeset is None else all_rules()
+    for rule_id, rule in rules.items():
         config = policy.rules[rule_id]
         if not config.enabled:
             continue
