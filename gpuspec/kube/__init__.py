@@ -1,0 +1,1 @@
+"""What the Kubernetes API server refuses, checked offline: names, labels, selectors, CEL rules, immutable fields."""
