@@ -14,6 +14,7 @@ from gpuspec.catalogue import (
     airgap,
     audit,
     changeset,
+    changeset_apiserver,
     engine,
     matrix,
     observability,
@@ -21,6 +22,7 @@ from gpuspec.catalogue import (
     security,
     validate,
     verify,
+    verify_apiserver,
 )
 from gpuspec.catalogue.entry import Entry, Param
 
@@ -37,7 +39,9 @@ AREAS: tuple[tuple[str, ModuleType], ...] = (
     ("observability", observability),
     ("audit", audit),
     ("change set", changeset),
+    ("change set", changeset_apiserver),
     ("verify", verify),
+    ("verify", verify_apiserver),
 )
 
 #: Stages whose ids policy packs configure (severity, parameters, exceptions, suppressions).

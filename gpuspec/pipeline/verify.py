@@ -392,8 +392,10 @@ def verify_cluster(
         note = f" (helm output, {manifest.source})" if manifest.source else " (helm output)"
         origin = Origin(output.values_display, output.values, values_map=True, note=note)
         findings += checks.check_schema(manifest.obj, origin, crds, kube, values, validate)
+        findings += checks.check_apiserver(manifest.obj, origin, crds)
     for obj, origin in overlay_objects:
         findings += checks.check_schema(obj, origin, crds, kube, None, validate)
+        findings += checks.check_apiserver(obj, origin, crds)
     report.objects = len(templated) + len(overlay_objects)
     report.duration = time.monotonic() - started
     return report
@@ -456,6 +458,7 @@ def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], crds: CrdSet, tools
             continue
         for obj, where in _locate_built(built.manifests, root_files, origin):
             findings += checks.check_schema(obj, where, crds, kube_of(root / "x"), None, validate)
+            findings += checks.check_apiserver(obj, where, crds)
     for file in files:
         if file.path in covered or not wanted(file.path):
             continue
@@ -463,6 +466,7 @@ def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], crds: CrdSet, tools
             if isinstance(doc, dict):
                 findings += checks.check_schema(doc, Origin(file.display, file, index), crds, kube_of(file.path),
                                                 None, validate)
+                findings += checks.check_apiserver(doc, Origin(file.display, file, index), crds)
     return findings
 
 

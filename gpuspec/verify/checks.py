@@ -9,15 +9,18 @@ from typing import Any
 import yaml
 
 from gpuspec.catalogue import verify as ids
+from gpuspec.catalogue import verify_apiserver as api_ids
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
+from gpuspec.kube.crdrules import FAILED, evaluate_rules
+from gpuspec.kube.objects import LABEL, NAME, RESERVED, SELECTOR, check_object
 from gpuspec.matrix import query
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror
 from gpuspec.spec.resolve import effective_driver
 from gpuspec.verify.manifests import Manifest, load_yaml
 from gpuspec.verify.object_images import ImageRef, ImageUse, get_path, object_images
 from gpuspec.verify.rendered import RenderedFile
-from gpuspec.verify.schemas import INVALID, NO_SCHEMA, CrdSet, SchemaError, validate_object
+from gpuspec.verify.schemas import INVALID, NO_SCHEMA, CrdSet, SchemaError, json_path, validate_object
 from gpuspec.verify.values_keys import ChartValues, unknown_values_keys
 
 _MAX_OBJECTS_LISTED = 3
@@ -446,3 +449,50 @@ def _has_path(node: Any, keys: Sequence[str]) -> bool:
             return False
         node = node[key]
     return True
+
+
+# ------------------------------------------------------------------------------------- API server
+
+_API_ENTRIES: dict[str, Entry] = {
+    NAME: api_ids.NAME_REFUSED,
+    LABEL: api_ids.LABEL_REFUSED,
+    SELECTOR: api_ids.SELECTOR_REFUSED,
+    RESERVED: api_ids.RESERVED_REFUSED,
+}
+
+
+def check_apiserver(obj: Mapping[str, Any], origin: Origin, crds: CrdSet) -> list[Finding]:
+    """GS940–GS945: what the API server's create validation refuses in ``obj`` (names, labels, selectors, reserved
+    names and values, the CEL rules of its CRD), checked offline."""
+    kind = obj.get("kind")
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    where = f"{kind or '?'}/{name or '?'}{origin.note}"
+    findings = []
+    for problem in check_object(obj):
+        path = () if origin.values_map else problem.path
+        findings.append(make_finding(_API_ENTRIES[problem.code], f"{where} {json_path(problem.path)}: "
+                                     f"{problem.message} [{problem.source}]", origin, path,
+                                     hint=_API_HINTS[problem.code]))
+    api_version = obj.get("apiVersion")
+    schema = crds.schema_for(api_version, kind) if isinstance(api_version, str) and isinstance(kind, str) else None
+    if schema is not None:
+        for outcome in evaluate_rules(obj, schema):
+            path = () if origin.values_map else outcome.path
+            if outcome.status == FAILED:
+                findings.append(make_finding(
+                    api_ids.CEL_RULE_FAILS, f"{where} {json_path(outcome.path)}: {outcome.message} (CRD rule "
+                    f"{outcome.rule!r})", origin, path, hint="change the value so the CRD's rule holds"))
+            else:
+                findings.append(make_finding(
+                    api_ids.CEL_RULE_NOT_VERIFIED, f"{where} {json_path(outcome.path)}: CRD rule {outcome.rule!r} "
+                    f"not verified offline ({outcome.message}); the API server evaluates it on apply", origin, path))
+    return findings
+
+
+_API_HINTS = {
+    NAME: "use lower-case letters, digits and '-' (and '.' where the kind allows it), within the length limit",
+    LABEL: "shorten the value to 63 characters or fewer of [-A-Za-z0-9_.], starting and ending alphanumeric",
+    SELECTOR: "fix the selector so the API server accepts it (and it matches the pod template's labels)",
+    RESERVED: "choose a name and value of your own (no system- prefix, value at most 1000000000)",
+}

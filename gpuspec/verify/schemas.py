@@ -9,7 +9,8 @@ their CRD, converted from OpenAPI v3 structural schema to JSON Schema (draft 4, 
 - ``x-kubernetes-preserve-unknown-fields: true`` keeps unknown fields; every other object node of
   the structural schema denies unknown fields (the API server would prune them silently);
 - ``x-kubernetes-embedded-resource: true`` allows ``apiVersion``, ``kind`` and ``metadata``;
-- other ``x-kubernetes-*`` keys (list/map types, CEL ``x-kubernetes-validations``) are not evaluated;
+- other ``x-kubernetes-*`` keys (list/map types) are not evaluated; CEL ``x-kubernetes-validations`` rules are
+  evaluated separately, by :mod:`gpuspec.kube.crdrules` (the sound subset of :mod:`gpuspec.kube.cel`);
 - ``default`` values are applied before validation, as the API server does.
 
 Built-in kinds are checked against the strict Kubernetes JSON schemas that the
@@ -253,6 +254,12 @@ class CrdSet:
         """True when a CRD for the group of ``api_version`` and ``kind`` is loaded (any version)."""
         group, _ = split_api_version(api_version)
         return (group, kind) in self._versions
+
+    def schema_for(self, api_version: str, kind: str) -> Mapping[str, Any] | None:
+        """The ``openAPIV3Schema`` of the served CRD version of ``api_version``/``kind``, or None."""
+        group, version = split_api_version(api_version)
+        entry = self._versions.get((group, kind), {}).get(version)
+        return entry.schema if entry is not None and entry.served else None
 
     def validate(self, obj: Mapping[str, Any]) -> list[SchemaError]:
         """Validate a custom resource against its CRD; an empty list means valid.
