@@ -145,10 +145,7 @@ class _Parser:
                 kind, name = self.take()
                 if kind != "id":
                     raise Unsupported(f"expected a field name after '.', found {name!r}")
-                if self.peek()[1] == "(":
-                    node = ("call", name, node, self.arguments())
-                else:
-                    node = ("field", node, name)
+                node = ("call", name, node, self.arguments()) if self.peek()[1] == "(" else ("field", node, name)
             elif value == "[":
                 self.take()
                 index = self.expr()

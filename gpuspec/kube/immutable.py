@@ -64,8 +64,10 @@ BUILTIN: tuple[ImmutableField, ...] = (
     ImmutableField("", "Service", ("spec", "clusterIP"), f"{_CORE} ValidateServiceUpdate"),
     ImmutableField("", "PersistentVolumeClaim", ("spec", "storageClassName"),
                    f"{_CORE} ValidatePersistentVolumeClaimUpdate"),
-    ImmutableField("", "PersistentVolumeClaim", ("spec", "accessModes"), f"{_CORE} ValidatePersistentVolumeClaimUpdate"),
-    ImmutableField("", "PersistentVolumeClaim", ("spec", "volumeName"), f"{_CORE} ValidatePersistentVolumeClaimUpdate"),
+    ImmutableField("", "PersistentVolumeClaim", ("spec", "accessModes"),
+                   f"{_CORE} ValidatePersistentVolumeClaimUpdate"),
+    ImmutableField("", "PersistentVolumeClaim", ("spec", "volumeName"),
+                   f"{_CORE} ValidatePersistentVolumeClaimUpdate"),
     ImmutableField("apps", "Deployment", ("spec", "selector"), f"{_APPS} ValidateDeploymentUpdate",
                    instead=_REPLACE_WORKLOAD),
     ImmutableField("apps", "DaemonSet", ("spec", "selector"), f"{_APPS} ValidateDaemonSetUpdate",
@@ -160,7 +162,7 @@ def transition_rules_of_crd(crd: Mapping[str, Any]) -> list[TransitionRule]:
             if isinstance(entry, Mapping) and "oldSelf" in str(entry.get("rule", "")):
                 found.setdefault((path, str(entry["rule"])), TransitionRule(
                     group, kind, path, str(entry["rule"]), str(entry.get("message", "")),
-                    node["default"] if "default" in node else _ABSENT))
+                    node.get("default", _ABSENT)))
         for name, sub in (node.get("properties") or {}).items():
             walk(sub, (*path, str(name)))
         for key in ("items", "additionalProperties"):
@@ -182,7 +184,7 @@ def shipped_transition_rules() -> tuple[TransitionRule, ...]:
     doc = yaml.safe_load(text)
     return tuple(
         TransitionRule(r["group"], r["kind"], tuple(r["path"]), r["rule"], r["message"],
-                       r["default"] if "default" in r else _ABSENT, tuple(r["releases"]))
+                       r.get("default", _ABSENT), tuple(r["releases"]))
         for r in doc["rules"]
     )
 
@@ -220,9 +222,9 @@ def _values(node: Any, path: Sequence[str], at: tuple[str | int, ...] = ()) -> I
 
 def _get(node: Any, path: Sequence[str | int]) -> Any:
     for part in path:
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        found = (isinstance(node, Mapping) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node))
+        if found:
             node = node[part]
         else:
             return _ABSENT

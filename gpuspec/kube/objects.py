@@ -209,11 +209,11 @@ def _matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     for req in expressions if isinstance(expressions, list) else []:
         if not isinstance(req, Mapping):
             continue
-        key, operator, values = req.get("key"), req.get("operator"), req.get("values") or []
+        key, operator, values = str(req.get("key")), req.get("operator"), req.get("values") or []
         present = key in labels
-        if operator == "In" and (not present or labels[key] not in values):
+        if operator == "In" and (not present or labels.get(key) not in values):
             return False
-        if operator == "NotIn" and present and labels[key] in values:
+        if operator == "NotIn" and present and labels.get(key) in values:
             return False
         if operator == "Exists" and not present:
             return False
