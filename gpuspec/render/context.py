@@ -34,6 +34,10 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 DriverMode = Literal["none", "clusterpolicy", "nvidiadriver"]
 
 
+#: Suffix of the NVIDIADriver name of a pool with precompiled drivers (see :attr:`PoolDriver.resource_name`).
+PRECOMPILED_SUFFIX = "-precompiled"
+
+
 @dataclass(frozen=True, slots=True)
 class PoolDriver:
     """The resolved driver of one pool whose driver the operator manages."""
@@ -48,6 +52,15 @@ class PoolDriver:
     def precompiled(self) -> bool:
         """True for precompiled driver containers."""
         return self.source is DriverSource.PRECOMPILED
+
+    @property
+    def resource_name(self) -> str:
+        """The NVIDIADriver's name: the pool's, with ``-precompiled`` for precompiled drivers.
+
+        ``spec.usePrecompiled`` is immutable (the CRD's rule ``self == oldSelf``), so a pool's switch between
+        compiled and precompiled drivers must be a new NVIDIADriver; with the variant in the name it is one.
+        """
+        return f"{self.pool.name}{PRECOMPILED_SUFFIX}" if self.precompiled else self.pool.name
 
     @property
     def spec_version(self) -> str:

@@ -128,7 +128,7 @@ def nvidia_driver(ctx: ClusterContext, driver: PoolDriver) -> dict[str, Any]:
     return {
         "apiVersion": "nvidia.com/v1alpha1",
         "kind": "NVIDIADriver",
-        "metadata": metadata(ctx, pool.name, annotations=AFTER_CRDS),
+        "metadata": metadata(ctx, driver.resource_name, annotations=AFTER_CRDS),
         "spec": spec,
     }
 
