@@ -372,16 +372,56 @@ class _Differ:
                 if host_only
                 else "driver reload: " + reload_procedure(self.new, new)
             )
+            steps: tuple[str, ...] = ()
+            if not host_only and before.source is not after.source:
+                impact, steps = self.replacement(new, impact)
             yield self.change(
                 ChangeKind.DRIVER, f"driver {'downgrade' if down else 'change'} {driver_text(before)} -> "
                 f"{driver_text(after)}", driver_text(before), driver_text(after), Disruption.DRIVER_RELOAD, impact,
                 driver_rollback(driver_facts.driver_image(self.base, self.old, old), driver_text(before), self.base,
                                 self.old, old),
                 pool=new, file=file, path=path, dimension=Dimension.DRIVER,
-                details=tuple(f"{f} changed" for f in fields), downgrade=down,
+                details=(*(f"{f} changed" for f in fields), *steps), downgrade=down,
             )
             return
         yield from self.derived_driver(old, new, after)
+
+    def replacement(self, pool: Pool, impact: str) -> tuple[str, tuple[str, ...]]:
+        """A pool's switch between compiled and precompiled drivers in NVIDIADriver mode: ``spec.usePrecompiled``
+        is immutable, so it is a new NVIDIADriver and the old one's removal, not a rolling update."""
+        from gpuspec.plan.apiserver import CHART_DEFAULT_NVIDIADRIVER, refused_changes, replaced_objects
+
+        own = f"clusters/{self.new.name}/nvidiadriver-{pool.name}.yaml"
+        pairs = [(a, b) for a, b in replaced_objects(self.base, self.old, self.head, self.new, "NVIDIADriver")
+                 if b.file == own]
+        if pairs:
+            gone, made = pairs[0][0].key[3], pairs[0][1].key[3]
+            text = (
+                f"NVIDIADriver {gone} is replaced by {made} (spec.usePrecompiled is immutable, CRD rule "
+                f"self == oldSelf, so the variant is in the name): the sync creates {made}, which stays notReady "
+                f"(ConflictingNodeSelector) while {gone} still selects the pool's nodes, then prunes {gone}; the "
+                f"driver DaemonSet {gone} owns is garbage-collected, so all {pool.nodes} node(s) of the pool lose "
+                "their driver pod at once, outside the upgrade policy (no maxParallelUpgrades pacing, no eviction "
+                f"or drain by the upgrade controller), and {made}'s DaemonSet installs the new driver"
+            )
+            steps = (
+                f"before the sync: cordon the pool's nodes and drain their GPU pods ({pool.name}: {pool.nodes} "
+                "node(s)); the upgrade controller does not pace this replacement",
+                f"sync: {made} is created and {gone} pruned (without pruning, delete NVIDIADriver {gone} by hand: "
+                "until then both stay notReady and the old driver keeps running)",
+                f"after NVIDIADriver {made} is ready and the pool's acceptance passed: uncordon the nodes",
+            )
+            return text, steps
+        refused = [c for c in refused_changes(self.base, self.old, self.head, self.new)
+                   if c.new.key[1:] == ("NVIDIADriver", "", CHART_DEFAULT_NVIDIADRIVER) and c.refusal.verified]
+        if refused:
+            return (
+                impact + "; but the pool runs on the chart's default NVIDIADriver, whose spec.usePrecompiled is "
+                "immutable: the API server refuses helm's update and the sync fails (GS810)",
+                ("cordon and drain the nodes of the default NVIDIADriver, delete NVIDIADriver default right before "
+                 "the sync so helm creates it anew, or give the switching pool a driver of its own first",),
+            )
+        return impact, ()
 
     def derived_driver(self, old: Pool, new: Pool, driver: EffectiveDriver) -> Iterator[Change]:
         """A driver reload caused by the operator release: release-default driver or driver-manager image moved."""
