@@ -43,7 +43,7 @@ def test_shipped_transition_rules_are_those_of_every_release_crds(upstream: Path
 
 
 def test_every_upstream_rule_is_in_the_subset(upstream: Path) -> None:
-    rules = []
+    rules: list[str] = []
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
@@ -71,9 +71,9 @@ def _schema(upstream: Path, release: str, kind: str) -> dict[str, Any]:
 
 def test_real_nvidiadriver_rules_on_real_objects(upstream: Path) -> None:
     schema = _schema(upstream, "v26.7.0", "NVIDIADriver")
-    pool = {"apiVersion": "nvidia.com/v1alpha1", "kind": "NVIDIADriver", "metadata": {"name": "a100"},
-            "spec": {"default": False, "driverType": "gpu", "image": "driver", "nodeSelector": {"pool": "a100"}}}
-    bad = {**pool, "spec": {**pool["spec"], "default": True}}
+    spec: dict[str, Any] = {"default": False, "driverType": "gpu", "image": "driver", "nodeSelector": {"pool": "a"}}
+    pool = {"apiVersion": "nvidia.com/v1alpha1", "kind": "NVIDIADriver", "metadata": {"name": "a100"}, "spec": spec}
+    bad = {**pool, "spec": {**spec, "default": True}}
     assert evaluate_rules(pool, schema) == []
     outcomes = evaluate_rules(bad, schema)
     assert [(o.status, o.path, o.message) for o in outcomes] == [
