@@ -14,7 +14,6 @@ from gpuspec.catalogue import (
     airgap,
     audit,
     changeset,
-    changeset_apiserver,
     engine,
     matrix,
     observability,
@@ -22,7 +21,6 @@ from gpuspec.catalogue import (
     security,
     validate,
     verify,
-    verify_apiserver,
 )
 from gpuspec.catalogue.entry import Entry, Param
 
@@ -39,9 +37,7 @@ AREAS: tuple[tuple[str, ModuleType], ...] = (
     ("observability", observability),
     ("audit", audit),
     ("change set", changeset),
-    ("change set", changeset_apiserver),
     ("verify", verify),
-    ("verify", verify_apiserver),
 )
 
 #: Stages whose ids policy packs configure (severity, parameters, exceptions, suppressions).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuspec.catalogue import changeset_apiserver
 from gpuspec.catalogue.entry import Entry, Param
 from gpuspec.findings import Severity
 
@@ -217,5 +218,6 @@ ENTRIES: tuple[Entry, ...] = (
     RENDERED_NOT_HAND_EDITED,
     MIG_NEEDS_NODE_LABEL,
     DRIVER_MANAGEMENT_ALONE,
+    *changeset_apiserver.ENTRIES,  # GS810-GS811, declared in their own module
     OVERRIDE_STALE_AFTER_UPGRADE,
 )

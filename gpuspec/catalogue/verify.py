@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuspec.catalogue import verify_apiserver
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Severity
 
@@ -188,4 +189,5 @@ ENTRIES: tuple[Entry, ...] = (
     IMAGE_NOT_LISTED,
     CHART_PULL_FAILED,
     MIRRORED_IMAGE_WITHOUT_SECRET,
+    *verify_apiserver.ENTRIES,  # GS940-GS945, declared in their own module
 )
