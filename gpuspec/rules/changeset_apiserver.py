@@ -17,27 +17,38 @@ from gpuspec.findings import DocPath
 from gpuspec.plan.apiserver import CHART_DEFAULT_NVIDIADRIVER, RefusedChange, refused_changes
 from gpuspec.rules.base import Problem, Rule
 from gpuspec.rules.changeset import ChangeSetContext, ChangeSetRule
-from gpuspec.spec.models import Cluster
+from gpuspec.spec.models import Cluster, Fleet
 from gpuspec.spec.resolve import pool_path
 
 
 def _changed_clusters(ctx: ChangeSetContext) -> list[str]:
-    """Clusters of the head whose spec differs from the base (every cluster when fleet.yaml's settings differ);
-    a spec difference the plan's diff does not classify (priority classes, overrides) counts too."""
+    """Clusters of the head whose rendered objects may differ from the base: their spec differs (also where the
+    plan's diff has no class for it: priority classes, overrides), or the fleet.yaml parts they render from (git,
+    bootstrap; their mirror; their channel)."""
     base = ctx.base
     if base is None:
         return []
-    fleet_wide = _dump(base.settings) != _dump(ctx.fleet.settings)
+    shared = ("mirrors", "channels", "policy")
+    fleet_wide = _dump(base.settings, shared) != _dump(ctx.fleet.settings, shared)
     out = []
     for cluster in ctx.fleet.clusters:
         old = base.cluster(cluster.name)
-        if old is not None and (fleet_wide or _dump(old) != _dump(cluster)):
+        if old is None:
+            continue
+        if (fleet_wide or _dump(old) != _dump(cluster)
+                or _dump(base.mirror(cluster.mirror)) != _dump(ctx.fleet.mirror(cluster.mirror))
+                or _dump(_channel(base, cluster.operator.channel)) != _dump(_channel(ctx.fleet,
+                                                                                   cluster.operator.channel))):
             out.append(cluster.name)
     return out
 
 
-def _dump(model: BaseModel) -> Any:
-    return model.model_dump(mode="json")
+def _channel(fleet: Fleet, name: str | None) -> BaseModel | None:
+    return next((c for c in fleet.settings.channels if c.name == name), None) if name else None
+
+
+def _dump(model: BaseModel | None, exclude: tuple[str, ...] = ()) -> Any:
+    return None if model is None else model.model_dump(mode="json", exclude=set(exclude) or None)
 
 
 def _where(old: Cluster, cluster: Cluster, change: RefusedChange) -> DocPath:
