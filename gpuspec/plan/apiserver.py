@@ -9,12 +9,16 @@ updates it like any other object.  :func:`gpuspec.kube.immutable.refused_updates
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from gpuspec.errors import GpuspecError
 from gpuspec.kube.immutable import RefusedUpdate, refused_updates, rules_for_release, split_group
+from gpuspec.plan.records import Change, ChangeKind, Disruption
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.filetree import YamlFile
 from gpuspec.spec.models import Cluster, Fleet
@@ -122,3 +126,55 @@ def replaced_objects(base: Fleet, old: Cluster, head: Fleet, new: Cluster,
     before, after = rendered_objects(base, old), rendered_objects(head, new)
     gone = {o.file: o for k, o in before.items() if k[1] == kind and k not in after}
     return [(gone[o.file], o) for k, o in sorted(after.items()) if k[1] == kind and k not in before and o.file in gone]
+
+
+def clusters_to_compare(base: Fleet, head: Fleet) -> list[str]:
+    """Clusters of ``head`` (also in ``base``) whose rendered objects may differ: their spec differs (also where the
+    plan's diff has no class for it: priority classes, overrides), or the fleet.yaml parts they render from
+    (git, bootstrap; their mirror; their channel)."""
+    shared = ("mirrors", "channels", "policy")
+    fleet_wide = _dump(base.settings, shared) != _dump(head.settings, shared)
+    out = []
+    for cluster in head.clusters:
+        old = base.cluster(cluster.name)
+        if old is None:
+            continue
+        if (fleet_wide or _dump(old) != _dump(cluster)
+                or _dump(base.mirror(cluster.mirror)) != _dump(head.mirror(cluster.mirror))
+                or _dump(_channel(base, cluster.operator.channel)) != _dump(_channel(head, cluster.operator.channel))):
+            out.append(cluster.name)
+    return out
+
+
+def _channel(fleet: Fleet, name: str | None) -> BaseModel | None:
+    return next((c for c in fleet.settings.channels if c.name == name), None) if name else None
+
+
+def _dump(model: BaseModel | None, exclude: tuple[str, ...] = ()) -> Any:
+    return None if model is None else model.model_dump(mode="json", exclude=set(exclude) or None)
+
+
+def refused_update_changes(base: Fleet, head: Fleet) -> list[Change]:
+    """One plan record per update the API server refuses (the sync of that cluster fails), for every cluster a
+    change can reach."""
+    out: list[Change] = []
+    for name in clusters_to_compare(base, head):
+        old, new = base.cluster(name), head.cluster(name)
+        assert old is not None and new is not None
+        for change in refused_changes(base, old, head, new):
+            refusal = change.refusal
+            if not refusal.verified:
+                continue
+            field = ".".join(str(p) for p in refusal.path)
+            out.append(Change(
+                ChangeKind.UPDATE_REFUSED, name, None,
+                f"the sync fails: the API server refuses the update of {change.new.ref()} {field} (GS810)",
+                _text(refusal.before), _text(refusal.after), Disruption.NONE,
+                f"{refusal.message} [{refusal.source}]; nothing of the cluster's sync applies until this is fixed",
+                f"Instead: {refusal.instead}.", new.rollout.wave, file=new.source_file,
+            ))
+    return out
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True)[:200]

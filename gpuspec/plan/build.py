@@ -9,11 +9,12 @@ from pathlib import Path, PurePosixPath
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE
 from gpuspec.loader.fleetload import load_fleet
+from gpuspec.plan.apiserver import refused_update_changes
 from gpuspec.plan.deviations import acceptance_runs
 from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.fleetrev import RevisionFleet, describe_finding, load_fleet_at
 from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
-from gpuspec.plan.records import Plan
+from gpuspec.plan.records import Change, Plan
 from gpuspec.plan.regen import read_regeneration, regeneration_change
 from gpuspec.spec.models import Fleet
 
@@ -102,6 +103,7 @@ def build_plan(fleet_dir: Path, base_rev: str, rendered_dir: Path | None = None)
     comparison = compare_changed(fleet_dir, base_rev)
     base = comparison.base_fleet
     changes = diff_fleets(base, comparison.head)
+    changes = sorted([*changes, *refused_update_changes(base, comparison.head)], key=Change.sort_key)
     rendered = rendered_dir if rendered_dir is not None else fleet_dir.parent / "rendered"
     rendered_rel = relative_to_repo(comparison.repo_root, rendered)
     regen = read_regeneration(comparison.repo_root, comparison.base.commit, rendered_rel)

@@ -402,7 +402,8 @@ class _Differ:
                 f"(ConflictingNodeSelector) while {gone} still selects the pool's nodes, then prunes {gone}; the "
                 f"driver DaemonSet {gone} owns is garbage-collected, so all {pool.nodes} node(s) of the pool lose "
                 "their driver pod at once, outside the upgrade policy (no maxParallelUpgrades pacing, no eviction "
-                f"or drain by the upgrade controller), and {made}'s DaemonSet installs the new driver"
+                f"or drain by the upgrade controller), and {made}'s DaemonSet installs the new driver: cordon and "
+                "drain the pool's nodes before the sync"
             )
             steps = (
                 f"before the sync: cordon the pool's nodes and drain their GPU pods ({pool.name}: {pool.nodes} "

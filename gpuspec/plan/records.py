@@ -64,6 +64,7 @@ class ChangeKind(StrEnum):
     POOL_SETTINGS = "pool-settings"
     REGENERATED = "regenerated"
     DEVIATION = "deviation"
+    UPDATE_REFUSED = "update-refused"
 
 
 class Dimension(StrEnum):

@@ -10,45 +10,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import BaseModel
-
 from gpuspec.catalogue import changeset_apiserver as cat
 from gpuspec.findings import DocPath
-from gpuspec.plan.apiserver import CHART_DEFAULT_NVIDIADRIVER, RefusedChange, refused_changes
+from gpuspec.plan.apiserver import CHART_DEFAULT_NVIDIADRIVER, RefusedChange, clusters_to_compare, refused_changes
 from gpuspec.rules.base import Problem, Rule
 from gpuspec.rules.changeset import ChangeSetContext, ChangeSetRule
-from gpuspec.spec.models import Cluster, Fleet
+from gpuspec.spec.models import Cluster
 from gpuspec.spec.resolve import pool_path
-
-
-def _changed_clusters(ctx: ChangeSetContext) -> list[str]:
-    """Clusters of the head whose rendered objects may differ from the base: their spec differs (also where the
-    plan's diff has no class for it: priority classes, overrides), or the fleet.yaml parts they render from (git,
-    bootstrap; their mirror; their channel)."""
-    base = ctx.base
-    if base is None:
-        return []
-    shared = ("mirrors", "channels", "policy")
-    fleet_wide = _dump(base.settings, shared) != _dump(ctx.fleet.settings, shared)
-    out = []
-    for cluster in ctx.fleet.clusters:
-        old = base.cluster(cluster.name)
-        if old is None:
-            continue
-        if (fleet_wide or _dump(old) != _dump(cluster)
-                or _dump(base.mirror(cluster.mirror)) != _dump(ctx.fleet.mirror(cluster.mirror))
-                or _dump(_channel(base, cluster.operator.channel)) != _dump(_channel(ctx.fleet,
-                                                                                   cluster.operator.channel))):
-            out.append(cluster.name)
-    return out
-
-
-def _channel(fleet: Fleet, name: str | None) -> BaseModel | None:
-    return next((c for c in fleet.settings.channels if c.name == name), None) if name else None
-
-
-def _dump(model: BaseModel | None, exclude: tuple[str, ...] = ()) -> Any:
-    return None if model is None else model.model_dump(mode="json", exclude=set(exclude) or None)
 
 
 def _where(old: Cluster, cluster: Cluster, change: RefusedChange) -> DocPath:
@@ -84,7 +52,7 @@ def _problems(ctx: ChangeSetContext, verified: bool) -> Iterator[Problem]:
     base = ctx.base
     if base is None:
         return
-    for name in _changed_clusters(ctx):
+    for name in clusters_to_compare(base, ctx.fleet):
         old, new = base.cluster(name), ctx.fleet.cluster(name)
         if old is None or new is None:
             continue

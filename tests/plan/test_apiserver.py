@@ -51,3 +51,24 @@ def test_changeset_findings_runs_the_apiserver_rules_too(repo: FleetRepo) -> Non
         data["priorityClasses"][0]["value"] = 600000
     findings = changeset_findings(None, "HEAD", Path("fleet"))
     assert [f.rule_id for f in findings if f.rule_id == "GS810"] == ["GS810"]
+
+
+def test_plan_names_an_update_the_api_server_refuses(repo: FleetRepo) -> None:
+    # No class of the plan's diff covers priority classes; the rendered-object comparison does.
+    with repo.cluster("infer-north") as data:
+        data["priorityClasses"][0]["value"] = 600000
+    refused = [c for c in repo.changes() if c.kind is ChangeKind.UPDATE_REFUSED]
+    assert [(c.cluster, c.summary, c.before, c.after) for c in refused] == [(
+        "infer-north",
+        "the sync fails: the API server refuses the update of PriorityClass/inference-serving value (GS810)",
+        "500000", "600000")]
+    assert "create a PriorityClass under a new name" in refused[0].rollback
+    result = gpuspec(repo, "plan", "--base", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert "the sync fails: the API server refuses the update of PriorityClass/inference-serving" in result.stdout
+
+
+def test_plan_of_a_replacement_has_no_refused_update(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        pool(data, "t4-batch")["driver"] = {"source": "precompiled", "branch": "535"}
+    assert not [c for c in repo.changes() if c.kind is ChangeKind.UPDATE_REFUSED]
