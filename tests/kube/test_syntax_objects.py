@@ -102,3 +102,11 @@ def test_annotations_total_size() -> None:
     obj = {"apiVersion": "v1", "kind": "ConfigMap",
            "metadata": {"name": "c", "namespace": "n", "annotations": {"a": "x" * (256 * 1024)}}}
     assert _codes(obj) == [("label", ("metadata", "annotations"))]
+
+
+def test_a_crd_schema_is_not_read_as_selectors() -> None:
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"versions": [{"schema": {"openAPIV3Schema": {"properties": {
+               "nodeSelector": {"type": "string", "description": "Node labels, as in a pod spec"}}}}}]}}
+    assert _codes(crd) == []
