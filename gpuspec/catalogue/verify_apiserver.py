@@ -119,6 +119,29 @@ knows it was not checked. Failing: a CRD rule `self.all(x, x.size() < 10)`. Pass
     source="apiextensions-apiserver pkg/apiserver/schema/cel",
 )
 
+NODE_LABEL_NOT_KUBELET = Entry(
+    id="GS946",
+    title="pool node label the kubelet may not set on its own node",
+    severity=Severity.WARNING,
+    rationale=(
+        "A pool selects its nodes by a label in the kubernetes.io or k8s.io domains that is not one of the "
+        "kubelet's own labels: the kubelet refuses it in --node-labels and the NodeRestriction admission plugin "
+        "refuses it when the kubelet sets it on its Node, so the provisioning step that labels nodes must set it "
+        "through the API as an administrator (kubectl label), or the nodes never match."
+    ),
+    doc="""
+Allowed for the kubelet: `kubernetes.io/hostname`, `kubernetes.io/os`, `kubernetes.io/arch`, the topology and
+instance-type labels, and any key under `node.kubernetes.io/` or `kubelet.kubernetes.io/`. Every other key of
+those domains (`node-role.kubernetes.io/gpu`, `node-restriction.kubernetes.io/pool`) is the administrator's.
+
+Failing: a pool `nodeSelector` `node-role.kubernetes.io/gpu: ""` on nodes labelled at boot. Passing:
+`example.com/gpu-pool: a100` (a domain of your own), or `node.kubernetes.io/instance-type`.
+""",
+    tags=("apiserver", "labels"),
+    source="k8s.io/kubelet v0.35 pkg/apis/well_known_labels.go (IsKubeletLabel); kubernetes v1.35 "
+    "plugin/pkg/admission/noderestriction/admission.go, cmd/kubelet/app/options/options.go",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     NAME_REFUSED,
@@ -127,4 +150,5 @@ ENTRIES: tuple[Entry, ...] = (
     RESERVED_REFUSED,
     CEL_RULE_FAILS,
     CEL_RULE_NOT_VERIFIED,
+    NODE_LABEL_NOT_KUBELET,
 )

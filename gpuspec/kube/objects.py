@@ -261,3 +261,33 @@ def _kind_rules(api_version: str, kind: str, obj: Mapping[str, Any], meta: Mappi
                              f"label {NAMESPACE_NAME_LABEL}={labels[NAMESPACE_NAME_LABEL]!r}: the API server sets "
                              f"it to the namespace's name {name!r} and replaces any other value",
                              "kubernetes pkg/registry/core/namespace/strategy.go PrepareForCreate/PrepareForUpdate")
+
+
+#: Labels a kubelet may set on its own Node (k8s.io/kubelet pkg/apis/well_known_labels.go, Kubernetes v1.35).
+KUBELET_LABELS = frozenset({
+    "kubernetes.io/hostname", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type", "kubernetes.io/os", "kubernetes.io/arch",
+    "beta.kubernetes.io/os", "beta.kubernetes.io/arch",
+})
+#: Label namespaces (and their subdomains) a kubelet may set on its own Node.
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+#: The namespace the NodeRestriction admission plugin keeps from kubelets (for admins to set).
+NODE_RESTRICTION_NAMESPACE = "node-restriction.kubernetes.io"
+
+
+def kubelet_may_set(key: str) -> bool:
+    """True when a kubelet may set node label ``key`` itself (``--node-labels``): any key outside the
+    ``kubernetes.io`` / ``k8s.io`` domains, or one of :data:`KUBELET_LABELS` / :data:`KUBELET_LABEL_NAMESPACES`.
+
+    Sources: k8s.io/kubelet ``pkg/apis/well_known_labels.go`` (``IsKubeletLabel``), kubernetes
+    ``cmd/kubelet/app/options/options.go`` (unknown ``kubernetes.io`` or ``k8s.io`` labels in ``--node-labels`` are
+    refused) and ``plugin/pkg/admission/noderestriction/admission.go`` (kubelets may not set other such labels, nor
+    ``node-restriction.kubernetes.io/`` ones, on their Node).
+    """
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    if not any(namespace == d or namespace.endswith("." + d) for d in ("kubernetes.io", "k8s.io")):
+        return True
+    if key in KUBELET_LABELS:
+        return True
+    return any(namespace == n or namespace.endswith("." + n) for n in KUBELET_LABEL_NAMESPACES)

@@ -302,6 +302,7 @@ def verify_cluster(
                                             hint="run `gpuspec render` and commit rendered/"))
     values = output.values_data()
     values_origin = Origin(output.values_display, output.values)
+    findings += checks.check_node_labels(cluster)
 
     # helm template
     helm_result: HelmTemplateResult | None = None

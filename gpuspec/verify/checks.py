@@ -13,7 +13,7 @@ from gpuspec.catalogue import verify_apiserver as api_ids
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
 from gpuspec.kube.crdrules import FAILED, evaluate_rules
-from gpuspec.kube.objects import LABEL, NAME, RESERVED, SELECTOR, check_object
+from gpuspec.kube.objects import LABEL, NAME, RESERVED, SELECTOR, check_object, kubelet_may_set
 from gpuspec.matrix import query
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror
 from gpuspec.spec.resolve import effective_driver
@@ -496,3 +496,20 @@ _API_HINTS = {
     SELECTOR: "fix the selector so the API server accepts it (and it matches the pod template's labels)",
     RESERVED: "choose a name and value of your own (no system- prefix, value at most 1000000000)",
 }
+
+
+def check_node_labels(cluster: Cluster) -> list[Finding]:
+    """GS946: pool nodeSelector labels (node-labels.yaml lists them) that the kubelet may not set on its own Node."""
+    findings = []
+    for index, pool in enumerate(cluster.pools):
+        for key in pool.node_selector:
+            if kubelet_may_set(key):
+                continue
+            findings.append(spec_finding(
+                api_ids.NODE_LABEL_NOT_KUBELET,
+                f"cluster {cluster.name}, pool {pool.name}: node label {key} is in a kubernetes.io/k8s.io namespace "
+                "the kubelet may not set on its own Node (its --node-labels refuses it, NodeRestriction too)",
+                cluster, ("pools", index, "nodeSelector", key),
+                hint="label the nodes through the API as an administrator (kubectl label node ...), or select the "
+                "pool by a label of your own domain"))
+    return findings

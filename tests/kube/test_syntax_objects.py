@@ -110,3 +110,14 @@ def test_a_crd_schema_is_not_read_as_selectors() -> None:
            "spec": {"versions": [{"schema": {"openAPIV3Schema": {"properties": {
                "nodeSelector": {"type": "string", "description": "Node labels, as in a pod spec"}}}}}]}}
     assert _codes(crd) == []
+
+
+@pytest.mark.parametrize(("key", "ok"), [
+    ("example.com/pool", True), ("nvidia.com/gpu.product", True), ("kubernetes.io/hostname", True),
+    ("node.kubernetes.io/instance-type", True), ("gpu.node.kubernetes.io/pool", True),
+    ("kubelet.kubernetes.io/x", True), ("topology.kubernetes.io/zone", True),
+    ("node-role.kubernetes.io/gpu", False), ("node-restriction.kubernetes.io/pool", False),
+    ("kubernetes.io/role", False), ("example.k8s.io/pool", False), ("plain", True),
+])
+def test_labels_a_kubelet_may_set_on_its_node(key: str, ok: bool) -> None:
+    assert objects.kubelet_may_set(key) is ok
