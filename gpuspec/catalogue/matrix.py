@@ -193,10 +193,17 @@ PRECOMPILED_UNAVAILABLE = Entry(
     doc="""
 Precompiled drivers are requested for an OS / kernel flavour / branch without precompiled images.
 
-Failing: `driver: {source: precompiled, branch: "535"}` on Ubuntu 22.04 with `v26.7.0`.
+An OS the release's precompiled table does not list (RHEL, Rocky, ... — NVIDIA lists Ubuntu only) is an error
+whatever the kernel: support "is limited to operating system, kernel version, and driver versions listed in the
+Supported Precompiled Drivers table".
+
+Failing: `driver: {source: precompiled, branch: "535"}` on Ubuntu 22.04 with `v26.7.0`; any precompiled pool on
+RHEL 9.6 or Rocky 9.7.
 Passing: `branch: "580"` with kernel `5.15.0-105-generic`.
 """,
     tags=("support-matrix", "driver"),
+    source="cloud-native-docs gpu-operator/precompiled-drivers.rst (Limitations and Restrictions); "
+    "gpu-operator/platform-support.rst (Supported Precompiled Drivers)",
 )
 
 PER_POOL_DRIVERS = Entry(
@@ -472,9 +479,15 @@ SHARING_WITH_MIG = Entry(
     doc="""
 A sharing mode is combined with MIG where the sources say it is not supported.
 
-Time-slicing with MIG is documented as supported; MPS with MIG is undocumented (GS300).
+Time-slicing with MIG is documented as supported (gpu-sharing.rst). MPS is not: the device plugin's README says
+"Sharing with MPS is currently not supported on devices with MIG enabled".
+
+Failing: a pool with `mig: {strategy: single, layout: all-1g.10gb}` and `sharing: {mode: mps}`.
+Passing: the same pool with `sharing: {mode: time-slicing}`.
 """,
     tags=("support-matrix", "mig", "sharing"),
+    source="cloud-native-docs gpu-operator/gpu-sharing.rst (time-slicing with MIG); k8s-device-plugin README.md "
+    "(section \"With CUDA MPS\": MPS not supported on devices with MIG enabled)",
 )
 
 MIG_DEVICES = Entry(

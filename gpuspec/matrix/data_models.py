@@ -485,6 +485,7 @@ class Mps(_Model):
     config_format: Unknown
     config_format_note: str
     combinable_with_mig: bool | Unknown
+    combinable_with_mig_note: str | None = None
     operator_facts: list[str]
     notes: list[str]
     helm_root_value: dict[str, str]
