@@ -64,6 +64,7 @@ class ChangeKind(StrEnum):
     POOL_SETTINGS = "pool-settings"
     REGENERATED = "regenerated"
     DEVIATION = "deviation"
+    POD_TEMPLATES = "pod-templates"
 
 
 class Dimension(StrEnum):

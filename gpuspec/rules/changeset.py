@@ -366,7 +366,7 @@ class DriverManagementAlone(ChangeSetRule):
             others = [
                 c for c in ctx.changes
                 if c.cluster == change.cluster and c is not change
-                and c.kind is not ChangeKind.REGENERATED
+                and c.kind not in (ChangeKind.REGENERATED, ChangeKind.POD_TEMPLATES)
             ]
             if others:
                 words = "; ".join(c.summary for c in others[:3]) + ("; ..." if len(others) > 3 else "")
