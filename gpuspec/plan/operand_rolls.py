@@ -9,7 +9,7 @@ pod template changes reloads the driver on every node it runs on, whatever field
 from __future__ import annotations
 
 from gpuspec.plan.impact import reload_procedure
-from gpuspec.plan.podtemplates import Roll, cluster_inputs, rolls
+from gpuspec.plan.podtemplates import DaemonSetInputs, Roll, cluster_inputs, rolls
 from gpuspec.plan.records import Change, ChangeKind, Disruption
 from gpuspec.spec.models import Cluster, Fleet
 
@@ -45,19 +45,38 @@ def template_changes(base: Fleet, old: Cluster, head: Fleet, new: Cluster, own: 
     everywhere, claimed, restart = _claims(own)
     existing = {p.name for p in old.pools}
     others = tuple(r.text() for r in found if not r.driver)
-    out: list[Change] = []
+    removals = [_removal_record(new, roll, pools, after) for roll in found if roll.name.startswith("NVIDIADriver ")
+                and (pools := [p for p in roll.removed_pools if new.pool(p) is not None])]
+    reloads: list[Change] = []
     for roll in found:
         pools = [p for p in roll.reload_pools if p in existing and p not in claimed and not everywhere]
         if roll.driver and pools:
-            out.append(_driver_record(new, roll, pools, (roll.text(), *(() if out else others))))
-    if out or restart:
-        return out
+            reloads.append(_driver_record(new, roll, pools, (roll.text(), *(() if reloads else others))))
+    if reloads or restart:
+        return [*removals, *reloads]
     names = ", ".join(r.name for r in found)
-    return [_record(
+    return [*removals, _record(
         new, None, f"operand DaemonSets roll: {names}", Disruption.OPERAND_RESTART,
         f"the pod templates of {names} change, so their pods restart on every node they run on (GPU workloads keep "
         "their GPUs; the driver is not reloaded)", tuple(r.text() for r in found),
     )]
+
+
+def _removal_record(new: Cluster, roll: Roll, pools: list[str], after: dict[str, DaemonSetInputs]) -> Change:
+    """A driver DaemonSet that goes while its pools stay: the NVIDIADriver is deleted, its DaemonSet collected."""
+    owners = sorted({name for name, ds in after.items() for p in pools if p in ds.driver_pools})
+    single = len(pools) == 1
+    return _record(
+        new, pools[0] if single else None,
+        f"the NVIDIADriver of pool(s) {', '.join(pools)} is removed while the pool(s) stay",
+        Disruption.DRIVER_RELOAD,
+        "the NVIDIADriver leaves the overlay: with GitOps pruning it is deleted, the driver DaemonSet it owns is "
+        "garbage-collected and the driver pods on the nodes of pool(s) " + ", ".join(pools) + " are deleted at once, "
+        "outside the upgrade policy (no eviction, no drain); "
+        + (f"{', '.join(owners)} then install(s) the driver again" if owners else "no driver DaemonSet takes over")
+        + " -- cordon and drain those nodes first (GS813 for an operator upgrade)",
+        (roll.text(),),
+    )
 
 
 def _driver_record(new: Cluster, roll: Roll, pools: list[str], details: tuple[str, ...]) -> Change:

@@ -166,6 +166,8 @@ class Roll:
     driver: bool
     #: Pools whose driver pod this roll replaces (the pools the DaemonSet runs the driver of, at the head).
     reload_pools: tuple[str, ...] = ()
+    #: For a driver DaemonSet that goes: the pools it ran the driver of at the base.
+    removed_pools: tuple[str, ...] = ()
 
     def text(self) -> str:
         """One phrase: the DaemonSet and the inputs that changed."""
@@ -204,5 +206,6 @@ def rolls(before: dict[str, DaemonSetInputs], after: dict[str, DaemonSetInputs])
         out.append(Roll(name, words, ds.source, bool(ds.driver_pools or old.driver_pools), reload))
     for name, ds in before.items():
         if name not in after:
-            out.append(Roll(name, ("DaemonSet removed",), ds.source, bool(ds.driver_pools)))
+            out.append(Roll(name, ("DaemonSet removed",), ds.source, bool(ds.driver_pools),
+                            removed_pools=ds.driver_pools))
     return out

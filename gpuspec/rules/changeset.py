@@ -389,6 +389,51 @@ class DriverManagementAlone(ChangeSetRule):
                 )
 
 
+class NvidiaDriverUpgradeAlone(ChangeSetRule):
+    """An operator upgrade does not also change which NVIDIADriver resources a cluster has."""
+
+    entry = cat.NVIDIADRIVER_UPGRADE_ALONE
+
+    def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
+        """Yield a problem per cluster whose operator change turns the default NVIDIADriver on or drops a pool's."""
+        from gpuspec.errors import GpuspecError
+        from gpuspec.render.context import ClusterContext, cluster_context  # render facts only for change sets
+
+        def context(fleet: Fleet, name: str) -> ClusterContext | None:
+            cluster = fleet.cluster(name)
+            try:
+                return cluster_context(fleet, cluster) if cluster is not None else None
+            except GpuspecError:
+                return None
+
+        base = ctx.base
+        for change in _changes(ctx, ChangeKind.OPERATOR_UPGRADE, ChangeKind.OPERATOR_DOWNGRADE):
+            name = change.cluster or ""
+            old, new = (context(base, name) if base else None), context(ctx.fleet, name)
+            if old is None or new is None or "nvidiadriver" not in (old.driver_mode, new.driver_mode):
+                continue
+            if old.driver_mode != "nvidiadriver":
+                continue  # a switch of management: GS808
+            kept = {p.name for p in new.cluster.pools}
+            gone = sorted({d.pool.name for d in old.pool_drivers} - {d.pool.name for d in new.pool_drivers} & kept)
+            default_on = old.default_driver is None and new.default_driver is not None
+            if not gone and not default_on:
+                continue
+            what = ("turns the chart's default NVIDIADriver on (deployDefaultCR: true)" if default_on else "")
+            if gone:
+                what += (" and " if what else "") + "removes the NVIDIADriver of pool(s) " + ", ".join(gone)
+            yield Problem(
+                f"cluster {name!r}: {change.summary} also {what}; with pruning the removed NVIDIADriver's driver "
+                "DaemonSet is garbage-collected and those nodes lose their driver at once, outside the upgrade "
+                "policy (NVIDIA: do not upgrade and change driver management in one Helm operation)",
+                change.file or new.cluster.source_file, change.path,
+                hint="first upgrade alone with operator.defaultNVIDIADriver: false (every pool keeps its "
+                "NVIDIADriver); later, in a change of its own and after draining "
+                + (", ".join(gone) if gone else "the pools the default takes over")
+                + ", drop defaultNVIDIADriver: false",
+            )
+
+
 class OverrideStaleAfterUpgrade(ChangeSetRule):
     """An operator upgrade leaves no override on a path the new chart lacks or whose default it changed."""
 
@@ -423,6 +468,7 @@ CHANGESET_RULES: list[Rule] = [
     RenderedNotHandEdited(),
     MigNeedsNodeLabel(),
     DriverManagementAlone(),
+    NvidiaDriverUpgradeAlone(),
     OverrideStaleAfterUpgrade(),
 ]
 

@@ -122,3 +122,21 @@ def test_every_input_of_the_data_is_a_value_of_the_chart(release: str, shared_di
     optional = {"daemonsets.labels", "daemonsets.annotations", "daemonsets.podSecurityContext"}
     assert sorted({p for p in paths if not known(p)} - optional) == []
     assert any("object_controls.go" in s for s in data.sources)
+
+
+def test_an_upgrade_that_drops_a_pools_nvidiadriver_names_what_garbage_collection_removes(repo: FleetRepo) -> None:
+    """infer-north on v26.3.3 has an NVIDIADriver per pool; on v26.7.0 the chart's default one serves the l40s
+    pools, whose own NVIDIADrivers leave the overlay (GS813 is the change-set error)."""
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.3.3"
+    repo.commit("infer-north on v26.3.3")
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.7.0"
+    removed = [c for c in derived(repo.changes()) if "is removed" in c.summary]
+    assert sorted(c.pool for c in removed) == ["l40s", "l40s-canary"]
+    assert all(c.disruption is Disruption.DRIVER_RELOAD for c in removed)
+    assert "garbage-collected" in removed[0].impact and "outside the upgrade policy" in removed[0].impact
+    assert "NVIDIADriver default (chart)" in removed[0].impact
+    with repo.cluster("infer-north") as data:
+        data["operator"]["defaultNVIDIADriver"] = False
+    assert [c for c in derived(repo.changes()) if "is removed" in c.summary] == []
