@@ -573,6 +573,26 @@ Failing: tenants `a` and `b` both list a time-sliced pool.  Passing: one tenant 
     source="cloud-native-docs gpu-operator/gpu-sharing.rst (time-slicing: no memory or fault isolation)",
 )
 
+MANAGED_PLATFORM_DRIVER = Entry(
+    id="GS223",
+    title="Operator-installed driver on a managed platform's node image that NVIDIA does not support",
+    severity=Severity.ERROR,
+    rationale="NVIDIA's driver containers on GKE support Ubuntu with containerd only: on Container-Optimized OS the "
+    "driver container cannot build or load its modules and crash-loops on every node, so no GPU is ever advertised.",
+    doc="""
+The pool's driver comes from the operator (`driver.source: operator` or `precompiled`) on a managed platform whose
+NVIDIA page lists other node images for that: on GKE, "NVIDIA Driver Manager" (the operator's driver container)
+supports Ubuntu with containerd only; Container-Optimized OS nodes take the driver from the Google driver installer
+(`driver.source: host`, and gpuspec renders the chart values that installer needs).
+
+Failing: `kubernetes.distribution: gke` with a pool on `os: {distribution: cos}` and the default driver source.
+Passing: the same pool with `driver.source: host`, or an Ubuntu pool with `driver.source: operator`.
+""",
+    tags=("support-matrix", "driver", "platform"),
+    source="cloud-native-docs gpu-operator/google-gke.rst (About Using the Operator with Google GKE: supported OS "
+    "per driver installer)",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     CANNOT_VERIFY_PLATFORM,
@@ -598,6 +618,7 @@ ENTRIES: tuple[Entry, ...] = (
     KNOWN_ISSUE,
     CANNOT_VERIFY_RUNTIME,
     RUNTIME_SETTING_CONTRADICTED,
+    MANAGED_PLATFORM_DRIVER,
     CANNOT_VERIFY_MIG,
     MIG_NOT_CAPABLE,
     MIG_LAYOUT,

@@ -48,7 +48,13 @@ from gpuspec.findings import DocPath, Finding
 from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
-from gpuspec.rules.constraints import cluster_constraints, driver_flavour, known_issues, pool_platform_cell
+from gpuspec.rules.constraints import (
+    cluster_constraints,
+    driver_flavour,
+    known_issues,
+    managed_platform_driver,
+    pool_platform_cell,
+)
 from gpuspec.rules.runtime import runtime_settings
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.spec.resolve import effective_driver, operator_version
@@ -407,7 +413,7 @@ def _pool(fleet: Fleet, cluster: Cluster, index: int, pool: Pool, version: str |
                 file,
                 (*base, "os"),
             )
-        elif rt is None and cluster_rt is not None and ok is not False:
+        elif rt is None and cluster_rt is not None and ok is True:
             res.add(
                 CANNOT_VERIFY_PLATFORM,
                 f"cannot verify container runtime {runtime} on {os_id} {os_ver} for GPU Operator {tag}: the "
@@ -424,6 +430,7 @@ def _pool(fleet: Fleet, cluster: Cluster, index: int, pool: Pool, version: str |
             _precompiled(pool, rel.version, tag, drv.branch, file, base, res)
         if ok is True:
             pool_platform_cell(cluster, pool, rel.version, tag, base, res)
+        managed_platform_driver(cluster, pool, drv, base, res)
     if product is not None:
         _mig(pool, product.id, version, file, base, res)
 
