@@ -612,7 +612,8 @@ def diff_fleets(base: Fleet, head: Fleet) -> list[Change]:
             own = [_cluster_added(cluster)]
         else:
             own = [*_Differ(base, head, old, cluster).run(), *deviation_changes(base, old, head, cluster)]
-            own.extend(template_changes(base, old, head, cluster, own))
+            if own or _dump(old) != _dump(cluster):  # an unchanged cluster renders the same pod templates
+                own.extend(template_changes(base, old, head, cluster, own))
         changes.extend(own)
     for cluster in base.clusters:
         if head.cluster(cluster.name) is None:
