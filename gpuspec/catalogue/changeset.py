@@ -184,6 +184,41 @@ Passing: `operator.driverManagement: nvidiadriver` alone on `v26.7.0`, the canar
     "management, v26.7.0; 26.3: switching an existing cluster is not supported)",
 )
 
+NVIDIADRIVER_UPGRADE_ALONE = Entry(
+    id="GS813",
+    title="Operator upgrade that also changes which NVIDIADriver resources exist",
+    severity=Severity.ERROR,
+    rationale="With per-pool NVIDIADrivers, the upgrade to a release with a default NVIDIADriver would also turn "
+    "the chart's default NVIDIADriver on and delete the NVIDIADriver of the pools it takes over; GitOps pruning "
+    "then deletes that NVIDIADriver, the driver DaemonSet it owns is garbage-collected, and the driver pods on "
+    "those nodes go at once, outside the upgrade policy.",
+    doc="""
+A cluster whose drivers are managed by NVIDIADriver resources changes its GPU Operator release in the same change
+that turns the chart's default NVIDIADriver on (`driver.nvidiaDriverCRD.deployDefaultCR`) or removes the
+NVIDIADriver of a pool that stays.  This is what moving a cluster with per-pool NVIDIADrivers from v26.3 to
+v26.7.0 does by itself: from v26.7.0 gpuspec lets the chart's default NVIDIADriver serve the pools with the most
+common driver, so those pools' own NVIDIADrivers leave the overlay.  NVIDIA says not to upgrade and change driver
+ownership in one Helm operation: the old controller can remove the driver pods before the new one takes over.
+
+The sequence:
+
+1. upgrade the operator alone with `operator.defaultNVIDIADriver: false`: every pool keeps its NVIDIADriver and
+   the chart deploys no default one;
+2. later, if wanted, drop `defaultNVIDIADriver: false` in a change of its own, after cordoning and draining the
+   nodes of the pools whose NVIDIADriver goes (`gpuspec plan` names them): deleting an NVIDIADriver removes its
+   driver DaemonSet and its pods at once.
+
+Failing: `operator.version` v26.3.3 -> v26.7.0 on a cluster with per-pool NVIDIADrivers.
+Passing: the same upgrade with `operator.defaultNVIDIADriver: false`.
+""",
+    tags=("change-set", "driver"),
+    source="cloud-native-docs gpu-operator/gpu-driver-configuration.rst (Migrating from Cluster Policy Driver "
+    "Management: two Helm upgrades, \"Do not upgrade from an earlier release and enable NVIDIA driver custom "
+    "resource management in the same Helm operation\"; About the Default NVIDIA Driver Custom Resource); "
+    "gpu-operator deployments/gpu-operator/templates/nvidiadriver.yaml at v26.7.0 (l. 1-2: the default "
+    "NVIDIADriver exists only with nvidiaDriverCRD.enabled and deployDefaultCR)",
+)
+
 OVERRIDE_STALE_AFTER_UPGRADE = Entry(
     id="GS820",
     title="Deliberate deviation left behind by an operator upgrade",
@@ -219,5 +254,6 @@ ENTRIES: tuple[Entry, ...] = (
     MIG_NEEDS_NODE_LABEL,
     DRIVER_MANAGEMENT_ALONE,
     *changeset_apiserver.ENTRIES,  # GS810-GS811, declared in their own module
+    NVIDIADRIVER_UPGRADE_ALONE,
     OVERRIDE_STALE_AFTER_UPGRADE,
 )

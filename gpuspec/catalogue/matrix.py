@@ -193,10 +193,17 @@ PRECOMPILED_UNAVAILABLE = Entry(
     doc="""
 Precompiled drivers are requested for an OS / kernel flavour / branch without precompiled images.
 
-Failing: `driver: {source: precompiled, branch: "535"}` on Ubuntu 22.04 with `v26.7.0`.
+An OS the release's precompiled table does not list (RHEL, Rocky, ... — NVIDIA lists Ubuntu only) is an error
+whatever the kernel: support "is limited to operating system, kernel version, and driver versions listed in the
+Supported Precompiled Drivers table".
+
+Failing: `driver: {source: precompiled, branch: "535"}` on Ubuntu 22.04 with `v26.7.0`; any precompiled pool on
+RHEL 9.6 or Rocky 9.7.
 Passing: `branch: "580"` with kernel `5.15.0-105-generic`.
 """,
     tags=("support-matrix", "driver"),
+    source="cloud-native-docs gpu-operator/precompiled-drivers.rst (Limitations and Restrictions); "
+    "gpu-operator/platform-support.rst (Supported Precompiled Drivers)",
 )
 
 PER_POOL_DRIVERS = Entry(
@@ -472,9 +479,15 @@ SHARING_WITH_MIG = Entry(
     doc="""
 A sharing mode is combined with MIG where the sources say it is not supported.
 
-Time-slicing with MIG is documented as supported; MPS with MIG is undocumented (GS300).
+Time-slicing with MIG is documented as supported (gpu-sharing.rst). MPS is not: the device plugin's README says
+"Sharing with MPS is currently not supported on devices with MIG enabled".
+
+Failing: a pool with `mig: {strategy: single, layout: all-1g.10gb}` and `sharing: {mode: mps}`.
+Passing: the same pool with `sharing: {mode: time-slicing}`.
 """,
     tags=("support-matrix", "mig", "sharing"),
+    source="cloud-native-docs gpu-operator/gpu-sharing.rst (time-slicing with MIG); k8s-device-plugin README.md "
+    "(section \"With CUDA MPS\": MPS not supported on devices with MIG enabled)",
 )
 
 MIG_DEVICES = Entry(
@@ -560,6 +573,26 @@ Failing: tenants `a` and `b` both list a time-sliced pool.  Passing: one tenant 
     source="cloud-native-docs gpu-operator/gpu-sharing.rst (time-slicing: no memory or fault isolation)",
 )
 
+MANAGED_PLATFORM_DRIVER = Entry(
+    id="GS223",
+    title="Operator-installed driver on a managed platform's node image that NVIDIA does not support",
+    severity=Severity.ERROR,
+    rationale="NVIDIA's driver containers on GKE support Ubuntu with containerd only: on Container-Optimized OS the "
+    "driver container cannot build or load its modules and crash-loops on every node, so no GPU is ever advertised.",
+    doc="""
+The pool's driver comes from the operator (`driver.source: operator` or `precompiled`) on a managed platform whose
+NVIDIA page lists other node images for that: on GKE, "NVIDIA Driver Manager" (the operator's driver container)
+supports Ubuntu with containerd only; Container-Optimized OS nodes take the driver from the Google driver installer
+(`driver.source: host`, and gpuspec renders the chart values that installer needs).
+
+Failing: `kubernetes.distribution: gke` with a pool on `os: {distribution: cos}` and the default driver source.
+Passing: the same pool with `driver.source: host`, or an Ubuntu pool with `driver.source: operator`.
+""",
+    tags=("support-matrix", "driver", "platform"),
+    source="cloud-native-docs gpu-operator/google-gke.rst (About Using the Operator with Google GKE: supported OS "
+    "per driver installer)",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     CANNOT_VERIFY_PLATFORM,
@@ -585,6 +618,7 @@ ENTRIES: tuple[Entry, ...] = (
     KNOWN_ISSUE,
     CANNOT_VERIFY_RUNTIME,
     RUNTIME_SETTING_CONTRADICTED,
+    MANAGED_PLATFORM_DRIVER,
     CANNOT_VERIFY_MIG,
     MIG_NOT_CAPABLE,
     MIG_LAYOUT,

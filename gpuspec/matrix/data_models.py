@@ -485,6 +485,7 @@ class Mps(_Model):
     config_format: Unknown
     config_format_note: str
     combinable_with_mig: bool | Unknown
+    combinable_with_mig_note: str | None = None
     operator_facts: list[str]
     notes: list[str]
     helm_root_value: dict[str, str]
@@ -662,12 +663,39 @@ class RuntimeVariables(_Model):
     source: str
 
 
+class OperatorDriverSupport(_Model):
+    """Where the operator's own driver containers (compiled or precompiled) are supported on a managed platform."""
+
+    os: list[str]
+    runtimes: list[str]
+    host_driver_os: list[str]
+    source: str
+
+
+class PriorityClassQuota(_Model):
+    """The ResourceQuota a platform needs in the operator namespace to admit system-*-critical pods."""
+
+    name: str
+    pods: int
+    priority_classes: list[str]
+    source: str
+
+
+class ManagedPlatform(_Model):
+    """What NVIDIA's page of one managed Kubernetes platform requires."""
+
+    distribution: str
+    operator_driver: OperatorDriverSupport | None = None
+    priority_class_quota: PriorityClassQuota | None = None
+
+
 class RuntimeData(_Model):
     source: Source
     runtime_variables: RuntimeVariables
     nri_plugin: NriPlugin
     cells: list[RuntimeCell]
     host_driver_installs: list[HostDriverInstall]
+    managed_platforms: list[ManagedPlatform] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- the whole matrix

@@ -734,6 +734,17 @@ def sharing_with_mig_supported(kind: str) -> bool | None:
     return None
 
 
+def sharing_with_mig_source(kind: str) -> str | None:
+    """The source note of whether a sharing mode may be combined with MIG (None when there is none)."""
+    sh = load_matrix().sharing
+    k = kind.strip().lower().replace("_", "-")
+    if k in ("time-slicing", "timeslicing"):
+        return sh.time_slicing.combinable_with_mig_note
+    if k == "mps":
+        return sh.mps.combinable_with_mig_note
+    return None
+
+
 # ---------------------------------------------------------------- precompiled drivers
 
 
@@ -744,6 +755,13 @@ def parse_kernel(kernel: str) -> tuple[str, str | None] | None:
     if not m:
         return None
     return m.group(1), m.group(2)
+
+
+def precompiled_oses(line: str) -> list[str]:
+    """The operating systems (as the docs write them) the precompiled-driver table of a line lists; [] if unknown."""
+    key = line_of(line)
+    pre = _ix().precompiled.get(key) if key else None
+    return list(dict.fromkeys(row.os.text for row in pre.table)) if pre is not None else []
 
 
 @functools.lru_cache(maxsize=4096)
@@ -759,11 +777,16 @@ def precompiled_available(
     """Tell whether precompiled driver containers exist for an OS, kernel (flavour) and driver branch on a line.
 
     ``kernel`` is a kernel release (``6.8.0-45-generic``) or a ``major.minor``; the flavour is taken from its suffix
-    unless ``kernel_flavor`` is given.  None when the line is unknown or the reference leaves a needed cell unknown.
+    unless ``kernel_flavor`` is given.  False for an OS the line's table does not list (whatever the kernel); None when
+    the line is unknown or the reference leaves a needed cell unknown.
     """
     key = line_of(line)
     pre = _ix().precompiled.get(key) if key else None
     os_key = normalize_os(os_id)
+    if pre is not None and os_key is not None and not any(
+        _os_matches(row.os.id, row.os.versions, os_key, os_version) for row in pre.table
+    ):
+        return False  # precompiled-drivers.rst: supported only for the OSes of the table
     parsed = parse_kernel(kernel)
     if pre is None or os_key is None or parsed is None:
         return None

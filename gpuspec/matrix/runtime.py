@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuspec.matrix.data_models import HostDriverInstall, NriPlugin, RuntimeCell, RuntimeEnv
+from gpuspec.matrix.data_models import HostDriverInstall, ManagedPlatform, NriPlugin, RuntimeCell, RuntimeEnv
 from gpuspec.matrix.load import load_matrix
 from gpuspec.matrix.query import parse_version
 
@@ -80,3 +80,8 @@ def release_cells(release_version: str) -> list[RuntimeCell]:
 def runtime_variables() -> frozenset[str]:
     """Toolkit environment variables that point the toolkit at the runtime's config, socket or hooks."""
     return frozenset(load_matrix().runtime.runtime_variables.names)
+
+
+def managed_platform(distribution: str) -> ManagedPlatform | None:
+    """What NVIDIA's page for a managed platform (``gke``) requires; None when gpuspec records nothing for it."""
+    return next((m for m in load_matrix().runtime.managed_platforms if m.distribution == distribution), None)

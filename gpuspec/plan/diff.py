@@ -21,6 +21,7 @@ from gpuspec.plan.impact import (
     operator_rollback,
     reload_procedure,
 )
+from gpuspec.plan.operand_rolls import template_changes
 from gpuspec.plan.records import Change, ChangeKind, Dimension, Disruption
 from gpuspec.render.context import driver_mode
 from gpuspec.spec.models import Cluster, Fleet, MigSpec, MigStrategy, Pool, Tenant
@@ -529,8 +530,10 @@ class _Differ:
             ChangeKind.POOL_SETTINGS,
             f"pool {', '.join(keys)} changed", None, None,
             Disruption.OPERAND_RESTART if devices or "nodeSelector" in keys else Disruption.NONE,
-            "per-pool operand configuration changes" if devices or "nodeSelector" in keys
-            else "scheduling or rollout order changes; nothing restarts",
+            ("per-pool operand configuration changes" if devices or "nodeSelector" in keys
+             else "scheduling or rollout order changes")
+            + ("; the pool's taints are tolerated by the operand DaemonSets (daemonsets.tolerations is cluster-wide): "
+               "what rolls is the pod-templates row" if "taints" in keys else ""),
             "Revert the spec.", pool=new, path=pool_path(self.new, new, keys[0]),
             details=tuple(f"{k}: {a.get(k)} -> {b.get(k)}" for k in keys),
         )
@@ -650,6 +653,8 @@ def diff_fleets(base: Fleet, head: Fleet) -> list[Change]:
             own = [_cluster_added(cluster)]
         else:
             own = [*_Differ(base, head, old, cluster).run(), *deviation_changes(base, old, head, cluster)]
+            if own or _dump(old) != _dump(cluster):  # an unchanged cluster renders the same pod templates
+                own.extend(template_changes(base, old, head, cluster, own))
         changes.extend(own)
     for cluster in base.clusters:
         if head.cluster(cluster.name) is None:

@@ -13,10 +13,12 @@ def _flags(force: bool, delete_empty_dir: bool, selector: str = "") -> str:
     return (", " + ", ".join(parts)) if parts else ""
 
 
-def reload_procedure(cluster: Cluster, pool: Pool | None = None) -> str:
-    """How the operator's upgrade controller reloads drivers on this cluster: eviction, drain and parallelism."""
+def reload_procedure(cluster: Cluster, pool: Pool | None = None, where: str | None = None) -> str:
+    """How the operator's upgrade controller reloads drivers on this cluster: eviction, drain and parallelism
+    (``where``: the nodes it happens on, default the pool's or every GPU node)."""
     rollout = cluster.rollout
-    where = f"{pool.nodes} node(s) x {pool.gpu.count} GPU(s)" if pool is not None else "every GPU node"
+    if where is None:
+        where = f"{pool.nodes} node(s) x {pool.gpu.count} GPU(s)" if pool is not None else "every GPU node"
     if not rollout.auto_upgrade:
         return (
             f"{where}: autoUpgrade is off, so the upgrade controller does not roll the driver; "

@@ -65,6 +65,7 @@ class ChangeKind(StrEnum):
     REGENERATED = "regenerated"
     DEVIATION = "deviation"
     UPDATE_REFUSED = "update-refused"
+    POD_TEMPLATES = "pod-templates"
 
 
 class Dimension(StrEnum):

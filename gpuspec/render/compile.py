@@ -16,12 +16,14 @@ from gpuspec.render.inputs import InputDigests
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.overlay import (
     OPERATOR_PSA,
+    PREREQUISITES_DIR,
     device_plugin_configmap,
     kustomization,
     mig_configmap,
     namespace,
     node_labels,
     nvidia_driver,
+    priority_class_quota,
     priority_classes,
     rbac,
     tenant_objects,
@@ -38,8 +40,9 @@ DEVIATIONS_FILE = "deviations.yaml"
 def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
     """Overlay resource file name → its documents."""
     files: dict[str, list[Any]] = {}
-    if ctx.cluster.gitops.tool == "flux":
-        # Argo CD creates the namespace with these labels (managedNamespaceMetadata) before the chart installs.
+    if ctx.cluster.gitops.tool == "flux" and priority_class_quota(ctx) is None:
+        # Argo CD creates the namespace with these labels (managedNamespaceMetadata) before the chart installs;
+        # with a prerequisites folder, Flux applies the namespace there.
         files["namespace.yaml"] = [namespace(ctx, ctx.namespace, OPERATOR_PSA)]
     for driver in ctx.pool_drivers:
         doc = nvidia_driver(ctx, driver)
@@ -59,6 +62,18 @@ def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
     return files
 
 
+def _prerequisites(ctx: ClusterContext) -> dict[str, list[Any]]:
+    """Prerequisites file name → its documents: what the platform needs before the chart's pods are admitted."""
+    quota = priority_class_quota(ctx)
+    if quota is None:
+        return {}
+    files: dict[str, list[Any]] = {}
+    if ctx.cluster.gitops.tool == "flux":
+        files["namespace.yaml"] = [namespace(ctx, ctx.namespace, OPERATOR_PSA)]
+    files["operator-quota.yaml"] = [quota]
+    return files
+
+
 def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
     """The plan of one cluster: values, overlay, images.txt and its GitOps objects."""
     ctx = cluster_context(fleet, cluster)
@@ -68,6 +83,11 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
     for name, docs in overlay.items():
         plan.files[f"{base}/{name}"] = YamlFile(tuple(docs))
     plan.files[f"{base}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(overlay)),))
+    prerequisites = _prerequisites(ctx)
+    for name, docs in prerequisites.items():
+        plan.files[f"{base}/{PREREQUISITES_DIR}/{name}"] = YamlFile(tuple(docs))
+    if prerequisites:
+        plan.files[f"{base}/{PREREQUISITES_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(prerequisites)),))
     plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile(
         (apply_overrides(helm_values(ctx), cluster.overrides),))
     plan.files[f"{base}/node-labels.yaml"] = YamlFile((node_labels(ctx),))
@@ -87,13 +107,14 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
     plan.images = cluster_images(ctx)
     plan.files[f"{base}/images.txt"] = TextFile(tuple(sorted(set(plan.images.values()))))
     if cluster.gitops.tool == "argocd":
-        for name, app in argocd_applications(ctx, acceptance=bool(checks)).items():
+        for name, app in argocd_applications(ctx, acceptance=bool(checks), prerequisites=bool(prerequisites)).items():
             plan.files[f"gitops/argocd/{cluster.name}/{name}"] = YamlFile((app,))
     else:
         flux_dir = f"gitops/flux/{cluster.name}"
         for name, doc in flux_release_files(ctx).items():
             plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
-        plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(tuple(flux_kustomizations(ctx, checks)))
+        plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(
+            tuple(flux_kustomizations(ctx, checks, prerequisites=bool(prerequisites))))
         plan.files[f"{flux_dir}/{KUSTOMIZATION}"] = YamlFile((kustomization(["kustomizations.yaml"]),))
     return plan
 

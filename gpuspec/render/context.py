@@ -175,7 +175,10 @@ def cluster_context(fleet: Fleet, cluster: Cluster) -> ClusterContext:
         raise GpuspecError(f"cluster {cluster.name}: mirror {cluster.mirror} is not defined in fleet.yaml")
     drivers = tuple(d for p in cluster.pools if (d := _resolve_driver(fleet, cluster, p, facts)) is not None)
     mode = driver_mode_of(cluster, drivers)
-    default = default_nvidiadriver(drivers, facts.version) if mode == "nvidiadriver" else None
+    default = (
+        default_nvidiadriver(drivers, facts.version)
+        if mode == "nvidiadriver" and cluster.operator.default_nvidia_driver else None
+    )
     layouts: dict[str, str] = {}
     custom = False
     for pool in cluster.pools:

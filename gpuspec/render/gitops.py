@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, ACCEPTANCE_NAMESPACE, AcceptanceCheck
 from gpuspec.render.context import ClusterContext
-from gpuspec.render.overlay import MANAGED_BY, OPERATOR_PSA, gitops_labels
+from gpuspec.render.overlay import MANAGED_BY, OPERATOR_PSA, PREREQUISITES_DIR, gitops_labels
 from gpuspec.spec import resolve
 
 CHART = "gpu-operator"
@@ -54,10 +54,13 @@ def _sync_policy(**extra: Any) -> dict[str, Any]:
     }
 
 
-def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False) -> dict[str, dict[str, Any]]:
+def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False,
+                        prerequisites: bool = False) -> dict[str, dict[str, Any]]:
     """File name → Application: the chart (wave 0) and the overlay (wave 1).
 
     ``acceptance``: the overlay Application also syncs the acceptance folder, whose Jobs are PostSync hooks.
+    ``prerequisites``: the chart Application also syncs the prerequisites folder (its objects carry sync wave -1,
+    so they exist before the chart's pods are created).
     """
     argo = ctx.cluster.gitops.argocd
     git = ctx.fleet.settings.git
@@ -82,6 +85,8 @@ def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False) -> dic
                 {"repoURL": chart_url, "chart": CHART, "targetRevision": ctx.facts.chart_version,
                  "helm": {"releaseName": RELEASE_NAME, "valueFiles": [values_ref]}},
                 {"repoURL": git.repo_url, "targetRevision": git.revision, "ref": "values"},
+                *([{"repoURL": git.repo_url, "targetRevision": git.revision,
+                    "path": _rendered_path(ctx, "clusters", ctx.name, PREREQUISITES_DIR)}] if prerequisites else []),
             ],
             "syncPolicy": chart_policy,
         },
@@ -186,9 +191,11 @@ def flux_release_files(ctx: ClusterContext) -> dict[str, Any]:
     }
 
 
-def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | None = None) -> list[dict[str, Any]]:
-    """The Flux Kustomizations: the release folder, then the overlay (``dependsOn`` the release), then the
-    acceptance Jobs (``dependsOn`` the overlay, health-checked: a failed Job fails the Kustomization)."""
+def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | None = None, *,
+                        prerequisites: bool = False) -> list[dict[str, Any]]:
+    """The Flux Kustomizations: the prerequisites folder when there is one, the release folder (``dependsOn``
+    the prerequisites), then the overlay (``dependsOn`` the release), then the acceptance Jobs (``dependsOn`` the
+    overlay, health-checked: a failed Job fails the Kustomization)."""
     flux = ctx.cluster.gitops.flux
     name = f"{ctx.name}-gpu-operator"
     source_ref = {"kind": "GitRepository", "name": flux.source}
@@ -205,9 +212,16 @@ def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | Non
     if flux.kube_config_secret:
         overlay_extra["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
     docs = [
-        kustomization(name, _rendered_path(ctx, "gitops", "flux", ctx.name, "release")),
+        kustomization(name, _rendered_path(ctx, "gitops", "flux", ctx.name, "release"),
+                      **({"dependsOn": [{"name": f"{name}-prerequisites"}]} if prerequisites else {})),
         kustomization(f"{name}-overlay", _rendered_path(ctx, "clusters", ctx.name), **overlay_extra),
     ]
+    if prerequisites:
+        extra: dict[str, Any] = {}
+        if flux.kube_config_secret:
+            extra["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
+        docs.insert(0, kustomization(f"{name}-prerequisites",
+                                     _rendered_path(ctx, "clusters", ctx.name, PREREQUISITES_DIR), **extra))
     if checks:
         accept_extra: dict[str, Any] = {
             "dependsOn": [{"name": f"{name}-overlay"}],

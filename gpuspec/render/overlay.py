@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuspec.matrix.runtime import managed_platform
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
@@ -280,6 +281,31 @@ def tenant_objects(ctx: ClusterContext, tenant: Tenant) -> list[dict[str, Any]]:
                 }]},
             })
     return docs
+
+
+#: Folder (inside the cluster's rendered folder) of what must exist before the chart installs: the platform's
+#: PriorityClass quota (and, with Flux, the operator namespace it lives in).
+PREREQUISITES_DIR = "prerequisites"
+
+
+def priority_class_quota(ctx: ClusterContext) -> dict[str, Any] | None:
+    """The ResourceQuota a managed platform needs in the operator namespace before it admits the operands' pods of
+    the system-*-critical PriorityClasses (GKE; data/runtime.yaml ``managed_platforms``), or None."""
+    platform = managed_platform(ctx.cluster.kubernetes.distribution.value)
+    quota = platform.priority_class_quota if platform is not None else None
+    if quota is None:
+        return None
+    return {
+        "apiVersion": "v1", "kind": "ResourceQuota",
+        # Argo CD applies it before the chart's objects of the same Application (it is one of its sources).
+        "metadata": metadata(ctx, quota.name, ctx.namespace, annotations={"argocd.argoproj.io/sync-wave": "-1"}),
+        "spec": {
+            "hard": {"pods": str(quota.pods)},
+            "scopeSelector": {"matchExpressions": [
+                {"operator": "In", "scopeName": "PriorityClass", "values": list(quota.priority_classes)},
+            ]},
+        },
+    }
 
 
 def priority_classes(ctx: ClusterContext) -> list[dict[str, Any]]:

@@ -366,7 +366,7 @@ class DriverManagementAlone(ChangeSetRule):
             others = [
                 c for c in ctx.changes
                 if c.cluster == change.cluster and c is not change
-                and c.kind is not ChangeKind.REGENERATED
+                and c.kind not in (ChangeKind.REGENERATED, ChangeKind.POD_TEMPLATES)
             ]
             if others:
                 words = "; ".join(c.summary for c in others[:3]) + ("; ..." if len(others) > 3 else "")
@@ -387,6 +387,51 @@ class DriverManagementAlone(ChangeSetRule):
                     change.file or cluster.source_file, change.path,
                     hint="upgrade the operator to v26.7.0 or later first (in its own change), then switch",
                 )
+
+
+class NvidiaDriverUpgradeAlone(ChangeSetRule):
+    """An operator upgrade does not also change which NVIDIADriver resources a cluster has."""
+
+    entry = cat.NVIDIADRIVER_UPGRADE_ALONE
+
+    def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
+        """Yield a problem per cluster whose operator change turns the default NVIDIADriver on or drops a pool's."""
+        from gpuspec.errors import GpuspecError
+        from gpuspec.render.context import ClusterContext, cluster_context  # render facts only for change sets
+
+        def context(fleet: Fleet, name: str) -> ClusterContext | None:
+            cluster = fleet.cluster(name)
+            try:
+                return cluster_context(fleet, cluster) if cluster is not None else None
+            except GpuspecError:
+                return None
+
+        base = ctx.base
+        for change in _changes(ctx, ChangeKind.OPERATOR_UPGRADE, ChangeKind.OPERATOR_DOWNGRADE):
+            name = change.cluster or ""
+            old, new = (context(base, name) if base else None), context(ctx.fleet, name)
+            if old is None or new is None or "nvidiadriver" not in (old.driver_mode, new.driver_mode):
+                continue
+            if old.driver_mode != "nvidiadriver":
+                continue  # a switch of management: GS808
+            kept = {p.name for p in new.cluster.pools}
+            gone = sorted({d.pool.name for d in old.pool_drivers} - {d.pool.name for d in new.pool_drivers} & kept)
+            default_on = old.default_driver is None and new.default_driver is not None
+            if not gone and not default_on:
+                continue
+            what = ("turns the chart's default NVIDIADriver on (deployDefaultCR: true)" if default_on else "")
+            if gone:
+                what += (" and " if what else "") + "removes the NVIDIADriver of pool(s) " + ", ".join(gone)
+            yield Problem(
+                f"cluster {name!r}: {change.summary} also {what}; with pruning the removed NVIDIADriver's driver "
+                "DaemonSet is garbage-collected and those nodes lose their driver at once, outside the upgrade "
+                "policy (NVIDIA: do not upgrade and change driver management in one Helm operation)",
+                change.file or new.cluster.source_file, change.path,
+                hint="first upgrade alone with operator.defaultNVIDIADriver: false (every pool keeps its "
+                "NVIDIADriver); later, in a change of its own and after draining "
+                + (", ".join(gone) if gone else "the pools the default takes over")
+                + ", drop defaultNVIDIADriver: false",
+            )
 
 
 class OverrideStaleAfterUpgrade(ChangeSetRule):
@@ -423,6 +468,7 @@ CHANGESET_RULES: list[Rule] = [
     RenderedNotHandEdited(),
     MigNeedsNodeLabel(),
     DriverManagementAlone(),
+    NvidiaDriverUpgradeAlone(),
     OverrideStaleAfterUpgrade(),
 ]
 

@@ -16,6 +16,7 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath
 from gpuspec.matrix import query as q
 from gpuspec.matrix.data_models import KnownIssue
+from gpuspec.matrix.runtime import managed_platform
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode, Tenant
 from gpuspec.spec.resolve import EffectiveDriver, effective_driver
 
@@ -139,6 +140,28 @@ def _gpudirect(
                 f"cannot verify {word} on {pool.os.distribution} {pool.os.version} for GPU Operator {tag}",
                 file, path,
             )
+
+
+def managed_platform_driver(cluster: Cluster, pool: Pool, drv: EffectiveDriver, base: DocPath, res: Sink) -> None:
+    """An operator-installed driver on a managed platform's node image or runtime its NVIDIA page does not list."""
+    platform = managed_platform(cluster.kubernetes.distribution.value)
+    support = platform.operator_driver if platform is not None else None
+    if support is None or drv.source is DriverSource.HOST:
+        return
+    os_id, runtime = pool.os.distribution, cluster.kubernetes.runtime.value
+    if os_id in support.os and runtime in support.runtimes:
+        return
+    where = f"{os_id} {pool.os.version} with {runtime}"
+    host = os_id in support.host_driver_os
+    res.add(
+        cat.MANAGED_PLATFORM_DRIVER,
+        f"{cluster.kubernetes.distribution.value}: the operator's driver containers ({drv.source.value}) support "
+        f"{' and '.join(support.os)} with {' and '.join(support.runtimes)} only, not {where} ({support.source})",
+        cluster.source_file, (*base, "driver", "source") if "source" in pool.driver.model_fields_set
+        else (*base, "os", "distribution"),
+        "set driver.source: host (the platform's own driver installer)" if host
+        else f"use a {' or '.join(support.os)} node image",
+    )
 
 
 def pool_platform_cell(cluster: Cluster, pool: Pool, release_version: str, tag: str, base: DocPath, res: Sink) -> None:

@@ -48,7 +48,13 @@ from gpuspec.findings import DocPath, Finding
 from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
-from gpuspec.rules.constraints import cluster_constraints, driver_flavour, known_issues, pool_platform_cell
+from gpuspec.rules.constraints import (
+    cluster_constraints,
+    driver_flavour,
+    known_issues,
+    managed_platform_driver,
+    pool_platform_cell,
+)
 from gpuspec.rules.runtime import runtime_settings
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.spec.resolve import effective_driver, operator_version
@@ -397,12 +403,21 @@ def _pool(fleet: Fleet, cluster: Cluster, index: int, pool: Pool, version: str |
             res.add(
                 CANNOT_VERIFY_PLATFORM, f"cannot verify OS {os_id} {os_ver} for GPU Operator {tag}", file, (*base, "os")
             )
-        rt = q.runtime_supported(rel.version, cluster.kubernetes.runtime.value, os_id=os_id, os_version=os_ver)
-        if rt is False and q.runtime_supported(rel.version, cluster.kubernetes.runtime.value) is not False:
+        runtime = cluster.kubernetes.runtime.value
+        rt = q.runtime_supported(rel.version, runtime, os_id=os_id, os_version=os_ver)
+        cluster_rt = q.runtime_supported(rel.version, runtime)
+        if rt is False and cluster_rt is not False:
             res.add(
                 RUNTIME_UNSUPPORTED,
-                f"container runtime {cluster.kubernetes.runtime.value} is not supported on "
-                f"{os_id} {os_ver} by GPU Operator {tag}",
+                f"container runtime {runtime} is not supported on {os_id} {os_ver} by GPU Operator {tag}",
+                file,
+                (*base, "os"),
+            )
+        elif rt is None and cluster_rt is not None and ok is True:
+            res.add(
+                CANNOT_VERIFY_PLATFORM,
+                f"cannot verify container runtime {runtime} on {os_id} {os_ver} for GPU Operator {tag}: the "
+                "runtime table of platform-support.rst has no such row or leaves the cell empty",
                 file,
                 (*base, "os"),
             )
@@ -415,6 +430,7 @@ def _pool(fleet: Fleet, cluster: Cluster, index: int, pool: Pool, version: str |
             _precompiled(pool, rel.version, tag, drv.branch, file, base, res)
         if ok is True:
             pool_platform_cell(cluster, pool, rel.version, tag, base, res)
+        managed_platform_driver(cluster, pool, drv, base, res)
     if product is not None:
         _mig(pool, product.id, version, file, base, res)
 
@@ -467,7 +483,18 @@ def _precompiled(
     pool: Pool, version: str, tag: str, branch: str | None, file: str, base: DocPath, res: _Result
 ) -> None:
     b = branch or (q.default_driver(version) or "").split(".")[0]
-    kernel = pool.os.kernel
+    at: DocPath = (*base, "driver", "source")
+    os_id, os_version, kernel = pool.os.distribution, pool.os.version, pool.os.kernel
+    if q.precompiled_available(version, os_id, os_version, "", b) is False:  # an OS the table does not list
+        listed = ", ".join(q.precompiled_oses(version)) or "the OSes of its table"
+        res.add(
+            PRECOMPILED_UNAVAILABLE,
+            f"no precompiled driver images for {os_id} {os_version} with GPU Operator {tag}: NVIDIA supports "
+            f"precompiled driver containers only on {listed} (precompiled-drivers.rst, Limitations and "
+            "Restrictions; platform-support.rst, Supported Precompiled Drivers)",
+            file, at, "use driver.source operator (the driver container compiles on the node)",
+        )
+        return
     if kernel is None:
         res.add(
             CANNOT_VERIFY_PLATFORM,
@@ -477,22 +504,19 @@ def _precompiled(
             "precompiled images exist per kernel; set os.kernel (e.g. 5.15.0-105-generic)",
         )
         return
-    verdict = q.precompiled_available(version, pool.os.distribution, pool.os.version, kernel, b)
-    what = f"{pool.os.distribution} {pool.os.version}, kernel {kernel}, branch {b}"
+    verdict = q.precompiled_available(version, os_id, os_version, kernel, b)
+    what = f"{os_id} {os_version}, kernel {kernel}, branch {b}"
     if verdict is False:
         res.add(
             PRECOMPILED_UNAVAILABLE,
             f"no precompiled driver images for {what} with GPU Operator {tag}",
-            file,
-            (*base, "driver", "source"),
-            "use driver.source operator, or a supported OS / kernel flavour / branch",
+            file, at, "use driver.source operator, or a supported OS / kernel flavour / branch",
         )
     elif verdict is None:
         res.add(
             CANNOT_VERIFY_PLATFORM,
             f"cannot verify precompiled driver availability for {what} with GPU Operator {tag}",
-            file,
-            (*base, "driver", "source"),
+            file, at,
         )
 
 
@@ -624,9 +648,11 @@ def _mig(pool: Pool, product: str, version: str | None, file: str, base: DocPath
         if ok is False:
             res.add(
                 SHARING_WITH_MIG,
-                f"{pool.sharing.mode.value} cannot be combined with MIG",
+                f"{pool.sharing.mode.value} cannot be combined with MIG"
+                + (f" ({why})" if (why := q.sharing_with_mig_source(pool.sharing.mode.value)) else ""),
                 file,
                 (*base, "sharing", "mode"),
+                "use time-slicing on MIG devices, or MPS on a pool without MIG",
             )
         elif ok is None:
             res.add(

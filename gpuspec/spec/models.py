@@ -284,6 +284,12 @@ class OperatorSpec(SpecModel):
         "NVIDIADriver resources (a default one plus one per pool whose driver differs), or auto (NVIDIADriver "
         "only when pools use different drivers).  Switching is a change of its own (GS808).",
     )
+    default_nvidia_driver: bool = Field(
+        default=True, alias="defaultNVIDIADriver",
+        description="With NVIDIADriver management on v26.7.0+: the chart's default NVIDIADriver serves the pools "
+        "whose driver is the most common (true), or every pool keeps an NVIDIADriver of its own and the chart "
+        "deploys none (false; the first step of an operator upgrade of a cluster with per-pool NVIDIADrivers, GS813).",
+    )
     rollback: bool = Field(
         default=False,
         description="Acknowledges an intended operator or driver downgrade in this change (required by GS803).",

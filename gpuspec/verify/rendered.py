@@ -6,6 +6,7 @@ The contract with ``gpuspec render`` is the directory layout only::
     <rendered>/clusters/<cluster>/kustomization.yaml         the overlay (and the resources it lists)
     <rendered>/clusters/<cluster>/images.txt                 every image the cluster pulls
     <rendered>/clusters/<cluster>/acceptance/kustomization.yaml   the acceptance Jobs (optional)
+    <rendered>/clusters/<cluster>/prerequisites/kustomization.yaml   what must exist before the chart (optional)
     <rendered>/gitops/**.yaml                                Argo CD / Flux objects
 """
 
@@ -25,6 +26,7 @@ VALUES_FILE = "gpu-operator.values.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 IMAGES_FILE = "images.txt"
 ACCEPTANCE_DIR = "acceptance"
+PREREQUISITES_DIR = "prerequisites"
 _YAML_SUFFIXES = (".yaml", ".yml")
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -94,6 +96,8 @@ class ClusterOutput:
     problems: list[str]
     #: The acceptance folder's kustomization (None when the cluster has no acceptance checks).
     acceptance: RenderedFile | None = None
+    #: The prerequisites folder's kustomization (None when the cluster needs none).
+    prerequisites: RenderedFile | None = None
 
     @property
     def values_display(self) -> str:
@@ -146,6 +150,10 @@ def read_cluster_output(rendered_dir: Path, display_root: str, name: str) -> Clu
     accept = next((accept_dir / n for n in KUSTOMIZATION_FILES if (accept_dir / n).is_file()), None)
     if accept is not None:
         output.acceptance = _read(accept, f"{display_dir}/{ACCEPTANCE_DIR}/{accept.name}", problems)
+    pre_dir = directory / PREREQUISITES_DIR
+    pre = next((pre_dir / n for n in KUSTOMIZATION_FILES if (pre_dir / n).is_file()), None)
+    if pre is not None:
+        output.prerequisites = _read(pre, f"{display_dir}/{PREREQUISITES_DIR}/{pre.name}", problems)
     for path in sorted(directory.rglob("*")):
         if path.is_file() and path.suffix in _YAML_SUFFIXES and not (
                 path.name in KUSTOMIZATION_FILES or (path.parent == directory and path.name == VALUES_FILE)):

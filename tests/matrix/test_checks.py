@@ -169,7 +169,11 @@ def test_lifecycle_is_judged_at_the_given_date(tmp_path: Path) -> None:
         (_chain(_set(("operator", "version"), "v24.6.2"), _set(("kubernetes", "version"), "1.30"),
                 _set(("pools", 0, "driver"), {"source": "precompiled", "branch": "550"})), "precompiled"),
         (_chain(_set(("pools", 0, "os"), {"distribution": "rocky", "version": "9.7"}),
-                _set(("kubernetes", "runtime"), "containerd")), None),
+                _set(("kubernetes", "runtime"), "containerd")), "runtime containerd on rocky 9.7"),
+        (_chain(_set(("pools", 0, "os"), {"distribution": "ubuntu", "version": "26.04"}),
+                _set(("kubernetes", "runtime"), "cri-o")), "runtime cri-o on ubuntu 26.04"),
+        (_chain(_set(("pools", 0, "os"), {"distribution": "rhel", "version": "10.0"}),
+                _set(("kubernetes", "runtime"), "cri-o")), "runtime cri-o on rhel 10.0"),
     ],
 )  # fmt: skip
 def test_cannot_verify_platform_is_a_warning(tmp_path: Path, edit: Edit, needle: str | None) -> None:
@@ -187,9 +191,6 @@ def test_cannot_verify_platform_is_a_warning(tmp_path: Path, edit: Edit, needle:
     [
         (_mig("A100X", {"strategy": "single", "layout": "all-1g.10gb"}), "does not say whether A100X supports MIG"),
         (_mig("H20", {"strategy": "mixed", "custom": [{"profiles": {"1g.12gb": 7}}]}), "profiles of H20 are unknown"),
-        (_chain(_set(("pools", 0, "mig"), {"strategy": "single", "layout": "all-1g.10gb"}),
-                _set(("pools", 0, "sharing"), {"mode": "mps", "replicas": 2, "justification": "x"})),
-         "mps combined with MIG"),
     ],
 )  # fmt: skip
 def test_cannot_verify_mig_is_a_warning(tmp_path: Path, edit: Edit, needle: str) -> None:
@@ -197,6 +198,13 @@ def test_cannot_verify_mig_is_a_warning(tmp_path: Path, edit: Edit, needle: str)
     cv = [f for f in found if f.rule_id == "GS300"]
     assert cv and all(f.severity is Severity.WARNING for f in cv)
     assert any(needle in f.message for f in cv), [f.message for f in found]
+
+
+def test_mps_with_mig_is_an_error_from_the_device_plugin_readme(tmp_path: Path) -> None:
+    edit = _chain(_set(("pools", 0, "mig"), {"strategy": "single", "layout": "all-1g.10gb"}),
+                  _set(("pools", 0, "sharing"), {"mode": "mps", "replicas": 2, "justification": "x"}))
+    (found,) = [f for f in _findings(tmp_path, edit) if f.rule_id == "GS306"]
+    assert found.severity is Severity.ERROR and "k8s-device-plugin README" in found.message
 
 
 def test_time_slicing_with_mig_is_fine(tmp_path: Path) -> None:

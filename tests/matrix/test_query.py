@@ -354,7 +354,8 @@ def test_mig_memory_slices() -> None:
 
 def test_sharing_with_mig_supported() -> None:
     assert q.sharing_with_mig_supported("time-slicing") is True
-    assert q.sharing_with_mig_supported("mps") is None
+    assert q.sharing_with_mig_supported("mps") is False  # k8s-device-plugin README
+    assert "k8s-device-plugin README" in (q.sharing_with_mig_source("mps") or "")
     assert q.sharing_with_mig_supported("vgpu") is None
 
 

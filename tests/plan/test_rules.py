@@ -31,7 +31,7 @@ def _operator_base(repo: FleetRepo, version: str) -> None:
 
 def test_rules_follow_the_contract() -> None:
     ids = [r.entry.id for r in CHANGESET_RULES]
-    assert ids == ["GS801", "GS802", "GS803", "GS804", "GS805", "GS806", "GS807", "GS808", "GS820"]
+    assert ids == ["GS801", "GS802", "GS803", "GS804", "GS805", "GS806", "GS807", "GS808", "GS813", "GS820"]
     for rule in CHANGESET_RULES:
         assert isinstance(rule, Rule) and rule.needs_base
         assert rule.entry.title and rule.entry.rationale and rule.entry.documentation

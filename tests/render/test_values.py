@@ -159,6 +159,17 @@ def test_before_v26_7_every_pool_gets_its_own_nvidiadriver(tmp_path: Path) -> No
     assert drivers == [f"clusters/airgap/nvidiadriver-{p}.yaml" for p in ("mps", "new", "old", "pre")]
 
 
+def test_default_nvidiadriver_false_keeps_an_nvidiadriver_per_pool_on_v26_7(tmp_path: Path) -> None:
+    """operator.defaultNVIDIADriver: false -- the first step of GS813's sequence: no chart default NVIDIADriver."""
+    clusters = [fleets.cluster("one", operator={"version": "v26.7.0", "driverManagement": "nvidiadriver",
+                                                "defaultNVIDIADriver": False},
+                               pools=[fleets.pool("a", "L40S", 4), fleets.pool("b", "L40S", 4)])]
+    out = render_dir(write_fleet(tmp_path, clusters))
+    assert _values(out, "one")["driver"]["nvidiaDriverCRD"] == {"enabled": True, "deployDefaultCR": False}
+    assert sorted(p for p in out if "/nvidiadriver-" in p) == [
+        "clusters/one/nvidiadriver-a.yaml", "clusters/one/nvidiadriver-b.yaml"]
+
+
 def test_driver_management_nvidiadriver_with_one_driver(tmp_path: Path) -> None:
     """The mode switch on its own: every pool keeps its driver, the default NVIDIADriver takes over the nodes."""
     clusters = [fleets.cluster("one", operator={"version": "v26.7.0", "driverManagement": "nvidiadriver"},

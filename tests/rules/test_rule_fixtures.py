@@ -50,7 +50,6 @@ UPDATE = os.environ.get("GPUSPEC_UPDATE_GOLDEN") == "1"
 #: Ids that cannot have a failing case in this environment, and why (they keep a passing case).
 NO_FAILING_CASE: dict[str, str] = {
     "GS000": "needs a rule that crashes; no shipped rule does (tests/rules/test_rule_units.py injects one)",
-    "GS306": "the support-matrix data allows every sharing mode with MIG (tests/matrix/test_checks.py patches it)",
     "GS811": "every transition rule of the shipped GPU Operator CRDs is in gpuspec's CEL subset "
              "(tests/kube/test_immutable.py gives one that is not)",
 }

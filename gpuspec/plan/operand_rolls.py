@@ -1,0 +1,93 @@
+"""Plan records for what the operator rolls that the spec-field records of a cluster do not already say (pure).
+
+The records of :mod:`gpuspec.plan.diff` are named after the spec field that changed.  This module asks the operator's
+question instead -- which operand pod templates change (:mod:`gpuspec.plan.podtemplates`) -- and adds a derived
+``pod-templates`` record wherever that is more disruptive than the cluster's records claim: a driver DaemonSet whose
+pod template changes reloads the driver on every node it runs on, whatever field caused it.
+"""
+
+from __future__ import annotations
+
+from gpuspec.plan.impact import reload_procedure
+from gpuspec.plan.podtemplates import DaemonSetInputs, Roll, cluster_inputs, rolls
+from gpuspec.plan.records import Change, ChangeKind, Disruption
+from gpuspec.spec.models import Cluster, Fleet
+
+
+def _claims(own: list[Change]) -> tuple[bool, set[str], bool]:
+    """What the cluster's records already claim: a driver reload everywhere, on which pools, an operand restart."""
+    reload = Disruption.DRIVER_RELOAD.rank
+    everywhere = any(c.pool is None and c.disruption.rank >= reload for c in own)
+    pools = {c.pool for c in own if c.pool is not None and c.disruption.rank >= reload}
+    restart = any(c.disruption.rank >= Disruption.OPERAND_RESTART.rank for c in own)
+    return everywhere, pools, restart
+
+
+def _record(new: Cluster, pool: str | None, summary: str, disruption: Disruption, impact: str,
+            details: tuple[str, ...]) -> Change:
+    spec_pool = new.pool(pool) if pool else None
+    return Change(
+        ChangeKind.POD_TEMPLATES, new.name, pool, summary, None, None, disruption, impact,
+        "Revert the spec; the same DaemonSets roll again (and the same drivers reload).",
+        new.rollout.wave, spec_pool.wave if spec_pool else None, bool(pool and pool == new.rollout.canary_pool),
+        new.source_file, (), None, True, details,
+    )
+
+
+def template_changes(base: Fleet, old: Cluster, head: Fleet, new: Cluster, own: list[Change]) -> list[Change]:
+    """Derived records for the operand DaemonSets that roll from ``old`` to ``new`` beyond what ``own`` claims."""
+    before, after = cluster_inputs(base, old), cluster_inputs(head, new)
+    if before is None or after is None:
+        return []
+    found = rolls(before, after)
+    if not found:
+        return []
+    everywhere, claimed, restart = _claims(own)
+    existing = {p.name for p in old.pools}
+    others = tuple(r.text() for r in found if not r.driver)
+    removals = [_removal_record(new, roll, pools, after) for roll in found if roll.name.startswith("NVIDIADriver ")
+                and (pools := [p for p in roll.removed_pools if new.pool(p) is not None])]
+    reloads: list[Change] = []
+    for roll in found:
+        pools = [p for p in roll.reload_pools if p in existing and p not in claimed and not everywhere]
+        if roll.driver and pools:
+            reloads.append(_driver_record(new, roll, pools, (roll.text(), *(() if reloads else others))))
+    if reloads or restart:
+        return [*removals, *reloads]
+    names = ", ".join(r.name for r in found)
+    return [*removals, _record(
+        new, None, f"operand DaemonSets roll: {names}", Disruption.OPERAND_RESTART,
+        f"the pod templates of {names} change, so their pods restart on every node they run on (GPU workloads keep "
+        "their GPUs; the driver is not reloaded)", tuple(r.text() for r in found),
+    )]
+
+
+def _removal_record(new: Cluster, roll: Roll, pools: list[str], after: dict[str, DaemonSetInputs]) -> Change:
+    """A driver DaemonSet that goes while its pools stay: the NVIDIADriver is deleted, its DaemonSet collected."""
+    owners = sorted({name for name, ds in after.items() for p in pools if p in ds.driver_pools})
+    single = len(pools) == 1
+    return _record(
+        new, pools[0] if single else None,
+        f"the NVIDIADriver of pool(s) {', '.join(pools)} is removed while the pool(s) stay",
+        Disruption.DRIVER_RELOAD,
+        "the NVIDIADriver leaves the overlay: with GitOps pruning it is deleted, the driver DaemonSet it owns is "
+        "garbage-collected and the driver pods on the nodes of pool(s) " + ", ".join(pools) + " are deleted at once, "
+        "outside the upgrade policy (no eviction, no drain); "
+        + (f"{', '.join(owners)} then install(s) the driver again" if owners else "no driver DaemonSet takes over")
+        + " -- cordon and drain those nodes first (GS813 for an operator upgrade)",
+        (roll.text(),),
+    )
+
+
+def _driver_record(new: Cluster, roll: Roll, pools: list[str], details: tuple[str, ...]) -> Change:
+    single = len(roll.reload_pools) == 1 and roll.name.startswith("NVIDIADriver ") and "default" not in roll.name
+    pool = pools[0] if single else None
+    nodes = sum(p.nodes for p in new.pools if p.name in pools)
+    where = None if single else f"{nodes} node(s) of pool(s) {', '.join(pools)}"
+    procedure = reload_procedure(new, new.pool(pools[0]) if single else None, where)
+    return _record(
+        new, pool, f"driver reload: the pod template of {roll.name} changes ({', '.join(roll.changed)})",
+        Disruption.DRIVER_RELOAD,
+        "the upgrade controller replaces a node's driver pod when its driver DaemonSet's pod template changes: "
+        + procedure, details,
+    )
