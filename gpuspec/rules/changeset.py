@@ -501,8 +501,10 @@ def changeset_findings(
         repo_root, base_rev, fleet_dir, policies_dir=policies_dir, rendered_dir=rendered_dir, head=head, as_of=as_of,
     )
     ctx = replace(ctx, exceptions=tuple(load_policy(policies, ctx.fleet.settings.policy.packs).exceptions))
+    from gpuspec.rules.registry import changeset_rules  # every GS8xx module, as lint --base runs them
+
     findings: list[Finding] = []
-    for rule in CHANGESET_RULES:
+    for rule in changeset_rules().values():
         rule_id = rule.entry.id
         if enabled is not None and enabled.get(rule_id, True) is False:
             continue

@@ -44,8 +44,9 @@ RULES: dict[str, Rule] = _build(AREAS)
 def changeset_rules() -> dict[str, Rule]:
     """Rule id → rule of the change-set rules (GS8xx), sorted by id; imported on first use."""
     from gpuspec.rules.changeset import CHANGESET_RULES
+    from gpuspec.rules.changeset_waves import WAVE_RULES
 
-    return _build((CHANGESET_RULES,), taken=RULES)
+    return _build((CHANGESET_RULES, WAVE_RULES), taken=RULES)
 
 
 def all_rules() -> dict[str, Rule]:

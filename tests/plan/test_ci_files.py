@@ -105,7 +105,7 @@ def check_invocation(args: list[str]) -> None:
 
 
 def test_workflow_files_exist() -> None:
-    assert [p.name for p in WORKFLOWS] == ["gpuspec.yml", "tests.yml"]
+    assert [p.name for p in WORKFLOWS] == ["gpuspec.yml", "release.yml", "tests.yml"]
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
