@@ -243,6 +243,49 @@ same default.
     tags=("change-set", "deviations"),
 )
 
+FLEET_WAVES_IN_ORDER = Entry(
+    id="GS821",
+    title="Fleet waves in order",
+    severity=Severity.ERROR,
+    rationale=(
+        "Clusters of one fleet wave sync together when the change merges; a wave is only a wave when a later "
+        "one takes an operator or driver change after every earlier one runs it."
+    ),
+    doc="""
+An operator or driver change reaches clusters of one fleet wave (`rollout.wave` of the cluster) per change, and a
+cluster of wave N takes it only when every cluster of an earlier wave already runs it at the base revision.
+
+- One change may not move clusters of two fleet waves: GitOps applies both at merge, whatever the waves say.
+- Operator: every cluster of an earlier wave runs the target release in the base.
+- Driver: every cluster of an earlier wave with pools of the same GPU product runs the target driver on one of
+  them in the base (clusters without that hardware do not hold the wave back).
+
+A cluster that deliberately stays behind takes a policy exception for GS821 on the later clusters.
+
+Failing: one change moves the canary pools of `infer-north` (wave 1) and `train-east` (wave 2) to driver 595.
+Passing: `infer-north` moves now, `train-east` in a later change.
+""",
+    tags=("change-set", "rollout"),
+)
+
+ROLLBACK_FLAG_LIFECYCLE = Entry(
+    id="GS822",
+    title="operator.rollback only in the change that downgrades",
+    severity=Severity.ERROR,
+    rationale=(
+        "`operator.rollback: true` acknowledges one downgrade; left in the spec, it silently acknowledges the "
+        "next one too (GS803 would not fire)."
+    ),
+    doc="""
+`operator.rollback: true` is accepted only in a change that downgrades the cluster's operator or a pool's driver.
+In any other change, a cluster that carries it is reported: remove it in the change after the rollback.
+
+Failing: `operator.rollback: true` still set in a change that only resizes a pool.  Passing: the change that
+downgrades `v26.7.0 -> v26.3.3` sets it; the next change removes it.
+""",
+    tags=("change-set", "rollout"),
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     ONE_LAYER_PER_CHANGE,
@@ -256,4 +299,6 @@ ENTRIES: tuple[Entry, ...] = (
     *changeset_apiserver.ENTRIES,  # GS810-GS811, declared in their own module
     NVIDIADRIVER_UPGRADE_ALONE,
     OVERRIDE_STALE_AFTER_UPGRADE,
+    FLEET_WAVES_IN_ORDER,
+    ROLLBACK_FLAG_LIFECYCLE,
 )

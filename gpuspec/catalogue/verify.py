@@ -107,8 +107,28 @@ NO_SCHEMA = Entry(
     severity=Severity.WARNING,
     rationale=(
         "Neither a built-in Kubernetes schema nor a loaded CRD knows the object's kind and apiVersion, so it "
-        "was not validated. Point --crds at the CRDs of Argo CD, Flux or the Prometheus Operator."
+        "was not validated. Declare the Argo CD, Flux or Prometheus Operator release in fleet.yaml `platform:` and run "
+        "`gpuspec tools install`, or point --crds at their CRDs."
     ),
+)
+
+PLATFORM_CRDS_MISSING = Entry(
+    id="GS916",
+    title="CRDs of a declared platform release are not available",
+    severity=Severity.WARNING,
+    rationale=(
+        "fleet.yaml declares the Argo CD, Flux or Prometheus Operator release its clusters run, but that release's "
+        "pinned CRDs are not in gpuspec's user cache (or gpuspec pins none for it), so its objects are not validated."
+    ),
+    doc="""
+`platform:` in fleet.yaml names the releases of the controllers that apply and watch the rendered output. `gpuspec
+tools install` downloads the CRDs of each declared release (pinned URL at the release tag, size and sha256 checked)
+into the user cache, where `verify` loads them beside the chart's own CRDs and any `--crds` folder. When a declared
+release's CRDs are missing, verify says so once (beside the GS910 warnings of the objects it could not validate),
+unless `--crds DIR` (vendored CRDs, offline) holds every CRD of that project.
+
+Failing: `platform: {argocd: v3.5.1}` before `gpuspec tools install`.  Passing: no `platform:`, or its CRDs installed.
+""",
 )
 
 RENDERED_MISSING = Entry(
@@ -189,5 +209,6 @@ ENTRIES: tuple[Entry, ...] = (
     IMAGE_NOT_LISTED,
     CHART_PULL_FAILED,
     MIRRORED_IMAGE_WITHOUT_SECRET,
+    PLATFORM_CRDS_MISSING,
     *verify_apiserver.ENTRIES,  # GS940-GS945, declared in their own module
 )

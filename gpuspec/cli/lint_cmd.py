@@ -42,9 +42,12 @@ def _parse_date(_ctx: click.Context, _param: click.Parameter, value: str | None)
               help="Date policy exceptions expire against (default: today).")
 @click.option("--base", "base_rev", metavar="REV", default=None,
               help="Also run the change-set rules (GS8xx) on the change from git revision REV to the working tree.")
+@click.option("--omit-suppressed", is_flag=True, default=False,
+              help="Leave findings that an inline suppression or a policy exception covers out of the SARIF report "
+                   "(GitHub code scanning shows SARIF results with suppressions as open alerts).")
 def lint_command(
     fleet_dir: Path, policies_dir: Path, packs: tuple[str, ...], output_format: str, output_file: Path | None,
-    fail_on: str, today: date | None, base_rev: str | None,
+    fail_on: str, today: date | None, base_rev: str | None, omit_suppressed: bool,
 ) -> None:
     """Lint the fleet: schema, references, support matrix and policy rules.
 
@@ -56,7 +59,7 @@ def lint_command(
     result = lint_fleet(fleet_dir, policies_dir, packs or None, today, base_rev)
     summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
     emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary, raw=result.raw,
-                suppressed=result.suppressed, successful=result.usable)
+                suppressed=() if omit_suppressed else result.suppressed, successful=result.usable)
     if not result.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings, Severity(fail_on)))

@@ -50,7 +50,7 @@ SUMMARIES: dict[str, str] = {
     "rules": "List every finding id gpuspec reports, and the custom rules of the policy packs: id, severity, "
              "stage, title.",
     "schema": "Print the JSON Schema (draft 2020-12) of fleet spec files.",
-    "tools": "External tools that `verify` drives (helm, kubectl with built-in kustomize).",
+    "tools": "External tools and schemas that `verify` uses (helm, kubectl with built-in kustomize, platform CRDs).",
     "validate": "Check the fleet spec against its schema, its references and NVIDIA's support matrix.",
     "verify": "Render each cluster's GPU Operator chart with helm and build its overlay with kustomize, then check "
               "the result.",

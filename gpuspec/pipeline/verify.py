@@ -29,6 +29,7 @@ from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_temp
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
 from gpuspec.verify.kustomize_many import NO_RESTRICTIONS, build_together
 from gpuspec.verify.manifests import Manifest
+from gpuspec.verify.platform_crds import platform_crds
 from gpuspec.verify.pull import chart_version, is_chart_reference, pull_chart
 from gpuspec.verify.rendered import (
     KUSTOMIZATION_FILES,
@@ -165,7 +166,12 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
     kustomize = find_kustomize()
     local_charts = [ChartInfo.load(Path(c)) for c in options.charts if not is_chart_reference(str(c))]
     references = [str(c) for c in options.charts if is_chart_reference(str(c))]
-    extra_crds = load_crd_documents(options.crd_paths)
+    given_crds = load_crd_documents(options.crd_paths)
+    platform_dirs, platform_findings = platform_crds(
+        fleet, {str(c.get("metadata", {}).get("name")) for c in given_crds if isinstance(c.get("metadata"), dict)})
+    if options.shard is not None and not options.shard.first:
+        platform_findings = []  # the first shard reports them
+    extra_crds = [*given_crds, *load_crd_documents(platform_dirs)]
     cache = VerifyCache(options.cache_dir.parent / "verify" if options.cache_dir is not None else None)
     tools = Toolbox(
         helm=helm, kustomize=kustomize, helm_cache=options.cache_dir, cache=cache,
@@ -208,7 +214,7 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
                 gitops_future = pool.submit(gitops)
                 reports = list(pool.map(one, clusters))
                 gitops_findings = gitops_future.result()
-        findings = [f for report in reports for f in report.findings] + gitops_findings
+        findings = [f for report in reports for f in report.findings] + gitops_findings + platform_findings
     cache.save()
     return VerifyResult(findings, reports, usable=True, duration=time.monotonic() - started)
 

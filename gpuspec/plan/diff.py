@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,6 +34,15 @@ from gpuspec.spec.resolve import (
     operator_version,
     pool_path,
 )
+
+
+def _shown(value: object) -> str:
+    """A rollout setting as the plan names it: compact JSON-like text, ``unset`` for an absent value."""
+    if value is None:
+        return "unset"
+    if isinstance(value, str | int | float | bool):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "))
 
 
 def _dump(model: BaseModel | None) -> Any:
@@ -308,8 +318,9 @@ class _Differ:
         if not keys:
             return
         a, b = _dump(self.old.rollout), _dump(self.new.rollout)
+        moves = ", ".join(f"{k} {_shown(a.get(k))} -> {_shown(b.get(k))}" for k in keys)
         yield self.change(
-            ChangeKind.ROLLOUT, "rollout settings changed: " + ", ".join(keys), None, None, Disruption.NONE,
+            ChangeKind.ROLLOUT, "rollout settings changed: " + moves, None, None, Disruption.NONE,
             "upgrade policy of the operator changes; nothing restarts", "Revert the spec.",
             path=("rollout", keys[0]), details=tuple(f"{k}: {a.get(k)} -> {b.get(k)}" for k in keys),
         )

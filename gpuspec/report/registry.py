@@ -18,6 +18,7 @@ _TARGETS: dict[str, str] = {
     "sarif": "gpuspec.report.sarif:SarifReporter",
     "github": "gpuspec.report.github:GithubReporter",
     "junit": "gpuspec.report.junit:JunitReporter",
+    "gitlab": "gpuspec.report.gitlab:GitlabReporter",
 }
 
 

@@ -191,6 +191,28 @@ class BootstrapSpec(SpecModel):
     )
 
 
+ReleaseTag = Annotated[str, StringConstraints(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")]
+
+
+class PlatformReleases(SpecModel):
+    """The releases of the GitOps and monitoring controllers the fleet's clusters run (for their CRDs)."""
+
+    argocd: ReleaseTag | None = Field(
+        default=None, description="Argo CD release, e.g. v3.5.1: `gpuspec tools install` fetches its CRDs "
+                                  "(Application, ApplicationSet, AppProject) for `verify`.")
+    flux: ReleaseTag | None = Field(
+        default=None, description="Flux release, e.g. v2.9.0: the CRDs of the helm, source and kustomize "
+                                  "controllers it ships.")
+    prometheus_operator: ReleaseTag | None = Field(
+        default=None, alias="prometheusOperator",
+        description="Prometheus Operator release, e.g. v0.93.0: PrometheusRule, ServiceMonitor, PodMonitor CRDs.")
+
+    def declared(self) -> dict[str, str]:
+        """Project name (as the CRD pins name it) -> declared release, for the projects set."""
+        named = {"argocd": self.argocd, "flux": self.flux, "prometheusOperator": self.prometheus_operator}
+        return {project: version for project, version in named.items() if version}
+
+
 class FleetSettings(SpecModel):
     """Contents of fleet/fleet.yaml: settings shared by every cluster."""
 
@@ -203,6 +225,11 @@ class FleetSettings(SpecModel):
     policy: PolicySelection = Field(default_factory=PolicySelection, description="Policy packs that apply.")
     bootstrap: BootstrapSpec = Field(
         default_factory=BootstrapSpec, description="Bootstrap objects to render (Argo CD, Flux); none by default.",
+    )
+    platform: PlatformReleases = Field(
+        default_factory=PlatformReleases,
+        description="Releases of Argo CD, Flux and the Prometheus Operator the clusters run; `gpuspec tools "
+                    "install` fetches their pinned CRDs and `verify` validates against them.",
     )
 
 

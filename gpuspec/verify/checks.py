@@ -421,7 +421,8 @@ def check_schema(obj: Mapping[str, Any], origin: Origin, crds: CrdSet, kube_vers
             path = ()
             if error.kind == "ClusterPolicy" and error.doc_path[:1] == ("spec",) and values_data is not None:
                 _, path = values_origin(None, "", values_data, error.doc_path[1:])
-        hint = "point --crds at the CRDs of this kind" if check is ids.NO_SCHEMA else None
+        hint = ("declare its release in fleet.yaml `platform:` and run `gpuspec tools install`, or point --crds at "
+                "the CRDs of this kind") if check is ids.NO_SCHEMA else None
         findings.append(make_finding(check, message, origin, path, hint=hint))
     return findings
 

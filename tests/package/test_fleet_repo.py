@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rules.harness import build_fleet
 
-from .conftest import REPO, Installed
+from .conftest import REPO, Installed, fresh_venv
 
 pytestmark = pytest.mark.slow
 
@@ -116,6 +117,56 @@ def test_action_steps_in_a_fresh_fleet_repository(installed: Installed, fleet_re
     gate = runner.step("Lint (gate, annotations)", {"check": "lint", "base": "HEAD"})
     assert gate.returncode == 1 and "::error" in gate.stdout and "GS806" in gate.stdout
     assert not (fleet_repo / ".gpuspec-cache").exists()
+
+
+def test_action_uploads_no_suppressed_findings_and_keeps_the_full_report(
+    installed: Installed, tmp_path: Path,
+) -> None:
+    """Code scanning shows SARIF results with suppressions as open alerts: the uploaded file leaves them out."""
+    repo = tmp_path / "fleet-repo"
+    build_fleet(repo, REPO / "tests" / "rules" / "fixtures" / "GS502" / "fail")
+    cluster = repo / "fleet" / "clusters" / "c1.yaml"
+    text = cluster.read_text()
+    cluster.write_text(text.replace("maxParallelUpgrades: 0\n",
+                                    "maxParallelUpgrades: 0  # gpuspec: ignore GS502 -- unlimited on purpose in dev\n"))
+    (repo / "policies").mkdir()
+    git(repo, "init", "-q")
+    env_dir = tmp_path / "runner-python"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    runner = Runner(repo, env_dir / "bin", tmp_path)
+    assert runner.step("Install gpuspec", {"check": "lint", "gpuspec": str(installed.wheel)}).returncode == 0
+    lint = runner.step("Lint (SARIF)", {"check": "lint"})
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    outputs = runner.outputs()
+    full = json.loads(Path(outputs["sarif-file"]).read_text())["runs"][0]["results"]
+    upload = json.loads(Path(outputs["upload-file"]).read_text())["runs"][0]["results"]
+    assert [r["ruleId"] for r in full if "suppressions" in r] == ["GS502"]
+    assert not any("suppressions" in r for r in upload) and "GS502" not in [r["ruleId"] for r in upload]
+    [upload_step] = [s for s in ACTION["runs"]["steps"] if s.get("uses", "").startswith("github/codeql-action/")]
+    assert upload_step["with"]["sarif_file"] == "${{ steps.lint.outputs.upload-file }}"
+    [keep] = [s for s in ACTION["runs"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert keep["with"]["path"] == "${{ steps.lint.outputs.sarif-file }}"
+
+
+def test_action_verifies_an_air_gapped_cluster_from_a_chart_input(installed: Installed, tmp_path: Path) -> None:
+    """A hosted runner cannot reach the mirror's chart repository; the chart input gives verify the chart."""
+    tools = REPO / ".tools" / "bin"
+    assert (tools / "helm").exists(), "run scripts/install-tools first"
+    mini = REPO / "tests" / "verify" / "fixtures" / "mini"
+    repo = tmp_path / "fleet-repo"
+    shutil.copytree(mini, repo)
+    shutil.copytree(REPO / "tests" / "verify" / "fixtures" / "crds", repo / "crds")
+    chart = REPO / "tests" / "fixtures" / "charts" / "gpu-operator-mini"
+    git(repo, "init", "-q")
+    env_dir = fresh_venv(tmp_path / "runner-python", f"{installed.wheel}[verify]")
+    for tool in ("helm", "kubectl"):
+        (env_dir / "bin" / tool).symlink_to(tools / tool)
+    runner = Runner(repo, env_dir / "bin", tmp_path)
+    offline = runner.step("Verify", {"check": "verify", "crds": "crds"})
+    assert offline.returncode == 1 and "GS914" in offline.stdout, offline.stdout + offline.stderr
+    verified = runner.step("Verify", {"check": "verify", "crds": "crds", "chart": f"{chart}\n"})
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "GS914" not in verified.stdout
 
 
 def snapshot(dest: Path) -> Path:

@@ -105,7 +105,7 @@ def check_invocation(args: list[str]) -> None:
 
 
 def test_workflow_files_exist() -> None:
-    assert [p.name for p in WORKFLOWS] == ["gpuspec.yml", "tests.yml"]
+    assert [p.name for p in WORKFLOWS] == ["gpuspec.yml", "release.yml", "tests.yml"]
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -182,7 +182,7 @@ def test_action_calls_existing_gpuspec_commands_and_options() -> None:
     calls = [args for script in scripts for args in gpuspec_invocations(script) if args[0] != "--version"]
     for args in calls:
         check_invocation(args)
-    assert sorted(a[0] for a in calls) == ["lint", "lint", "plan", "render", "tools", "verify"]
+    assert sorted(a[0] for a in calls) == ["lint", "lint", "lint", "plan", "render", "tools", "verify"]
 
 
 def test_invocation_check_can_fail() -> None:

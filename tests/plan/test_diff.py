@@ -218,7 +218,9 @@ def test_operands_and_rollout_settings(repo: FleetRepo) -> None:
         data["rollout"]["maxParallelUpgrades"] = 1
     changes = repo.changes()
     assert only(changes, ChangeKind.OPERANDS).disruption is Disruption.OPERAND_RESTART
-    assert only(changes, ChangeKind.ROLLOUT).disruption is Disruption.NONE
+    rollout = only(changes, ChangeKind.ROLLOUT)
+    assert rollout.disruption is Disruption.NONE
+    assert rollout.summary == "rollout settings changed: maxParallelUpgrades 2 -> 1"
     with repo.cluster("train-east") as data:
         data["operator"]["operands"]["rdma"] = False
     assert only(repo.changes(), ChangeKind.OPERANDS).disruption is Disruption.DRIVER_RELOAD

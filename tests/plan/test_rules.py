@@ -278,3 +278,37 @@ def test_gs804_one_rollout_wave_per_change(repo: FleetRepo) -> None:
     with repo.cluster("infer-north") as data:
         pool(data, "t4-batch")["driver"] = {"source": "operator", "branch": "535", "version": "535.309.01"}
     assert findings(repo, "GS804") == []
+
+
+# ---------------------------------------------------------------- GS821, GS822
+
+
+def test_gs821_fleet_waves_one_per_change_and_in_order(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        bump_driver(data, "l40s-canary")
+    with repo.cluster("train-east") as data:
+        bump_driver(data, "h100-canary")
+    [both] = findings(repo, "GS821")
+    assert "'train-east' (fleet wave 2)" in both.message and "'infer-north' (fleet wave 1)" in both.message
+    with repo.cluster("train-east") as data:
+        pool(data, "h100-canary")["driver"] = {"source": "operator"}
+    assert findings(repo, "GS821") == [], "the wave-1 cluster alone"
+    repo.commit("infer-north canary on 595")
+    with repo.cluster("train-east") as data:
+        bump_driver(data, "h100-canary")
+    assert findings(repo, "GS821") == [], "no earlier-wave cluster has H100 pools to hold the wave back"
+
+
+def test_gs822_rollback_flag_lives_one_change(repo: FleetRepo) -> None:
+    _operator_base(repo, "v26.7.0")
+    with repo.cluster("infer-north") as data:
+        data["operator"].update(version="v26.3.3", rollback=True)
+    assert findings(repo, "GS822") == [] and findings(repo, "GS803") == []
+    repo.commit("roll back the operator")
+    with repo.cluster("infer-north") as data:
+        pool(data, "t4-batch")["nodes"] = 9
+    [left] = findings(repo, "GS822")
+    assert "left from the previous change's downgrade" in left.message and left.path == ("operator", "rollback")
+    with repo.cluster("infer-north") as data:
+        data["operator"].pop("rollback")
+    assert findings(repo, "GS822") == []

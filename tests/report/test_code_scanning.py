@@ -86,6 +86,28 @@ def test_policy_exception_is_an_external_suppression(
     assert hidden[0]["locations"][0]["physicalLocation"]["region"]["startLine"] > 1
 
 
+def test_omit_suppressed_leaves_covered_findings_out_of_the_upload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    sarif_validator: jsonschema.Draft4Validator,
+) -> None:
+    """GitHub code scanning shows results with ``suppressions`` as open alerts (github/codeql-action#1230)."""
+    fleet = build_fleet(tmp_path, FIXTURES / "GS604" / "fail" / "fleet")
+    write_pack(tmp_path / "policies", "p", "exceptions:\n  - rules: [GS604]\n    cluster: c1\n    pool: main\n"
+               "    owner: gpu-platform\n    reason: capacity crunch until Q4\n    expires: 2099-12-31\n")
+    monkeypatch.chdir(tmp_path)
+    args = (str(fleet), "--policies", "policies", "--pack", "p", "--format", "sarif")
+    _, full = lint(monkeypatch, capsys, *args)
+    code, upload = lint(monkeypatch, capsys, *args, "--omit-suppressed")
+    full_results = json.loads(full)["runs"][0]["results"]
+    doc = json.loads(upload)
+    valid(doc, sarif_validator)
+    results = doc["runs"][0]["results"]
+    assert any("suppressions" in r for r in full_results)
+    assert results and not any("suppressions" in r for r in results)
+    assert results == [r for r in full_results if "suppressions" not in r]
+    assert code == 1, "the finding no exception covers still fails the gate"
+
+
 def test_unusable_input_has_execution_unsuccessful_and_full_rule_metadata(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     sarif_validator: jsonschema.Draft4Validator,

@@ -43,7 +43,7 @@ def sarif_validator(shared_dir: Path) -> jsonschema.Draft4Validator:
 
 
 def test_all_formats_registered() -> None:
-    assert {"text", "json", "sarif", "github", "junit"} <= set(REPORTERS)
+    assert {"text", "json", "sarif", "github", "junit", "gitlab"} <= set(REPORTERS)
 
 
 def test_sarif_is_valid_and_complete(sarif_validator: jsonschema.Draft4Validator) -> None:
@@ -121,3 +121,42 @@ def test_junit_strips_characters_xml_cannot_hold() -> None:
     finding = Finding("GS405", Severity.ERROR, "bad \x00\x1b byte", None)
     root = ET.fromstring(JunitReporter().render([finding], CONTEXT))
     assert root.find("testsuite/testcase/failure") is not None
+
+
+#: The fields GitLab's Code Quality report must have per issue (docs.gitlab.com, ci/testing/code_quality:
+#: "Code Quality report format"), as a schema the test checks the report against.
+GITLAB_CODE_QUALITY = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["description", "check_name", "fingerprint", "severity", "location"],
+        "properties": {
+            "description": {"type": "string", "minLength": 1},
+            "check_name": {"type": "string", "minLength": 1},
+            "fingerprint": {"type": "string", "minLength": 1},
+            "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
+            "location": {
+                "type": "object", "required": ["path", "lines"],
+                "properties": {"path": {"type": "string", "minLength": 1},
+                               "lines": {"type": "object", "required": ["begin"],
+                                         "properties": {"begin": {"type": "integer", "minimum": 1}}}},
+            },
+        },
+    },
+}
+
+
+def test_gitlab_code_quality_report_places_each_finding_on_its_line() -> None:
+    from gpuspec.report.gitlab import GitlabReporter
+
+    doc = json.loads(GitlabReporter().render([*FINDINGS, FINDINGS[0]], CONTEXT))
+    jsonschema.validate(doc, GITLAB_CODE_QUALITY)
+    assert [i["severity"] for i in doc] == ["critical", "minor", "info", "critical"]
+    assert doc[0]["location"] == {"path": "fleet/clusters/train-east.yaml", "lines": {"begin": 33}}
+    assert doc[0]["check_name"] == "GS502" and "hint: use 1" in doc[0]["description"]
+    assert doc[2]["location"] == {"path": ".", "lines": {"begin": 1}}, "a finding without a file"
+    assert len({i["fingerprint"] for i in doc}) == 4, "a repeated finding gets its own fingerprint"
+    again = json.loads(GitlabReporter().render([*FINDINGS, FINDINGS[0]], CONTEXT))
+    assert [i["fingerprint"] for i in again] == [i["fingerprint"] for i in doc]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate([{**doc[0], "severity": "error"}], GITLAB_CODE_QUALITY)
