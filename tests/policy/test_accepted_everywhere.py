@@ -126,6 +126,17 @@ def test_live_exceptions_are_honoured_by_every_command(repo: Path) -> None:
     assert "owner gpu-platform@example.com, expires 2027-03-31" in suppressed[0]["suppressions"][0]["justification"]
 
 
+def test_deviations_lists_the_accepted_findings(repo: Path) -> None:
+    result = run_gpuspec("deviations", "--today", BEFORE, cwd=repo)
+    assert result.code == 0, result.err
+    assert "train: 2 accepted finding(s)" in result.out
+    assert "owner: gpu-platform@example.com, expires: 2027-03-31" in result.out
+    doc = run_gpuspec("deviations", "--format", "json", "--today", BEFORE, cwd=repo).json()
+    assert [a["rule"] for a in doc["accepted"]["train"]] == ["GS204", "GS202"]
+    assert "| `GS202` | `clusters[train].operator.version` |" in run_gpuspec(
+        "deviations", "--format", "markdown", "--today", BEFORE, cwd=repo).out
+
+
 def test_plan_works_with_accepted_clusters_at_both_revisions(repo: Path) -> None:
     cluster = repo / "fleet" / "clusters" / "train.yaml"
     cluster.write_text(CLUSTER.replace("nodes: 4", "nodes: 6"), encoding="utf-8")
@@ -139,7 +150,8 @@ def test_expired_exceptions_fail_every_command(repo: Path) -> None:
     assert run_gpuspec("render", "--today", BEFORE, cwd=repo).code == 0  # stamped: must not vouch later
     (repo / "fleet" / "clusters" / "train.yaml").write_text(CLUSTER.replace("nodes: 4", "nodes: 6"),
                                                             encoding="utf-8")
-    for args in (["validate"], ["lint"], ["render"], ["handover"], ["plan", "--base", "HEAD"]):
+    for args in (["validate"], ["lint"], ["render"], ["handover"], ["images"], ["deviations"],
+                 ["plan", "--base", "HEAD"]):
         result = run_gpuspec(*args, "--today", AFTER, cwd=repo)
         text = result.out + result.err
         assert result.code == 1, (args, text)
