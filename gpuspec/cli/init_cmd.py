@@ -17,14 +17,13 @@ from gpuspec import exitcodes
               help="URL of the git repository Argo CD / Flux sync rendered/ from (default: a placeholder to edit).")
 @click.option("--force", is_flag=True, help="Write into a folder that is not empty (replaces files of the same names).")
 def init_command(target: Path, name: str | None, repo_url: str | None, force: bool) -> None:
-    """Create a fleet repository in DIR (default: the current folder).
+    """Create a fleet repository in DIR (default: the current folder) that validates, lints and renders at once.
 
     Writes fleet/fleet.yaml (commented: git source, channels, policy packs, an
     optional mirror), fleet/clusters/example.yaml (a commented example
     cluster to copy or replace), policies/site.yaml (a pack extending
     default), a GitHub workflow and a pre-commit configuration using
-    gpuspec's action and hooks, a .gitignore and a README. The result passes
-    validate, lint and render as it is. Refuses a folder that is not empty
+    gpuspec's action and hooks, a .gitignore and a README. Refuses a folder that is not empty
     unless --force. Exit 0 when written, 2 when refused.
     """
     from gpuspec.pipeline.scaffold import DEFAULT_REPO_URL, fleet_name, skeleton, write_skeleton

@@ -42,7 +42,8 @@ SUMMARIES: dict[str, str] = {
     "deviations": "List every deliberate deviation of the fleet, by cluster.",
     "explain": "Show one finding id's documentation: title, severity, rationale, examples and parameters.",
     "handover": "Write the handover documents of the fleet's clusters (Markdown).",
-    "init": "Create a fleet repository that validates at once: fleet/, policies/, CI workflow, pre-commit.",
+    "init": "Create a fleet repository in DIR (default: the current folder) that validates, lints and renders at "
+            "once.",
     "images": "Print every image:tag the clusters pull, sorted and de-duplicated.",
     "import": "Draft a cluster spec from a node inventory.",
     "lint": "Lint the fleet: schema, references, support matrix and policy rules.",
