@@ -53,13 +53,17 @@ Lint exits with code 2.
 EXCEPTION_EXPIRED = Entry(
     id="GS003",
     title="Policy exception has expired",
-    severity=Severity.WARNING,
-    rationale="Exceptions are time-boxed so that accepted risks are reviewed again.",
+    severity=Severity.ERROR,
+    rationale="Exceptions are time-boxed so that accepted risks are reviewed again; a fleet must not silently "
+              "stay out of support once the agreed date has passed.",
     doc="""
-A policy exception is past its `expires` date (judged against today, or `--today`).
+A policy exception is past its `expires` date: the last day it applies, judged against today's date in UTC
+(or `--today YYYY-MM-DD` of validate, lint, render, handover and plan).
 
-An expired exception no longer hides anything: the findings it covered are
+An expired exception no longer accepts anything: the findings it covered are
 reported again, and this finding points at the exception to renew or drop.
+It is an error in every command (validate, lint, render, handover, plan); a
+policy pack cannot lower or disable it.
 """,
     tags=("engine", "policy"),
 )
@@ -115,6 +119,68 @@ An inline suppression names a rule id gpuspec does not know.
     tags=("engine", "suppression"),
 )
 
+EXCEPTION_NOT_ACCEPTABLE = Entry(
+    id="GS008",
+    title="Exception or suppression names a finding that cannot be accepted",
+    severity=Severity.ERROR,
+    rationale="Structural errors make the output wrong or unsafe, whatever anyone agrees to; being outside "
+              "NVIDIA's support matrix is acceptable only with an owner and an expiry date.",
+    doc="""
+Some findings can never be accepted: schema, YAML and reference findings
+(GS1xx), findings of the lint engine itself (GS0xx), a credential in the
+spec (GS405) and the findings of verify and audit. A policy exception or an
+inline suppression that names one is an error, and accepts nothing for that id.
+
+Support-matrix findings (GS2xx, GS3xx) can be accepted only by a policy
+exception, which names an owner and an expiry date; an inline
+`# gpuspec: ignore GS202` has neither, so it is refused too.
+
+Failing:
+
+```yaml
+exceptions:
+  - rules: [GS101]
+    cluster: c1
+    owner: platform
+    reason: the schema is wrong
+    expires: 2099-01-01
+```
+
+Passing: fix the spec; accept only findings of the support matrix and the policy rules.
+""",
+    tags=("engine", "policy", "suppression"),
+)
+
+EXCEPTION_PLACEHOLDER = Entry(
+    id="GS009",
+    title="Policy exception is not filled in",
+    severity=Severity.ERROR,
+    rationale="An exception nobody owns, or one without an end, is a silent permanent waiver.",
+    doc="""
+An exception's `owner`, `reason` or `expires` is still a placeholder starting with `TODO`
+(as `gpuspec import` writes them, e.g. `owner: "TODO: review"`). Such an exception
+accepts nothing until a person fills it in: an owner who answers for it, the reason,
+and the last day it applies (YYYY-MM-DD).
+
+Failing:
+
+```yaml
+exceptions:
+  - rules: [GS202]
+    cluster: c1
+    owner: "TODO: review"
+    reason: the cluster runs v24.9.2 today; upgrade planned
+    expires: "TODO: review"
+```
+
+Passing: `owner: gpu-platform@example.com` and `expires: 2027-03-31`.
+""",
+    tags=("engine", "policy"),
+)
+
+#: Ids a policy pack cannot configure (enable, disable, change severity): they are errors in every command.
+FIXED_IDS: frozenset[str] = frozenset({"GS003", "GS008", "GS009"})
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     RULE_CRASHED,
@@ -125,4 +191,6 @@ ENTRIES: tuple[Entry, ...] = (
     SUPPRESSION_WITHOUT_REASON,
     SUPPRESSION_UNUSED,
     SUPPRESSION_UNKNOWN_RULE,
+    EXCEPTION_NOT_ACCEPTABLE,
+    EXCEPTION_PLACEHOLDER,
 )

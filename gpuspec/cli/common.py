@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -52,6 +53,23 @@ def policies_option(func: F) -> F:
     return click.option(
         "--policies", "policies_dir", default=str(DEFAULT_POLICIES), show_default=True,
         type=click.Path(path_type=Path, file_okay=False), callback=_policies_folder, help="Folder of policy packs.",
+    )(func)
+
+
+def _parse_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date such as 2026-09-30") from None
+
+
+def today_option(func: F) -> F:
+    """The --today option: the day policy exceptions expire against (default: today's date in UTC)."""
+    return click.option(
+        "--today", callback=_parse_date, metavar="YYYY-MM-DD", default=None,
+        help="Date policy exceptions expire against (default: today, UTC).",
     )(func)
 
 

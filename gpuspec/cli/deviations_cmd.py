@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import fleet_argument, policies_option
+from gpuspec.cli.common import fleet_argument, policies_option, today_option
 from gpuspec.cli.render_cmd import prepared_or_exit
 from gpuspec.spec.models import Fleet
 
@@ -80,26 +81,65 @@ def render_markdown(data: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(out)
 
 
+def render_accepted_text(accepted: dict[str, list[dict[str, Any]]]) -> str:
+    """Plain text of the findings policy exceptions accept, one block per finding (empty when none)."""
+    lines: list[str] = []
+    for name, records in accepted.items():
+        lines.append(f"{name}: {len(records)} accepted finding(s)")
+        for r in records:
+            lines.append(f"  {r['rule']} {r['path']}: {r['message']}")
+            lines.append(f"    reason: {r['reason']}")
+            lines.append(f"    owner: {r.get('owner', '-')}, expires: {r.get('expires', '-')}")
+            if "acceptedBy" in r:
+                lines.append(f"    accepted by: {r['acceptedBy']['file']} ({r['acceptedBy']['path']})")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def render_accepted_markdown(accepted: dict[str, list[dict[str, Any]]]) -> str:
+    """A Markdown table per cluster of the findings policy exceptions accept (empty when none)."""
+    if not accepted:
+        return ""
+    out = ["# Accepted findings", ""]
+    for name, records in accepted.items():
+        out += [f"## `{_cell(name)}`", "", "| Finding | Path | What | Reason | Owner | Expires |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        for r in records:
+            out.append(" | ".join([
+                f"| `{_cell(r['rule'])}`", f"`{_cell(r['path'])}`", _cell(r["message"]), _cell(r["reason"]),
+                _cell(r.get("owner", "")), _cell(r.get("expires", "")),
+            ]) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 @click.command("deviations")
 @fleet_argument
 @policies_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="Output format.")
-def deviations_command(fleet_dir: Path, policies_dir: Path, output_format: str) -> None:
+@today_option
+def deviations_command(fleet_dir: Path, policies_dir: Path, output_format: str, today: date | None) -> None:
     """List every deliberate deviation of the fleet, by cluster.
 
     A deviation is a chart value (cluster `overrides`) or NVIDIADriver field (pool
     `driverOverrides`) set by hand: path, value, the chart's default, reason, owner
-    and ticket. The fleet is validated first; errors exit 1, unusable input 2.
+    and ticket. Findings policy exceptions accept (out-of-support state with an
+    owner and an expiry) are listed after them. The fleet is validated first;
+    errors exit 1, unusable input 2.
     """
-    prepared = prepared_or_exit(fleet_dir, policies_dir, "deviations", render=False)
+    prepared = prepared_or_exit(fleet_dir, policies_dir, "deviations", render=False, today=today)
     fleet = prepared.validation.fleet
     assert fleet is not None
     data = fleet_deviations(fleet)
+    accepted = {c.name: records for c in sorted(fleet.clusters, key=lambda c: c.name)
+                if (records := prepared.validation.accepted_records(fleet, c.name))}
     if output_format == "json":
-        click.echo(json.dumps({"clusters": data}, indent=2, sort_keys=True, ensure_ascii=False))
+        doc: dict[str, Any] = {"clusters": data}
+        if accepted:
+            doc["accepted"] = accepted
+        click.echo(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
     elif output_format == "markdown":
-        click.echo(render_markdown(data), nl=False)
+        click.echo(render_markdown(data) + ("\n" + render_accepted_markdown(accepted) if accepted else ""), nl=False)
     else:
-        click.echo(render_text(data), nl=False)
+        click.echo(render_text(data) + render_accepted_text(accepted), nl=False)
     raise SystemExit(exitcodes.OK)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import fleet_argument, policies_option
+from gpuspec.cli.common import fleet_argument, policies_option, today_option
 from gpuspec.cli.render_cmd import prepared_or_exit
 
 
@@ -18,7 +19,9 @@ from gpuspec.cli.render_cmd import prepared_or_exit
               help="Only this cluster (repeatable); default every cluster plus the fleet index.")
 @click.option("--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Write <cluster>.md (and README.md, the fleet index) into this folder instead of printing.")
-def handover_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, ...], output_dir: Path | None) -> None:
+@today_option
+def handover_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, ...], output_dir: Path | None,
+                     today: date | None) -> None:
     """Write the handover documents of the fleet's clusters (Markdown).
 
     Per cluster: placement scheme with a Mermaid diagram, how a pod reaches a
@@ -31,7 +34,7 @@ def handover_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, .
     """
     from gpuspec.handover.documents import HANDOVER_DIR, INDEX_FILE, document_path
 
-    prepared = prepared_or_exit(fleet_dir, policies_dir, "handover", only=clusters or None)
+    prepared = prepared_or_exit(fleet_dir, policies_dir, "handover", only=clusters or None, today=today)
     assert prepared.rendered is not None
     files = prepared.rendered.files
     wanted = [document_path(name) for name in prepared.rendered.clusters]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shlex
+from datetime import date
 from pathlib import Path
 
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import fleet_argument, policies_option
+from gpuspec.cli.common import fleet_argument, policies_option, today_option
 from gpuspec.cli.render_cmd import prepared_or_exit
 from gpuspec.errors import GpuspecError
 
@@ -20,14 +21,17 @@ from gpuspec.errors import GpuspecError
               help="Only this cluster (repeatable); default every cluster.")
 @click.option("--format", "output_format", type=click.Choice(["list", "skopeo"]), default="list", show_default=True,
               help="list: the references clusters pull (mirror-rewritten); skopeo: copy commands upstream → mirror.")
-def images_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, ...], output_format: str) -> None:
+@today_option
+def images_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, ...], output_format: str,
+                   today: date | None) -> None:
     """Print every image:tag the clusters pull, sorted and de-duplicated.
 
     Driver images are listed once per node OS (and per kernel for precompiled
     drivers). With --format skopeo, print one `skopeo copy` command per image
     an air-gapped cluster needs mirrored; online clusters need none.
     """
-    prepared = prepared_or_exit(fleet_dir, policies_dir, "images", render=False, only=clusters or None)
+    prepared = prepared_or_exit(fleet_dir, policies_dir, "images", render=False, only=clusters or None,
+                                today=today)
     assert prepared.rendered is not None
     images = prepared.rendered.images
     known = set(images)

@@ -15,18 +15,10 @@ from gpuspec.cli.common import (
     format_option,
     output_option,
     policies_option,
+    today_option,
 )
 from gpuspec.findings import Severity
 from gpuspec.pipeline.lint import lint_fleet
-
-
-def _parse_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date such as 2026-09-30") from None
 
 
 @click.command("lint")
@@ -38,8 +30,7 @@ def _parse_date(_ctx: click.Context, _param: click.Parameter, value: str | None)
 @output_option
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
               help="Exit 1 when a finding has this severity or a higher one.")
-@click.option("--today", callback=_parse_date, metavar="YYYY-MM-DD", default=None,
-              help="Date policy exceptions expire against (default: today).")
+@today_option
 @click.option("--base", "base_rev", metavar="REV", default=None,
               help="Also run the change-set rules (GS8xx) on the change from git revision REV to the working tree.")
 @click.option("--omit-suppressed", is_flag=True, default=False,

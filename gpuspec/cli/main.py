@@ -16,6 +16,7 @@ from gpuspec.redaction import redact_text
 
 #: Command name → "module:attribute"; modules are imported only when their command runs (fast start-up).
 COMMANDS: dict[str, str] = {
+    "init": "gpuspec.cli.init_cmd:init_command",
     "validate": "gpuspec.cli.validate_cmd:validate_command",
     "lint": "gpuspec.cli.lint_cmd:lint_command",
     "rules": "gpuspec.cli.rules_cmd:rules_command",
@@ -41,6 +42,8 @@ SUMMARIES: dict[str, str] = {
     "deviations": "List every deliberate deviation of the fleet, by cluster.",
     "explain": "Show one finding id's documentation: title, severity, rationale, examples and parameters.",
     "handover": "Write the handover documents of the fleet's clusters (Markdown).",
+    "init": "Create a fleet repository in DIR (default: the current folder) that validates, lints and renders at "
+            "once.",
     "images": "Print every image:tag the clusters pull, sorted and de-duplicated.",
     "import": "Draft a cluster spec from a node inventory.",
     "lint": "Lint the fleet: schema, references, support matrix and policy rules.",

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import fleet_argument, output_option, write_report
+from gpuspec.cli.common import (
+    emit_report,
+    exit_code,
+    fleet_argument,
+    output_option,
+    policies_option,
+    today_option,
+    write_report,
+)
 from gpuspec.plan.build import build_plan
 from gpuspec.plan.markdown import render_markdown
 from gpuspec.plan.output import render_json, render_text
@@ -26,7 +35,10 @@ RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdo
     help="text for terminals, json for tools, markdown for a pull-request comment.",
 )
 @output_option
-def plan_command(base_rev: str, fleet_dir: Path, output_format: str, output_file: Path | None) -> None:
+@policies_option
+@today_option
+def plan_command(base_rev: str, fleet_dir: Path, output_format: str, output_file: Path | None, policies_dir: Path,
+                 today: date | None) -> None:
     """Show what changes between the fleet at REV and the working tree.
 
     Reads the fleet at REV straight from git objects (no checkout; works in a
@@ -36,10 +48,21 @@ def plan_command(base_rev: str, fleet_dir: Path, output_format: str, output_file
     reload, MIG repartition), orders them by rollout wave (canary first) and
     says how to roll each back.
 
-    Exit 0 after printing the plan, 2 when REV or either fleet is unusable.
+    Either revision may hold clusters outside the support matrix that policy
+    exceptions accept. The working tree's exceptions are checked as in every
+    command: an expired or unfilled one, or one naming a finding that cannot
+    be accepted, is printed on standard error after the plan and exits 1.
+
+    Exit 0 after printing the plan, 1 when an exception of the working tree
+    is in error, 2 when REV or either fleet is unusable.
     Use `gpuspec lint --base REV` to gate changes (GS8xx rules).
     """
+    from gpuspec.pipeline.validate import exception_findings
+
     plan = build_plan(fleet_dir, base_rev)
     text = render_markdown(plan, fleet_dir) if output_format == "markdown" else RENDERERS[output_format](plan)
     write_report(text, output_file)
-    raise SystemExit(exitcodes.OK)
+    problems = exception_findings(fleet_dir, policies_dir, today)
+    if problems:
+        emit_report(problems, "text", "plan", err=True)
+    raise SystemExit(exit_code(problems) if problems else exitcodes.OK)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import DEFAULT_RENDERED, emit_report, fleet_argument, policies_option
+from gpuspec.cli.common import DEFAULT_RENDERED, emit_report, fleet_argument, policies_option, today_option
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
 from gpuspec.loader.files import cluster_files
@@ -32,23 +33,24 @@ def report_findings(findings: Sequence[Finding], command: str, *, located: bool 
 
 
 def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
-                     only: Sequence[str] | None = None) -> Prepared:
+                     only: Sequence[str] | None = None, today: date | None = None) -> Prepared:
     """Validate and compile; on unusable input exit 2, on errors exit 1 (after printing the findings).
 
     ``render=False``: validate and list images only (see :func:`gpuspec.pipeline.render.prepare`).
+    ``today``: the day policy exceptions expire against (default: today in UTC).
     """
-    return _prepared(fleet_dir, policies_dir, command, render=render, only=only)[0]
+    return _prepared(fleet_dir, policies_dir, command, render=render, only=only, today=today)[0]
 
 
 def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
-              only: Sequence[str] | None = None) -> tuple[Prepared, list[Finding]]:
+              only: Sequence[str] | None = None, today: date | None = None) -> tuple[Prepared, list[Finding]]:
     from gpuspec.pipeline.render import prepare
 
     if only and fleet_dir.is_dir():
         _check_cluster_names(fleet_dir, only)
-    prepared = prepare(fleet_dir, policies_dir, only, render=render)
+    prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today)
     reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
-    if not prepared.validation.load.usable:
+    if not prepared.validation.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     if prepared.rendered is None:
         click.echo(f"gpuspec {command}: the fleet has errors; nothing was written", err=True)
@@ -93,18 +95,23 @@ def _stale_reason(out_dir: Path) -> str:
 @click.option("--out", "out_dir", default=str(DEFAULT_RENDERED), show_default=True,
               type=click.Path(path_type=Path, file_okay=False), help="Output folder.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when the output folder is stale.")
-def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool) -> None:
+@today_option
+def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date | None) -> None:
     """Compile the fleet into pinned Helm values, Kustomize overlays and Argo CD / Flux objects.
 
     Runs `validate` first: any error writes nothing (exit 1), unusable input exits 2.
+    Findings a policy exception accepts are recorded in the cluster's
+    deviations.yaml and handover document, with owner and expiry.
     The output is byte-stable and written atomically; only changed files are
     rewritten and files of removed clusters are deleted. With --check nothing
     is written: exit 0 when the output folder is up to date, else exit 1 and
     print a unified diff.
     """
+    from gpuspec.policy.acceptance import utc_today
     from gpuspec.render.stamp import RenderStamp
 
-    stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir)
+    today = today or utc_today()
+    stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir, today)
     stamped = stamp.current() if stamp is not None else None
     if stamped is not None and not check:
         from gpuspec.render.writer import stale_temporaries
@@ -119,7 +126,7 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
 
     from gpuspec.render.writer import check_output, write_output
 
-    prepared, reported = _prepared(fleet_dir, policies_dir, "render")
+    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today)
     assert prepared.rendered is not None
     expected = prepared.rendered.files
     count = len(prepared.rendered.clusters)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from gpuspec.cli.common import (
     format_option,
     output_option,
     policies_option,
+    today_option,
 )
 from gpuspec.pipeline.validate import validate_fleet
 
@@ -23,15 +25,19 @@ from gpuspec.pipeline.validate import validate_fleet
 @policies_option
 @format_option(["text", "json"])
 @output_option
-def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, output_file: Path | None) -> None:
+@today_option
+def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, output_file: Path | None,
+                     today: date | None) -> None:
     """Check the fleet spec against its schema, its references and NVIDIA's support matrix.
 
+    Findings of the support matrix that a policy exception (owner, reason,
+    expiry) accepts are not errors; an expired or unfilled exception is.
     Exit 0 when valid, 1 when there are errors, 2 when the input is unusable
-    (YAML or schema problems).
+    (YAML or schema problems, an unusable policy pack).
     """
-    result = validate_fleet(fleet_dir, policies_dir)
+    result = validate_fleet(fleet_dir, policies_dir, today=today)
     emit_report(result.findings, output_format, "validate", output_file, raw=result.load.raw,
-                successful=result.load.usable)
-    if not result.load.usable:
+                successful=result.usable, suppressed=[a.suppressed() for a in result.accepted])
+    if not result.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(result.findings))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import click
@@ -14,6 +15,8 @@ from gpuspec.cli.common import (
     fleet_argument,
     format_option,
     output_option,
+    policies_option,
+    today_option,
 )
 from gpuspec.pipeline.verify import VerifyOptions, verify_fleet
 from gpuspec.verify.shard import parse_shard
@@ -57,6 +60,8 @@ def _helm_cache(cache_root: Path | None) -> Path | None:
                    "written into the fleet repository.")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Do not read or write the caches; pulled charts go to a temporary folder.")
+@policies_option
+@today_option
 @format_option()
 @output_option
 def verify_command(
@@ -70,6 +75,8 @@ def verify_command(
     shard_text: str | None,
     cache_root: Path | None,
     no_cache: bool,
+    policies_dir: Path,
+    today: date | None,
     output_format: str,
     output_file: Path | None,
 ) -> None:
@@ -83,15 +90,22 @@ def verify_command(
     names backed by ConfigMaps; values keys the chart knows; every object valid
     against the Kubernetes schema of the cluster's version and against the CRDs.
 
+    The policy's exceptions are checked as in every command: an expired or
+    unfilled one, or one naming a finding that cannot be accepted, is an error.
+
     Exit 0 when clean, 1 when there are errors, 2 when the input is unusable or
     helm/kubectl are missing (run `gpuspec tools install`).
     """
+    from gpuspec.pipeline.validate import exception_findings
+
     options = VerifyOptions(
         fleet_dir=fleet_dir, rendered_dir=rendered_dir, charts=charts, clusters=clusters, crd_paths=crd_paths,
         helm=helm, jobs=jobs, cache_dir=None if no_cache else _helm_cache(cache_root),
         shard=parse_shard(shard_text) if shard_text is not None else None,
     )
     result = verify_fleet(options)
+    if result.usable:
+        result.findings.extend(exception_findings(fleet_dir, policies_dir, today))
     summary = result.summary() if output_format == "text" else None
     emit_report(result.findings, output_format, "verify", output_file, summary=summary, successful=result.usable)
     if not result.usable:

@@ -362,6 +362,14 @@ class _Builder:
             })
         return out
 
+    def accepted(self) -> list[dict[str, Any]]:
+        """The findings policy exceptions accept in this cluster: rule, what is out of line, owner, until when."""
+        return [{
+            "rule": a.get("rule") or "", "message": a.get("message") or "", "path": a.get("path") or "",
+            "reason": a.get("reason") or "", "owner": a.get("owner") or "", "expires": a.get("expires") or "",
+            "source": "{file} ({path})".format(**a["acceptedBy"]) if a.get("acceptedBy") else "",
+        } for a in self.plan.accepted]
+
     def acceptance_jobs(self) -> list[dict[str, Any]]:
         """The rendered acceptance Jobs: per pool, what each container requests and how the GitOps tool runs it."""
         jobs = []
@@ -632,6 +640,7 @@ class _Builder:
             "chain": self.chain(),
             "images": self.images(),
             "deviations": self.deviations(),
+            "accepted": self.accepted(),
             "rbac": self.rbac(),
             "update": self.update(),
             "rollback": self.rollback(),

@@ -120,10 +120,18 @@ def load_fleet(fleet_dir: Path, only: Collection[str] | None = None) -> LoadResu
             gc.enable()
 
 
+#: What a fleet holds, told whenever there is none: where to start.
+WHAT_A_FLEET_HOLDS = (
+    "a fleet directory holds fleet.yaml (fleet-wide settings: the git repository GitOps syncs, air-gap mirrors, "
+    "release channels, policy packs) and clusters/<name>.yaml (one file per cluster: Kubernetes version and "
+    "distribution, operator release, GitOps tool, rollout, pools of GPU nodes); `gpuspec init` creates a fleet "
+    "repository with both, a policy pack and CI; or run gpuspec in a fleet repository, or pass the fleet directory"
+)
+
+
 def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     if not fleet_dir.exists():
-        raise GpuspecError(f"fleet directory {display_path(fleet_dir)} does not exist",
-                           hint="run gpuspec in a fleet repository or pass the fleet directory")
+        raise GpuspecError(f"fleet directory {display_path(fleet_dir)} does not exist", hint=WHAT_A_FLEET_HOLDS)
     if not fleet_dir.is_dir():
         raise GpuspecError(f"{display_path(fleet_dir)} is not a directory; expected a fleet directory")
     findings: list[Finding] = []
@@ -133,7 +141,7 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     settings_path = fleet_dir / FLEET_FILE
     settings_display = display_path(settings_path)
     if not settings_path.exists():
-        raise GpuspecError(f"{settings_display} not found", hint="a fleet directory holds fleet.yaml and clusters/")
+        raise GpuspecError(f"{settings_display} not found", hint=WHAT_A_FLEET_HOLDS)
     # A partial load (a few clusters) parses its files directly: opening the whole fleet's entries would
     # cost more time and memory than it saves.
     cache = ParseCache(fleet_dir) if only is None else None
@@ -151,8 +159,10 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
 
     clusters: list[Cluster] = []
     if only is None and not paths:
-        findings.append(FILE_UNUSABLE.finding(f"no cluster files in {display_path(fleet_dir / CLUSTERS_DIR)}",
-                                              settings_display, (), line=1, column=1))
+        findings.append(FILE_UNUSABLE.finding(
+            f"no cluster files in {display_path(fleet_dir / CLUSTERS_DIR)}", settings_display, (),
+            "add clusters/<name>.yaml for each cluster (`gpuspec import` drafts one from `kubectl get nodes -o json`; "
+            "`gpuspec init` writes a commented example)", line=1, column=1))
     ok = True
     for display, data, problem in reads:
         if not _usable(display, data, problem, findings):

@@ -16,10 +16,10 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Suppressed
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
+from gpuspec.policy.acceptance import decide, utc_today
 from gpuspec.policy.custom import custom_entry, custom_findings
-from gpuspec.policy.exceptions import apply_exceptions
 from gpuspec.policy.load import Place, Policy, load_policy
-from gpuspec.policy.suppress import apply_suppressions, read_suppressions
+from gpuspec.policy.suppress import read_suppressions
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.overrides import override_findings
 from gpuspec.rules.references import reference_findings
@@ -86,7 +86,8 @@ def _run_rules(
 
 
 def _restamp(findings: Sequence[Finding], policy: Policy) -> list[Finding]:
-    """Give engine findings (GS003–GS007) the severity the policy sets, and drop disabled ones."""
+    """Give findings the severity the policy sets (engine findings GS004–GS007; GS003, GS008 and GS009 are fixed),
+    and drop those of disabled ids."""
     out: list[Finding] = []
     for finding in findings:
         config = policy.rules.get(finding.rule_id)
@@ -121,7 +122,8 @@ def lint_fleet(
 ) -> LintResult:
     """Lint ``fleet_dir`` under the policy packs ``packs`` (default: those fleet.yaml selects) from ``policies_dir``.
 
-    ``today`` is the date exceptions expire against (default: the real date).  With ``base_rev`` the
+    ``today`` is the date exceptions expire against (default: today in UTC); which findings are accepted is
+    decided by :func:`gpuspec.policy.acceptance.decide`, as in every other command.  With ``base_rev`` the
     change-set rules (GS8xx) also run, on the change from that git revision to the working tree, under
     the same policy (severities, parameters, exceptions, suppressions).
     """
@@ -149,21 +151,15 @@ def lint_fleet(
         changeset = changeset_context(None, base_rev, fleet_dir, policies_dir=policies_dir, head=fleet,
                                       exceptions=policy.exceptions)
     findings.extend(_run_rules(fleet, load.raw, policy, changeset))
-    excepted: list[Suppressed] = []
-    findings, exception_findings = apply_exceptions(fleet, findings, policy, today or date.today(), excepted)
-    located = locate_findings(findings)
-    located_excepted = locate_findings([s.finding for s in excepted])
-    suppressed = [replace(s, finding=f) for s, f in zip(excepted, located_excepted, strict=True)]
     custom_ids = {c.rule.id for c in policy.custom_rules}
 
     def known(rule_id: str) -> bool:
-        """Rules ``gpuspec rules`` lists and custom rules; validation findings (GS1xx) cannot be suppressed."""
+        """Rules ``gpuspec rules`` lists and custom rules."""
         return rule_id in policy.rules or rule_id in custom_ids
 
-    located, suppression_findings = apply_suppressions(
-        located, read_suppressions(load.raw), known, policy.enabled, suppressed)
-    extra = locate_findings(_restamp([*exception_findings, *suppression_findings], policy))
-    result = mark_sensitive(sorted([*located, *extra], key=Finding.sort_key), load.raw)
-    suppressed.sort(key=lambda s: s.finding.sort_key())
+    decision = decide(fleet, findings, policy, today or utc_today(), suppressions=read_suppressions(load.raw),
+                      known=known, report_unused=True)
+    result = mark_sensitive(_restamp(decision.findings, policy), load.raw)
+    suppressed = decision.suppressed
     docs = _docs([*result, *(s.finding for s in suppressed)], policy)
     return LintResult(result, usable=True, rule_docs=docs, packs=policy.packs, raw=load.raw, suppressed=suppressed)

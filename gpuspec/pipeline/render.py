@@ -7,13 +7,15 @@ does not depend on the number of workers.
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
@@ -96,14 +98,20 @@ def expected_bytes(plan: RenderPlan) -> dict[str, bytes]:
         return {path: serialize(spec, digest) for path, (digest, spec) in plan.files().items()}
 
 
+#: Per cluster name, the records of the findings policy exceptions accept there.
+AcceptedRecords = Mapping[str, Sequence[Mapping[str, Any]]]
+
+
 def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
-                     handover: HandoverSettings | None = None, documents: DocumentCache | None = None) -> Rendered:
+                     handover: HandoverSettings | None = None, documents: DocumentCache | None = None,
+                     accepted: AcceptedRecords | None = None) -> Rendered:
     out = Rendered()
     with _no_cyclic_gc():
         for name in names:
             cluster = fleet.cluster(name)
             assert cluster is not None
-            plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file))
+            plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file),
+                                   (accepted or {}).get(name, ()))
             for path, spec in plan.files.items():
                 out.files[path] = serialize(spec, plan.digest)
             out.images[plan.name] = plan.images
@@ -117,13 +125,14 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
 
 
 #: What forked workers render from (set in the parent just before the pool starts).
-_WORK: tuple[Fleet, InputDigests, HandoverSettings | None, DocumentCache | None] | None = None
+_WORK: tuple[Fleet, InputDigests, HandoverSettings | None, DocumentCache | None, AcceptedRecords | None] | None = None
 
 
 def _worker(names: list[str]) -> Rendered | str:
     assert _WORK is not None
     try:
-        return _render_clusters(*_WORK[:2], names, *_WORK[2:])
+        fleet, inputs, handover, documents, accepted = _WORK
+        return _render_clusters(fleet, inputs, names, handover, documents, accepted)
     except GpuspecError as exc:
         return str(exc)
 
@@ -136,14 +145,15 @@ def jobs_for(clusters: int) -> int:
 
 
 def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None = None, jobs: int = 0,
-                 handover: HandoverSettings | None = None) -> Rendered:
+                 handover: HandoverSettings | None = None, accepted: AcceptedRecords | None = None) -> Rendered:
     """Compile and serialize every cluster (or those in ``only``); ``jobs`` 0 = choose automatically.
 
     With ``handover`` each cluster also gets its handover document, and the whole fleet (``only`` None) the
-    fleet index of them.
+    fleet index of them.  ``accepted``: per cluster, the findings its policy exceptions accept (recorded in
+    its ``deviations.yaml`` and handover document).
     """
     documents = DocumentCache(handover) if handover is not None else None
-    out = _render_fleet(fleet, inputs, only, jobs, handover, documents)
+    out = _render_fleet(fleet, inputs, only, jobs, handover, documents, accepted)
     if handover is not None and documents is not None and only is None:
         for name, (brief, digest) in out.summaries.items():
             documents.put(name, digest, out.files[document_path(name)], brief)
@@ -158,16 +168,17 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
 
 
 def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
-                  handover: HandoverSettings | None, documents: DocumentCache | None) -> Rendered:
+                  handover: HandoverSettings | None, documents: DocumentCache | None,
+                  accepted: AcceptedRecords | None = None) -> Rendered:
     wanted = set(only) if only is not None else None
     names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
     jobs = jobs or jobs_for(len(names))
     if jobs <= 1 or len(names) < 2:
-        return _render_clusters(fleet, inputs, names, handover, documents)
+        return _render_clusters(fleet, inputs, names, handover, documents, accepted)
     # Warm the support-matrix caches once, before forking.
-    _render_clusters(fleet, inputs, names[:1], handover, documents)
+    _render_clusters(fleet, inputs, names[:1], handover, documents, accepted)
     global _WORK
-    _WORK = (fleet, inputs, handover, documents)
+    _WORK = (fleet, inputs, handover, documents, accepted)
     chunks = [names[i::jobs] for i in range(jobs)]
     try:
         with fork_pool(jobs) as pool:
@@ -193,7 +204,7 @@ def fleet_images(fleet: Fleet, names: Iterable[str]) -> dict[str, dict[str, str]
 
 
 def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | None = None,
-            jobs: int = 0, *, render: bool = True) -> Prepared:
+            jobs: int = 0, *, render: bool = True, today: dt.date | None = None) -> Prepared:
     """Validate ``fleet_dir``; when usable and free of errors, render its output.
 
     ``render=False``: validate only, and fill ``rendered.images`` (no files) — enough for ``gpuspec images``.
@@ -201,7 +212,7 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
     """
     wanted = sorted(set(only)) if only is not None else None
     files = None if render or wanted is None else {f"{n}{s}" for n in wanted for s in YAML_SUFFIXES}
-    validation = validate_fleet(fleet_dir, policies_dir, files)
+    validation = validate_fleet(fleet_dir, policies_dir, files, today)
     fleet = validation.fleet
     if fleet is None or any(f.severity.rank >= Severity.ERROR.rank for f in validation.findings):
         return Prepared(validation, None)
@@ -211,4 +222,6 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
             return Prepared(validation, Rendered(images=fleet_images(fleet, names)))
     handover = HandoverSettings(fleet_dir, override_files(fleet_dir), rule_settings(fleet, policies_dir),
                                 fleet.settings.git.path.strip("/") or ".")
-    return Prepared(validation, render_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only, jobs, handover))
+    accepted = {c.name: records for c in fleet.clusters if (records := validation.accepted_records(fleet, c.name))}
+    return Prepared(validation, render_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only, jobs, handover,
+                                             accepted))

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuspec.catalogue import policy_entries
-from gpuspec.catalogue.engine import POLICY_FILE_INVALID, POLICY_SETTING_INVALID
+from gpuspec.catalogue import CATALOGUE, policy_entries
+from gpuspec.catalogue.engine import FIXED_IDS, POLICY_FILE_INVALID, POLICY_SETTING_INVALID
 from gpuspec.catalogue.entry import Entry, Param
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import DocPath, Finding, Severity
@@ -354,6 +354,11 @@ def load_policy(
                 loader.findings.append(_finding(POLICY_SETTING_INVALID, f"{rule_id} cannot be configured", place,
                                                 "policy and input errors always stop lint", at_key=True))
                 continue
+            if rule_id in FIXED_IDS:
+                loader.findings.append(_finding(POLICY_SETTING_INVALID, f"{rule_id} cannot be configured", place,
+                                                "problems of exceptions are errors in every command",
+                                                at_key=True))
+                continue
             if entry is not None:
                 problems = _check_params(entry, setting.params, place)
                 loader.findings.extend(problems)
@@ -371,7 +376,9 @@ def load_policy(
             )
         for index, exception in enumerate(pack.pack.exceptions):
             place = Place(pack.file, ("exceptions", index))
-            bad = [r for r in exception.rules if r not in configs]
+            # Ids of the catalogue that no pack configures (GS1xx, verify, audit) stay in the exception: the
+            # acceptance step refuses them with GS008, in every command (see gpuspec.policy.acceptance).
+            bad = [r for r in exception.rules if r not in configs and r not in CATALOGUE]
             for r_index, rule_id in enumerate(exception.rules):
                 if rule_id in bad:
                     loader.findings.append(_unknown_id(rule_id, known, Place(pack.file,

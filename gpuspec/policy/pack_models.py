@@ -15,6 +15,9 @@ from gpuspec.findings import Severity
 from gpuspec.spec.models import DNS_LABEL_PATTERN
 
 PackName = Annotated[str, StringConstraints(pattern=DNS_LABEL_PATTERN)]
+#: A value still to be filled in by a person, as ``gpuspec import`` writes it: ``TODO`` or ``"TODO: review"``.
+PLACEHOLDER_PATTERN = r"^\s*(?i:todo)\b"
+Placeholder = Annotated[str, StringConstraints(pattern=PLACEHOLDER_PATTERN)]
 #: A rule id as written in a pack: GS + three digits, or a custom id such as ORG001.
 RuleId = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9]{1,9}[0-9]{3}$")]
 
@@ -50,7 +53,9 @@ class PolicyException(PolicyModel):
     pool: PackName | None = Field(default=None, description="Only findings of this pool (absent = whole cluster).")
     owner: str = Field(min_length=1, description="Who answers for the exception (team or person).")
     reason: str = Field(min_length=1, description="Why the finding is accepted.")
-    expires: date = Field(description="Last day the exception applies (YYYY-MM-DD).")
+    expires: date | Placeholder = Field(
+        description='Last day the exception applies (YYYY-MM-DD); a "TODO..." placeholder accepts nothing.'
+    )
 
 
 class CustomRule(PolicyModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, acceptance_files
@@ -74,8 +74,13 @@ def _prerequisites(ctx: ClusterContext) -> dict[str, list[Any]]:
     return files
 
 
-def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
-    """The plan of one cluster: values, overlay, images.txt and its GitOps objects."""
+def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
+                    accepted: Sequence[Mapping[str, Any]] = ()) -> ClusterPlan:
+    """The plan of one cluster: values, overlay, images.txt and its GitOps objects.
+
+    ``accepted``: records of the findings policy exceptions accept in this cluster (rule, message, spec path,
+    owner, reason, expiry), written with the deliberate deviations into ``deviations.yaml``.
+    """
     ctx = cluster_context(fleet, cluster)
     plan = ClusterPlan(name=cluster.name, digest=digest)
     base = f"clusters/{cluster.name}"
@@ -93,10 +98,12 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
     plan.files[f"{base}/node-labels.yaml"] = YamlFile((node_labels(ctx),))
     nvidiadriver_pools = {d.pool.name for d in ctx.pool_drivers}
     plan.deviations = deviation_records(cluster, ctx.facts, nvidiadriver_pools)
-    if plan.deviations:
-        plan.files[f"{base}/{DEVIATIONS_FILE}"] = YamlFile(({
-            "cluster": cluster.name, "release": ctx.facts.tag, "deviations": plan.deviations,
-        },))
+    plan.accepted = [dict(a) for a in accepted]
+    if plan.deviations or plan.accepted:
+        record: dict[str, Any] = {"cluster": cluster.name, "release": ctx.facts.tag, "deviations": plan.deviations}
+        if plan.accepted:
+            record["accepted"] = plan.accepted
+        plan.files[f"{base}/{DEVIATIONS_FILE}"] = YamlFile((record,))
     checks = acceptance_checks(ctx, {p: f.documents for p, f in plan.files.items() if isinstance(f, YamlFile)})
     plan.acceptance = [c.to_data() for c in checks]
     accept = acceptance_files(ctx, checks)

@@ -34,6 +34,8 @@ class ClusterPlan:
     images: dict[str, str] = field(default_factory=dict)
     #: Deliberate deviations (chart-value and NVIDIADriver overrides with their reasons), as plain data.
     deviations: list[dict[str, Any]] = field(default_factory=list)
+    #: Findings policy exceptions accept in this cluster (out-of-matrix state with owner and expiry), as plain data.
+    accepted: list[dict[str, Any]] = field(default_factory=list)
     #: Acceptance checks (one Job per pool: pool, job, namespace, resources, nodeSelector), as plain data.
     acceptance: list[dict[str, Any]] = field(default_factory=list)
 

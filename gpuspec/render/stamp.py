@@ -11,6 +11,7 @@ mtime restored) changes its ctime, so a hand-edited file always takes the full p
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
 from dataclasses import dataclass
@@ -81,8 +82,13 @@ class RenderStamp:
     out: Path
 
     @classmethod
-    def open(cls, fleet_dir: Path, policies_dir: Path | None, out: Path) -> RenderStamp | None:
-        """Hash the inputs; None when caching is off or an input cannot be read (the full path reports why)."""
+    def open(cls, fleet_dir: Path, policies_dir: Path | None, out: Path,
+             today: dt.date | None = None) -> RenderStamp | None:
+        """Hash the inputs; None when caching is off or an input cannot be read (the full path reports why).
+
+        ``today`` (the day policy exceptions expire against; default today in UTC) is part of the key: a stamp
+        of yesterday's run does not vouch for an exception that expired overnight.
+        """
         slot = usercache.entry_path("render", os.getcwd(), os.fspath(fleet_dir), os.fspath(policies_dir or ""),
                                     os.path.abspath(out))
         if slot is None:
@@ -92,6 +98,8 @@ class RenderStamp:
         except (OSError, ValueError):
             return None
         digest = hashlib.sha256(usercache.code_fingerprint().encode())
+        day = today or dt.datetime.now(dt.UTC).date()
+        digest.update(f"today\0{day.isoformat()}\n".encode())
         templates = override_files(fleet_dir)
         for name, sha in sorted({**inputs.shared, **inputs.clusters, **templates}.items()):
             digest.update(f"{name}\0{sha}\n".encode("utf-8", "surrogateescape"))

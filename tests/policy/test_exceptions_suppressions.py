@@ -41,10 +41,19 @@ def test_live_exception_hides_findings_of_its_pool(tmp_path: Path) -> None:
 
 
 def test_cluster_wide_and_any_cluster_exceptions(tmp_path: Path) -> None:
-    got = _run(tmp_path, "GS405", "exceptions:\n" + _exception("GS405", "c1", "2026-12-31"))
-    assert [g[1] for g in got if g[0] == "GS405"] == ["fleet.yaml", "fleet.yaml"]
-    got = _run(tmp_path, "GS405", "exceptions:\n" + _exception("GS405", "'*'", "2026-12-31"))
-    assert [g for g in got if g[0] == "GS405"] == []
+    got = _run(tmp_path, "GS502", "exceptions:\n" + _exception("GS502", "c1", "2026-12-31"))
+    assert [g for g in got if g[0] in ("GS502", "GS004")] == []
+    got = _run(tmp_path, "GS502", "exceptions:\n" + _exception("GS502", "'*'", "2026-12-31"))
+    assert [g for g in got if g[0] in ("GS502", "GS004")] == []
+    got = _run(tmp_path, "GS502", "exceptions:\n" + _exception("GS502", "c2", "2026-12-31"))
+    assert ("GS502", "c1.yaml", 13, 24) in got
+
+
+def test_a_credential_is_never_accepted(tmp_path: Path) -> None:
+    for cluster in ("c1", "'*'"):
+        got = _run(tmp_path, "GS405", "exceptions:\n" + _exception("GS405", cluster, "2026-12-31"))
+        assert [g[1] for g in got if g[0] == "GS405"] == ["c1.yaml", "fleet.yaml", "fleet.yaml"]
+        assert [g for g in got if g[0] == "GS008"] == [("GS008", "p.yaml", 6, 13)]
 
 
 def test_expired_exception_is_a_finding_and_hides_nothing(tmp_path: Path) -> None:

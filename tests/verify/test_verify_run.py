@@ -311,3 +311,17 @@ def test_caches_never_hide_a_new_problem(lab: Path, helm_bin: Path, tmp_path: Pa
     kustomization = lab / "rendered" / "clusters" / "lab-airgap" / "kustomization.yaml"
     _edit_yaml(kustomization, lambda d: d["resources"].append("gone.yaml"))
     assert _ids(_run(lab, helm_bin, cache=cache)) == ["GS907", "GS908"]
+
+
+def test_cli_fails_on_an_expired_policy_exception(lab: Path, helm_bin: Path) -> None:
+    policies = lab / "policies"
+    policies.mkdir(exist_ok=True)
+    (policies / "default.yaml").write_text(
+        "apiVersion: gpuspec.io/v1alpha1\nkind: PolicyPack\nmetadata:\n  name: default\nexceptions:\n"
+        "  - rules: [GS202]\n    cluster: lab-online\n    owner: gpu-platform\n    reason: upgrade planned\n"
+        "    expires: 2027-03-31\n", encoding="utf-8")
+    live = _cli(lab, helm_bin, "--policies", str(policies), "--today", "2027-03-31")
+    assert live.exit_code == 0, live.output
+    expired = _cli(lab, helm_bin, "--policies", str(policies), "--today", "2027-04-01")
+    assert expired.exit_code == 1
+    assert "error GS003 exception for GS202 in lab-online (owner gpu-platform) expired on 2027-03-31" in expired.output
