@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuspec.catalogue.entry import Entry
+from gpuspec.catalogue.verify_intent import ENTRIES as INTENT_ENTRIES
 from gpuspec.findings import Severity
 
 HELM_TEMPLATE_FAILED = Entry(
@@ -188,4 +189,5 @@ ENTRIES: tuple[Entry, ...] = (
     IMAGE_NOT_LISTED,
     CHART_PULL_FAILED,
     MIRRORED_IMAGE_WITHOUT_SECRET,
+    *INTENT_ENTRIES,
 )
