@@ -83,12 +83,31 @@ class ChartIntent:
 
 
 @functools.cache
+def _files() -> dict[str, str]:
+    """Release tag -> the data file that holds it (one file per group of releases with the same data)."""
+    folder = resources.files("gpuspec.matrix").joinpath("data", "chart-intent")
+    out: dict[str, str] = {}
+    for entry in folder.iterdir():
+        if entry.name.endswith(".yaml"):
+            head = ""
+            with entry.open("r", encoding="utf-8") as fh:  # the releases come before the (long) fields
+                for line in fh:
+                    if line.startswith("fields:"):
+                        break
+                    head += line
+            for tag in (yaml.load(head, Loader=_Loader) or {}).get("releases") or ():
+                out[str(tag)] = entry.name
+    return out
+
+
+@functools.cache
 def chart_intent(tag: str) -> ChartIntent | None:
     """The packaged intent data of release ``tag`` (``v26.7.0``), or None when gpuspec has none for it."""
     name = tag if tag.startswith("v") else f"v{tag}"
-    ref = resources.files("gpuspec.matrix").joinpath("data", "chart-intent", f"{name}.yaml")
-    if not ref.is_file():
+    file = _files().get(name)
+    if file is None:
         return None
+    ref = resources.files("gpuspec.matrix").joinpath("data", "chart-intent", file)
     with ref.open("r", encoding="utf-8") as fh:
         doc = yaml.load(fh, Loader=_Loader)
     fields = tuple(
