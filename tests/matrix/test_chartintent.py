@@ -23,7 +23,8 @@ def test_every_release_of_the_matrix_has_intent_data() -> None:
     for tag in tags:
         intent = chart_intent(tag)
         assert intent is not None, tag
-        assert intent.reference.startswith(f"NVIDIA/gpu-operator deployments/gpu-operator/templates at tag {tag}")
+        assert intent.reference.startswith("NVIDIA/gpu-operator deployments/gpu-operator/templates at tag ")
+        assert f"{tag} (" in intent.reference  # the tag and its commit
 
 
 def test_packaged_data_names_the_default_of_max_unavailable_at_v26_7_0() -> None:
