@@ -30,6 +30,7 @@ from gpuspec.handover import operands
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
+from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
@@ -434,8 +435,11 @@ class _Builder:
             "order": order,
             "auto_upgrade": _scalar(policy.get("autoUpgrade", r.auto_upgrade)),
             "max_parallel_upgrades": policy.get("maxParallelUpgrades", r.max_parallel_upgrades),
-            "max_unavailable": str(policy.get("maxUnavailable", r.max_unavailable)),
-            "wait_for_completion_seconds": policy.get("waitForCompletion", {}).get("timeoutSeconds", 0),
+            **self._max_unavailable(policy.get("maxUnavailable", r.max_unavailable)),
+            "wait_for_completion": {
+                "selector": str(policy.get("waitForCompletion", {}).get("podSelector") or ""),
+                "timeout_seconds": policy.get("waitForCompletion", {}).get("timeoutSeconds", 0),
+            },
             "drain": _scalars(policy.get("drain")),
             "pod_deletion": _scalars(policy.get("gpuPodDeletion")),
             "values_key": "driver.upgradePolicy",
@@ -443,6 +447,16 @@ class _Builder:
                        if p.driver.source is not DriverSource.HOST],
             "rules": rules,
         }
+
+    def _max_unavailable(self, value: Any) -> dict[str, str]:
+        """maxUnavailable as the chart writes it into the ClusterPolicy, and a note when that differs."""
+        intent = chart_intent(self.ctx.facts.tag)
+        if intent is None:
+            return {"max_unavailable": str(value), "max_unavailable_note": ""}
+        written, template = written_value(intent, "driver.upgradePolicy.maxUnavailable", value)
+        note = (f"the values say {value}; {template} at {intent.release} writes {written} (GS508)"
+                if str(written) != str(value) else "")
+        return {"max_unavailable": str(written), "max_unavailable_note": note}
 
     def rollback(self) -> dict[str, Any]:
         facts = self.ctx.facts

@@ -322,3 +322,15 @@ def expected_spec(values: Mapping[str, Any], defaults: Mapping[str, Any], intent
             node = node.setdefault(part, {})
         node[leaf] = expectation.value
     return tree
+
+
+def written_value(intent: ChartIntent, values_path: str, value: Any, kind: str = "ClusterPolicy") -> tuple[Any, str]:
+    """What the chart's ``kind`` gets for ``value`` at ``values_path`` when the only change is the line's
+    ``| default`` (Helm's ``default`` replaces empty values), and the template line (``""`` when unmapped)."""
+    for source in intent.sources_of(values_path):
+        if source.kind != kind or source.subtree:
+            continue
+        if source.default is not None and not truthy(value):
+            return yaml.safe_load(source.default), source.template
+        return value, source.template
+    return value, ""

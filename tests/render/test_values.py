@@ -198,7 +198,7 @@ def test_single_driver_cluster_uses_clusterpolicy_and_rollout(tmp_path: Path) ->
     assert policy["maxUnavailable"] == "10%"
     assert policy["gpuPodDeletion"] == {"force": True, "timeoutSeconds": 300, "deleteEmptyDir": False}
     assert policy["drain"]["timeoutSeconds"] == 600 and policy["drain"]["deleteEmptyDir"] is True
-    assert policy["waitForCompletion"] == {"timeoutSeconds": 60}
+    assert policy["waitForCompletion"] == {"timeoutSeconds": 60, "podSelector": "app=training"}
 
 
 def test_host_drivers_only_disable_the_driver(tmp_path: Path) -> None:
