@@ -44,6 +44,7 @@ from gpuspec.render.context import (
 from gpuspec.render.filetree import ClusterPlan, YamlFile
 from gpuspec.render.gitops import chart_repository
 from gpuspec.render.operand_images import component_enabled
+from gpuspec.render.poolresources import gpu_quota_resources
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 
 #: The finding ids whose settings enforce the update policy: rollout lint rules, then change-set rules.
@@ -255,7 +256,8 @@ class _Builder:
         for index, tenant in enumerate(self.cluster.tenants, start=1):
             quota: list[dict[str, Any]] = []
             if tenant.gpu_quota is not None:
-                quota.append({"resource": "requests.nvidia.com/gpu", "limit": tenant.gpu_quota})
+                pools = [p for name in tenant.pools if (p := self.cluster.pool(name)) is not None]
+                quota += [{"resource": f"requests.{r}", "limit": tenant.gpu_quota} for r in gpu_quota_resources(pools)]
             quota += [{"resource": f"requests.nvidia.com/{r}", "limit": n} for r, n in sorted(tenant.mig_quota.items())]
             docs = _docs(self.plan, f"{self.base}/tenant-{tenant.name}.yaml")
             objects = [f"{d['kind']} {d['metadata']['name']}" for d in docs
