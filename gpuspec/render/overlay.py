@@ -215,6 +215,11 @@ def device_plugin_configmap(ctx: ClusterContext) -> dict[str, Any]:
     }
 
 
+#: The node label the operator reads for a node's GPU workload (container, vm-passthrough, vm-vgpu).
+WORKLOAD_CONFIG_LABEL = "nvidia.com/gpu.workload.config"
+WORKLOAD_VM_PASSTHROUGH = "vm-passthrough"
+
+
 def node_labels(ctx: ClusterContext) -> dict[str, Any]:
     """Per pool, the node labels the rendered configuration expects (selector plus MIG/device-plugin config)."""
     pools: dict[str, Any] = {}
@@ -225,6 +230,11 @@ def node_labels(ctx: ClusterContext) -> dict[str, Any]:
             expected[MIG_CONFIG_LABEL] = layout
         if pool.sharing.mode is not SharingMode.NONE:
             expected[DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
+        if ctx.sandbox and pool.devices.sandbox:
+            # Without this label the operator gives the node the chart's default workload, `container`
+            # (controllers/state_manager.go getWorkloadConfig; sandboxWorkloads.defaultWorkload): the VM pool
+            # would run the container stack. gpuspec renders the passthrough stack (vfio-manager, sandbox plugin).
+            expected[WORKLOAD_CONFIG_LABEL] = WORKLOAD_VM_PASSTHROUGH
         pools[pool.name] = {"labels": expected}
     return {"pools": pools}
 

@@ -233,6 +233,10 @@ def test_mig_and_sharing_wiring(tmp_path: Path) -> None:
     labels = yaml.safe_load(out["clusters/everything/node-labels.yaml"])["pools"]
     assert labels["mig"]["labels"]["nvidia.com/mig.config"] == "custom-mig"
     assert labels["shared"]["labels"]["nvidia.com/device-plugin.config"] == "shared"
+    # The VM pool: without the workload label the operator gives its nodes the default `container` stack.
+    vm = [name for name, entry in labels.items() if "nvidia.com/gpu.workload.config" in entry["labels"]]
+    assert vm and all(labels[n]["labels"]["nvidia.com/gpu.workload.config"] == "vm-passthrough" for n in vm)
+    assert "nvidia.com/gpu.workload.config" not in labels["mig"]["labels"]
 
 
 def test_pool_taints_are_tolerated(tmp_path: Path) -> None:
