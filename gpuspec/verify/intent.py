@@ -34,7 +34,7 @@ def check_intent(values: Mapping[str, Any], defaults: Mapping[str, Any], manifes
         return []
     expected = expected_fields(values, defaults, intent, skip_roots=subcharts | {"global"})
     findings: list[Finding] = []
-    objects = _objects(manifests, crds)
+    objects = _objects(manifests, crds, {s.kind for s in intent.fields})
     missing_kinds: set[str] = set()
     for expectation in expected.expectations:
         source = expectation.source
@@ -70,10 +70,10 @@ def check_intent(values: Mapping[str, Any], defaults: Mapping[str, Any], manifes
     return findings
 
 
-def _objects(manifests: Sequence[Manifest], crds: CrdSet) -> list[tuple[str, str, Any]]:
+def _objects(manifests: Sequence[Manifest], crds: CrdSet, kinds: set[str]) -> list[tuple[str, str, Any]]:
     out = []
     for manifest in manifests:
-        if manifest.kind in ("ClusterPolicy", "NVIDIADriver"):
+        if manifest.kind in kinds:
             out.append((manifest.kind, manifest.name, crds.defaulted(manifest.obj)))
     return out
 
