@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuspec.catalogue.entry import Entry, Param
+from gpuspec.catalogue.labels_workload import ENTRIES as WORKLOAD_ENTRIES
 from gpuspec.findings import Severity
 
 DCGM_EXPORTER_ON = Entry(
@@ -132,4 +133,5 @@ ENTRIES: tuple[Entry, ...] = (
     SELECTORS_AVOID_OWNED_LABELS,
     SELECTORS_DISJOINT,
     SELECTOR_MATCHES_EVERY_NODE,
+    *WORKLOAD_ENTRIES,
 )

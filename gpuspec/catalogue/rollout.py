@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuspec.catalogue.entry import Entry, Param
+from gpuspec.catalogue.rollout_chart import ENTRIES as CHART_ENTRIES
 from gpuspec.findings import Severity
 
 CANARY_POOL_NAMED = Entry(
@@ -123,4 +124,5 @@ ENTRIES: tuple[Entry, ...] = (
     AUTO_UPGRADE_HAS_DRAIN_SETTINGS,
     CANARY_IN_FIRST_WAVE,
     POOL_WITHOUT_NODES,
+    *CHART_ENTRIES,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuspec.catalogue import verify_apiserver
 from gpuspec.catalogue.entry import Entry
+from gpuspec.catalogue.verify_intent import ENTRIES as INTENT_ENTRIES
 from gpuspec.findings import Severity
 
 HELM_TEMPLATE_FAILED = Entry(
@@ -210,5 +211,6 @@ ENTRIES: tuple[Entry, ...] = (
     CHART_PULL_FAILED,
     MIRRORED_IMAGE_WITHOUT_SECRET,
     PLATFORM_CRDS_MISSING,
+    *INTENT_ENTRIES,  # GS930-GS931
     *verify_apiserver.ENTRIES,  # GS940-GS945, declared in their own module
 )

@@ -30,6 +30,7 @@ from gpuspec.handover import operands
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
+from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
@@ -43,6 +44,7 @@ from gpuspec.render.context import (
 from gpuspec.render.filetree import ClusterPlan, YamlFile
 from gpuspec.render.gitops import chart_repository
 from gpuspec.render.operand_images import component_enabled
+from gpuspec.render.poolresources import gpu_quota_resources
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 
 #: The finding ids whose settings enforce the update policy: rollout lint rules, then change-set rules.
@@ -254,7 +256,8 @@ class _Builder:
         for index, tenant in enumerate(self.cluster.tenants, start=1):
             quota: list[dict[str, Any]] = []
             if tenant.gpu_quota is not None:
-                quota.append({"resource": "requests.nvidia.com/gpu", "limit": tenant.gpu_quota})
+                pools = [p for name in tenant.pools if (p := self.cluster.pool(name)) is not None]
+                quota += [{"resource": f"requests.{r}", "limit": tenant.gpu_quota} for r in gpu_quota_resources(pools)]
             quota += [{"resource": f"requests.nvidia.com/{r}", "limit": n} for r, n in sorted(tenant.mig_quota.items())]
             docs = _docs(self.plan, f"{self.base}/tenant-{tenant.name}.yaml")
             objects = [f"{d['kind']} {d['metadata']['name']}" for d in docs
@@ -442,8 +445,11 @@ class _Builder:
             "order": order,
             "auto_upgrade": _scalar(policy.get("autoUpgrade", r.auto_upgrade)),
             "max_parallel_upgrades": policy.get("maxParallelUpgrades", r.max_parallel_upgrades),
-            "max_unavailable": str(policy.get("maxUnavailable", r.max_unavailable)),
-            "wait_for_completion_seconds": policy.get("waitForCompletion", {}).get("timeoutSeconds", 0),
+            **self._max_unavailable(policy.get("maxUnavailable", r.max_unavailable)),
+            "wait_for_completion": {
+                "selector": str(policy.get("waitForCompletion", {}).get("podSelector") or ""),
+                "timeout_seconds": policy.get("waitForCompletion", {}).get("timeoutSeconds", 0),
+            },
             "drain": _scalars(policy.get("drain")),
             "pod_deletion": _scalars(policy.get("gpuPodDeletion")),
             "values_key": "driver.upgradePolicy",
@@ -451,6 +457,16 @@ class _Builder:
                        if p.driver.source is not DriverSource.HOST],
             "rules": rules,
         }
+
+    def _max_unavailable(self, value: Any) -> dict[str, str]:
+        """maxUnavailable as the chart writes it into the ClusterPolicy, and a note when that differs."""
+        intent = chart_intent(self.ctx.facts.tag)
+        if intent is None:
+            return {"max_unavailable": str(value), "max_unavailable_note": ""}
+        written, template = written_value(intent, "driver.upgradePolicy.maxUnavailable", value)
+        note = (f"the values say {value}; {template} at {intent.release} writes {written} (GS508)"
+                if str(written) != str(value) else "")
+        return {"max_unavailable": str(written), "max_unavailable_note": note}
 
     def rollback(self) -> dict[str, Any]:
         facts = self.ctx.facts

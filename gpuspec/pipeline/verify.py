@@ -26,6 +26,7 @@ from gpuspec.verify.cache import VerifyCache, fingerprint, stays_inside, tree_di
 from gpuspec.verify.chart import ChartInfo, crd_set
 from gpuspec.verify.checks import Origin
 from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_template, normalize_kube_version
+from gpuspec.verify.intent import check_intent
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
 from gpuspec.verify.kustomize_many import NO_RESTRICTIONS, build_together
 from gpuspec.verify.manifests import Manifest
@@ -342,6 +343,9 @@ def verify_cluster(
     if chart is not None and output.values is not None:
         findings += checks.check_values_keys(values, chart.values, values_origin, f"{chart.name} {chart.version}")
     templated: tuple[Manifest, ...] = helm_result.manifests if helm_result is not None and helm_result.ok else ()
+    if chart is not None and release is not None and templated:
+        findings += check_intent(values, chart.values.defaults, templated, crds, chart_version(release),
+                                 values_origin, subcharts=chart.values.open_roots)
 
     # kustomize build
     overlay_objects: list[tuple[dict[str, Any], Origin]] = []

@@ -22,6 +22,7 @@ from gpuspec.render.context import (
 )
 from gpuspec.render.facts import mig_layout_entries, mig_layout_profiles, nvidiadriver_has_field
 from gpuspec.render.operand_images import rewrite
+from gpuspec.render.poolresources import GPU_RESOURCE, SHARED_GPU_RESOURCE, gpu_quota_resources
 from gpuspec.render.serialize import dump_document
 from gpuspec.render.values import proxy_env, toleration, upgrade_policy
 from gpuspec.spec.models import MigStrategy, Pool, SharingMode, Tenant
@@ -215,6 +216,11 @@ def device_plugin_configmap(ctx: ClusterContext) -> dict[str, Any]:
     }
 
 
+#: The node label the operator reads for a node's GPU workload (container, vm-passthrough, vm-vgpu).
+WORKLOAD_CONFIG_LABEL = "nvidia.com/gpu.workload.config"
+WORKLOAD_VM_PASSTHROUGH = "vm-passthrough"
+
+
 def node_labels(ctx: ClusterContext) -> dict[str, Any]:
     """Per pool, the node labels the rendered configuration expects (selector plus MIG/device-plugin config)."""
     pools: dict[str, Any] = {}
@@ -225,6 +231,11 @@ def node_labels(ctx: ClusterContext) -> dict[str, Any]:
             expected[MIG_CONFIG_LABEL] = layout
         if pool.sharing.mode is not SharingMode.NONE:
             expected[DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
+        if ctx.sandbox and pool.devices.sandbox:
+            # Without this label the operator gives the node the chart's default workload, `container`
+            # (controllers/state_manager.go getWorkloadConfig; sandboxWorkloads.defaultWorkload): the VM pool
+            # would run the container stack. gpuspec renders the passthrough stack (vfio-manager, sandbox plugin).
+            expected[WORKLOAD_CONFIG_LABEL] = WORKLOAD_VM_PASSTHROUGH
         pools[pool.name] = {"labels": expected}
     return {"pools": pools}
 
@@ -232,9 +243,10 @@ def node_labels(ctx: ClusterContext) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- tenants
 
 
-def _gpus_per_container(ctx: ClusterContext, tenant: Tenant) -> int | None:
-    """Most ``nvidia.com/gpu`` one container can get on the tenant's pools; None when MIG makes it layout-bound."""
-    best = 0
+def _gpus_per_container(ctx: ClusterContext, tenant: Tenant) -> dict[str, int] | None:
+    """Per whole-GPU resource name, the most one container can get on the tenant's pools; None when MIG makes it
+    layout-bound."""
+    best: dict[str, int] = {}
     for name in tenant.pools:
         pool = ctx.cluster.pool(name)
         if pool is None:
@@ -242,21 +254,30 @@ def _gpus_per_container(ctx: ClusterContext, tenant: Tenant) -> int | None:
         if pool.mig.strategy is not MigStrategy.NONE:
             return None
         sharing = pool.sharing
-        if sharing.mode is SharingMode.NONE or sharing.rename_by_default:
-            best = max(best, pool.gpu.count)
+        resource = SHARED_GPU_RESOURCE if sharing.mode is not SharingMode.NONE and sharing.rename_by_default \
+            else GPU_RESOURCE
+        if sharing.mode is SharingMode.NONE:
+            most = pool.gpu.count
         elif sharing.mode is SharingMode.TIME_SLICING and sharing.fail_requests_greater_than_one:
-            best = max(best, 1)
+            most = 1
         else:
-            best = max(best, pool.gpu.count * sharing.replicas)
+            most = pool.gpu.count * sharing.replicas
+        best[resource] = max(best.get(resource, 0), most)
     return best or None
 
 
 def tenant_objects(ctx: ClusterContext, tenant: Tenant) -> list[dict[str, Any]]:
-    """Per tenant namespace: the Namespace, its GPU ResourceQuota and (where computable) a LimitRange."""
+    """Per tenant namespace: the Namespace, its GPU ResourceQuota and (where computable) a LimitRange.
+
+    ``gpuQuota`` caps every whole-GPU resource name the tenant's pools advertise: a pool shared with
+    ``renameByDefault`` advertises ``nvidia.com/gpu.shared``, which a quota on ``nvidia.com/gpu`` does not cap.
+    """
     docs: list[dict[str, Any]] = []
     hard: dict[str, str] = {}
+    pools = [p for name in tenant.pools if (p := ctx.cluster.pool(name)) is not None]
     if tenant.gpu_quota is not None:
-        hard["requests.nvidia.com/gpu"] = str(tenant.gpu_quota)
+        for resource in gpu_quota_resources(pools):
+            hard[f"requests.{resource}"] = str(tenant.gpu_quota)
     for resource, limit in sorted(tenant.mig_quota.items()):
         hard[f"requests.nvidia.com/{resource}"] = str(limit)
     per_container = _gpus_per_container(ctx, tenant)
@@ -275,9 +296,9 @@ def tenant_objects(ctx: ClusterContext, tenant: Tenant) -> list[dict[str, Any]]:
                 "metadata": metadata(ctx, "gpuspec-gpu-limits", ns),
                 "spec": {"limits": [{
                     "type": "Container",
-                    "max": {"nvidia.com/gpu": str(per_container)},
-                    "default": {"nvidia.com/gpu": "0"},
-                    "defaultRequest": {"nvidia.com/gpu": "0"},
+                    "max": {r: str(n) for r, n in sorted(per_container.items())},
+                    "default": {r: "0" for r in sorted(per_container)},
+                    "defaultRequest": {r: "0" for r in sorted(per_container)},
                 }]},
             })
     return docs

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from gpuspec.render.facts import mig_layout_profiles
 from gpuspec.spec.models import MigStrategy, Pool, SharingMode
 
@@ -35,3 +37,16 @@ def pool_resources(pool: Pool) -> tuple[str, ...]:
 def has_acceptance_check(pool: Pool) -> bool:
     """True when the pool gets an acceptance Job: enabled, with nodes, advertising a known resource."""
     return pool.acceptance.enabled and pool.nodes > 0 and bool(pool_resources(pool))
+
+
+#: The whole-GPU resource names the device plugin advertises: plain, and with sharing ``renameByDefault``.
+GPU_RESOURCE = "nvidia.com/gpu"
+SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"
+
+
+def gpu_quota_resources(pools: Iterable[Pool]) -> list[str]:
+    """The resource names a tenant's ``gpuQuota`` must cap: every whole-GPU name its pools advertise
+    (``nvidia.com/gpu``, ``nvidia.com/gpu.shared`` for shared pools with ``renameByDefault``), sorted;
+    ``nvidia.com/gpu`` when they advertise none (MIG strategy mixed only)."""
+    names = {n for pool in pools for n in pool_resources(pool) if n in (GPU_RESOURCE, SHARED_GPU_RESOURCE)}
+    return sorted(names) or [GPU_RESOURCE]

@@ -77,6 +77,10 @@ def upgrade_policy(ctx: ClusterContext, pod_deletion_key: str) -> dict[str, Any]
         "maxUnavailable": rollout.max_unavailable,
         "waitForCompletion": {"timeoutSeconds": rollout.wait_for_completion_seconds},
     }
+    if rollout.wait_for_completion is not None:
+        # The upgrade library waits only for pods matching a selector (k8s-operator-libs common_manager.go).
+        wait = rollout.wait_for_completion
+        policy["waitForCompletion"] = {"timeoutSeconds": wait.timeout_seconds, "podSelector": wait.pod_selector}
     if rollout.drain is not None:
         d = rollout.drain
         policy["drain"] = {

@@ -385,20 +385,32 @@ def _tenant(cluster: Cluster, index: int, tenant: Tenant, release_version: str |
                 file, (*base, "migQuota", resource),
             )
     if tenant.gpu_quota:
-        capacity = _gpu_capacity(pools)
-        if capacity is not None and tenant.gpu_quota > capacity:
-            res.add(
-                cat.QUOTA_CAPACITY,
-                f"tenant {tenant.name!r}: gpuQuota {tenant.gpu_quota} is above the {capacity} nvidia.com/gpu its "
-                "pools advertise",
-                file, (*base, "gpuQuota"),
-            )
+        # The rendered quota caps each whole-GPU name the pools advertise (renameByDefault: nvidia.com/gpu.shared).
+        for shared, resource in ((False, "nvidia.com/gpu"), (True, "nvidia.com/gpu.shared")):
+            capacity = _gpu_capacity(pools, shared)
+            if capacity is None or (capacity == 0 and (shared or _gpu_capacity(pools, True) != 0)):
+                continue  # unknown, or a name these pools do not advertise (the other name is capped)
+            if tenant.gpu_quota > capacity:
+                res.add(
+                    cat.QUOTA_CAPACITY,
+                    f"tenant {tenant.name!r}: gpuQuota {tenant.gpu_quota} is above the {capacity} {resource} its "
+                    "pools advertise",
+                    file, (*base, "gpuQuota"),
+                )
 
 
-def _gpu_capacity(pools: list[Pool]) -> int | None:
-    """``nvidia.com/gpu`` the pools advertise in total, or None when a layout makes it unknown."""
+def _gpu_capacity(pools: list[Pool], shared: bool = False) -> int | None:
+    """``nvidia.com/gpu`` (``shared``: ``nvidia.com/gpu.shared``, from pools shared with ``renameByDefault``) the
+    pools advertise in total, or None when a layout makes it unknown."""
     total = 0
     for pool in pools:
+        renamed = pool.sharing.mode is not SharingMode.NONE and pool.sharing.rename_by_default
+        if shared:
+            if renamed and pool.mig.strategy is MigStrategy.NONE:
+                total += pool.nodes * pool.gpu.count * pool.sharing.replicas
+            elif renamed and pool.mig.strategy is MigStrategy.SINGLE:
+                return None
+            continue
         if pool.mig.strategy is MigStrategy.MIXED:
             continue
         if pool.mig.strategy is MigStrategy.SINGLE:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import observability as cat
+from gpuspec.rules import labels_workload
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.rules.overlap import overlapping_groups
 from gpuspec.spec.resolve import pool_path
@@ -149,4 +150,5 @@ RULES: list[Rule] = [
     SelectorsAvoidOwnedLabels(),
     SelectorsDisjoint(),
     SelectorMatchesEveryNode(),
+    *labels_workload.RULES,
 ]

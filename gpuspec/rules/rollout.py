@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterator
 
 from gpuspec.catalogue import rollout as cat
+from gpuspec.rules import rollout_chart
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.spec.resolve import pool_path
 
@@ -160,4 +161,5 @@ RULES: list[Rule] = [
     AutoUpgradeHasDrainSettings(),
     CanaryInFirstWave(),
     PoolWithoutNodes(),
+    *rollout_chart.RULES,
 ]

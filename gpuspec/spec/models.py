@@ -377,6 +377,20 @@ class PodDeletionSpec(SpecModel):
     delete_empty_dir: bool = Field(default=False, alias="deleteEmptyDir", description="Delete pods with emptyDir.")
 
 
+class WaitForCompletionSpec(SpecModel):
+    """Which workload pods the driver upgrade waits for on a node, and for how long."""
+
+    pod_selector: str = Field(
+        min_length=1, alias="podSelector",
+        description="Label selector of the pods (jobs) to wait for, e.g. app=training; required: without one the "
+                    "upgrade controller does not wait at all.",
+    )
+    timeout_seconds: int = Field(
+        default=0, ge=0, alias="timeoutSeconds",
+        description="Stop waiting after this long and go on with the upgrade (0 = wait until the pods finish).",
+    )
+
+
 class RolloutSpec(SpecModel):
     """How changes roll out across the cluster's pools."""
 
@@ -395,8 +409,15 @@ class RolloutSpec(SpecModel):
     pod_deletion: PodDeletionSpec | None = Field(
         default=None, alias="podDeletion", description="GPU pod deletion settings; absent = the chart default."
     )
+    wait_for_completion: WaitForCompletionSpec | None = Field(
+        default=None, alias="waitForCompletion",
+        description="Wait for these workload pods to finish before a node's driver is upgraded; absent = no wait "
+                    "(GPU pods are deleted at once).",
+    )
     wait_for_completion_seconds: int = Field(
-        default=0, ge=0, alias="waitForCompletionSeconds", description="Wait this long for jobs (0 = forever)."
+        default=0, ge=0, alias="waitForCompletionSeconds",
+        description="Refused when above 0 (GS507): a timeout without a pod selector waits for nothing; use "
+                    "waitForCompletion.",
     )
 
 

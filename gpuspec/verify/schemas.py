@@ -261,6 +261,15 @@ class CrdSet:
         entry = self._versions.get((group, kind), {}).get(version)
         return entry.schema if entry is not None and entry.served else None
 
+    def defaulted(self, obj: Mapping[str, Any]) -> Any:
+        """``obj`` as the API server would store it: its CRD version's ``default`` values filled in (or as is)."""
+        api_version, kind, _ = _identity(obj)
+        group, version = split_api_version(api_version)
+        entry = self._versions.get((group, kind), {}).get(version)
+        if entry is None or entry.schema is None:
+            return obj
+        return apply_defaults(obj, entry.schema)
+
     def validate(self, obj: Mapping[str, Any]) -> list[SchemaError]:
         """Validate a custom resource against its CRD; an empty list means valid.
 

@@ -118,7 +118,8 @@ def coverage_clusters(tag: str) -> list[dict[str, Any]]:
                                                 "sandboxWorkloads": True}},
         rollout={"canaryPool": "mig", "maxUnavailable": "10%", "autoUpgrade": True,
                  "drain": {"enable": True, "timeoutSeconds": 600, "deleteEmptyDir": True},
-                 "podDeletion": {"force": True}, "waitForCompletionSeconds": 60},
+                 "podDeletion": {"force": True},
+                 "waitForCompletion": {"podSelector": "app=training", "timeoutSeconds": 60}},
         pools=[
             pool("mig", "A100-SXM4-80GB", mig={"strategy": "mixed", "custom": [
                 {"devices": [0, 1, 2, 3], "profiles": {"1g.10gb": 7}}, {"devices": "all", "profiles": {"3g.40gb": 2}},

@@ -209,7 +209,7 @@ def test_single_driver_cluster_uses_clusterpolicy_and_rollout(tmp_path: Path) ->
     assert policy["maxUnavailable"] == "10%"
     assert policy["gpuPodDeletion"] == {"force": True, "timeoutSeconds": 300, "deleteEmptyDir": False}
     assert policy["drain"]["timeoutSeconds"] == 600 and policy["drain"]["deleteEmptyDir"] is True
-    assert policy["waitForCompletion"] == {"timeoutSeconds": 60}
+    assert policy["waitForCompletion"] == {"timeoutSeconds": 60, "podSelector": "app=training"}
 
 
 def test_host_drivers_only_disable_the_driver(tmp_path: Path) -> None:
@@ -244,6 +244,10 @@ def test_mig_and_sharing_wiring(tmp_path: Path) -> None:
     labels = yaml.safe_load(out["clusters/everything/node-labels.yaml"])["pools"]
     assert labels["mig"]["labels"]["nvidia.com/mig.config"] == "custom-mig"
     assert labels["shared"]["labels"]["nvidia.com/device-plugin.config"] == "shared"
+    # The VM pool: without the workload label the operator gives its nodes the default `container` stack.
+    vm = [name for name, entry in labels.items() if "nvidia.com/gpu.workload.config" in entry["labels"]]
+    assert vm and all(labels[n]["labels"]["nvidia.com/gpu.workload.config"] == "vm-passthrough" for n in vm)
+    assert "nvidia.com/gpu.workload.config" not in labels["mig"]["labels"]
 
 
 def test_pool_taints_are_tolerated(tmp_path: Path) -> None:
