@@ -30,8 +30,15 @@ def cache_dir() -> Path | None:
     explicit = os.environ.get("GPUSPEC_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpuspec"
+    return default_cache_root()
+
+
+def default_cache_root() -> Path:
+    """The per-user cache folder of the platform: ``$XDG_CACHE_HOME/gpuspec`` or ``~/.cache/gpuspec`` on Linux,
+    ``~/Library/Caches/gpuspec`` on macOS, ``%LOCALAPPDATA%\\gpuspec\\Cache`` on Windows (platformdirs)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("gpuspec", appauthor=False))
 
 
 @lru_cache(maxsize=1)

@@ -13,17 +13,18 @@ from __future__ import annotations
 import ctypes
 import difflib
 import errno
-import fcntl
+import hashlib
 import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from gpuspec import usercache
 from gpuspec.errors import GpuspecError
 from gpuspec.render.generator import STAMP_PATH, settle_stamp
 from gpuspec.render.serialize import HEADER_MARK, MARKDOWN_HEADER_MARK
@@ -34,6 +35,8 @@ _TMP_PREFIX = ".gpuspec-tmp-"
 PARALLEL_FILES = 4000
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+#: renamex_np(2) flag of macOS (sys/stdio.h): swap the two names atomically.
+_RENAME_SWAP = 0x2
 
 
 @dataclass
@@ -117,17 +120,24 @@ def _read(path: Path) -> bytes | None:
 
 
 def _exchange(a: Path, b: Path) -> None:
-    """Atomically swap two directories (Linux renameat2); fall back to two renames."""
+    """Atomically swap two directories (Linux renameat2, macOS renamex_np); fall back to two renames."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        renameat2 = None
+    except (OSError, TypeError):  # Windows has no process-wide C library handle
+        libc = None
+    renameat2 = getattr(libc, "renameat2", None) if sys.platform.startswith("linux") else None
+    renamex_np = getattr(libc, "renamex_np", None) if sys.platform == "darwin" else None
     if renameat2 is not None:
         if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
             return
         err = ctypes.get_errno()
         if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise OSError(err, os.strerror(err), str(a))
+    elif renamex_np is not None:
+        if renamex_np(os.fsencode(a), os.fsencode(b), _RENAME_SWAP) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
             raise OSError(err, os.strerror(err), str(a))
     aside = a.with_name(a.name + ".old")
     os.rename(b, aside)
@@ -164,29 +174,38 @@ def cleanup_stale(parent: Path, out_name: str) -> list[Path]:
 LOCK_TIMEOUT_SECONDS = 300.0
 
 
+def lock_path(out: Path) -> Path:
+    """The lock file of output folder ``out``: outside the repository (so `git add -A` never sees it), one per folder.
+
+    In gpuspec's user cache (``locks/``), else the system's temporary folder; named by a digest of the folder's
+    resolved path, so every spelling of the same folder takes the same lock.
+    """
+    key = hashlib.sha256(os.fsencode(os.path.realpath(out.absolute().parent / out.name))).hexdigest()[:32]
+    root = usercache.cache_dir()
+    folder = root / "locks" if root is not None else Path(tempfile.gettempdir())
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder / f"render-{key}.lock"
+
+
 @contextmanager
 def output_lock(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-    """Hold the lock of output folder ``out`` (an exclusive ``flock`` on the folder that holds it).
+    """Hold the lock of output folder ``out`` (an OS file lock through ``filelock``: flock, or msvcrt on Windows).
 
     Renders and checks of the same output run one after the other, so none reports a tree that another
     replaced under it.  The lock dies with its process; a render waits up to ``timeout`` seconds.
     """
-    parent = out.absolute().parent
-    fd = os.open(parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(lock_path(out))
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise GpuspecError(f"another gpuspec render has been writing {out} for {timeout:.0f} s; "
-                                       "gave up waiting") from None
-                time.sleep(0.05)
+        lock.acquire(timeout=timeout, poll_interval=0.05)
+    except Timeout:
+        raise GpuspecError(f"another gpuspec render has been writing {out} for {timeout:.0f} s; "
+                           "gave up waiting") from None
+    try:
         yield
     finally:
-        os.close(fd)  # releases the lock
+        lock.release()
 
 
 def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False) -> WriteResult:

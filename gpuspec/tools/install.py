@@ -46,8 +46,14 @@ def user_tools_dir() -> Path:
     ``$GPUSPEC_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/gpuspec`` (default ``~/.cache/gpuspec``).
     """
     explicit = os.environ.get("GPUSPEC_CACHE_DIR")
-    base = Path(explicit) if explicit else Path(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "gpuspec"
+    if explicit:
+        return Path(explicit) / "tools" / "bin"
+    try:  # the platform's cache folder, as gpuspec.usercache names it (platformdirs is a dependency of gpuspec)
+        import platformdirs
+    except ImportError:  # scripts/install-tools runs this module with a bare system Python (Linux)
+        base = Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "gpuspec"
+    else:
+        base = Path(platformdirs.user_cache_dir("gpuspec", appauthor=False))
     return base / "tools" / "bin"
 
 
