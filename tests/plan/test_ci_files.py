@@ -165,7 +165,9 @@ def test_plan_comment_marker_matches_the_markdown_report() -> None:
 
 def test_tests_workflow_runs_the_suite_through_ci_run() -> None:
     workflow = load(REPO / ".github/workflows/tests.yml")
-    assert run_scripts(workflow) == ["bash .ci/run"]
+    assert run_scripts(workflow) == ["bash .ci/run", "python -m pip install --disable-pip-version-check --quiet .",
+                                     "bash scripts/portable-check"]
+    assert [s["run"] for s in workflow["jobs"]["test"]["steps"] if "run" in s] == ["bash .ci/run"]
     assert (REPO / ".ci" / "run").is_file()
 
 
