@@ -20,6 +20,8 @@ RELEASE_NAME = "gpu-operator"
 VALUES_FILE = "gpu-operator.values.yaml"
 #: Media type of a Helm chart layer in an OCI artifact.
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+#: Folder (inside the cluster's rendered folder) of the objects that need optional CRDs (PrometheusRule).
+MONITORING_DIR = "monitoring"
 
 
 def chart_repository(ctx: ClusterContext) -> str:
@@ -54,10 +56,13 @@ def _sync_policy(**extra: Any) -> dict[str, Any]:
     }
 
 
-def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False) -> dict[str, dict[str, Any]]:
-    """File name → Application: the chart (wave 0) and the overlay (wave 1).
+def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False,
+                        monitoring: bool = False) -> dict[str, dict[str, Any]]:
+    """File name → Application: the chart (wave 0), the overlay (wave 1) and the monitoring folder (wave 2).
 
     ``acceptance``: the overlay Application also syncs the acceptance folder, whose Jobs are PostSync hooks.
+    ``monitoring``: a third Application syncs the objects that need the Prometheus Operator's CRDs, so a
+    cluster without them fails only that Application.
     """
     argo = ctx.cluster.gitops.argocd
     git = ctx.fleet.settings.git
@@ -97,7 +102,21 @@ def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False) -> dic
             "syncPolicy": _sync_policy(),
         },
     }
-    return {"gpu-operator.application.yaml": chart_app, "overlay.application.yaml": overlay_app}
+    apps = {"gpu-operator.application.yaml": chart_app, "overlay.application.yaml": overlay_app}
+    if monitoring:
+        apps["monitoring.application.yaml"] = {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "Application",
+            "metadata": meta(f"{ctx.name}-gpu-operator-monitoring", "2"),
+            "spec": {
+                "project": argo.project,
+                "destination": _destination(ctx),
+                "source": {"repoURL": git.repo_url, "targetRevision": git.revision,
+                           "path": _rendered_path(ctx, "clusters", ctx.name, MONITORING_DIR)},
+                "syncPolicy": _sync_policy(),
+            },
+        }
+    return apps
 
 
 def _overlay_sources(ctx: ClusterContext, acceptance: bool) -> dict[str, Any]:
@@ -186,9 +205,11 @@ def flux_release_files(ctx: ClusterContext) -> dict[str, Any]:
     }
 
 
-def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | None = None) -> list[dict[str, Any]]:
+def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | None = None, *,
+                        monitoring: bool = False) -> list[dict[str, Any]]:
     """The Flux Kustomizations: the release folder, then the overlay (``dependsOn`` the release), then the
-    acceptance Jobs (``dependsOn`` the overlay, health-checked: a failed Job fails the Kustomization)."""
+    acceptance Jobs (``dependsOn`` the overlay, health-checked: a failed Job fails the Kustomization) and,
+    with ``monitoring``, the monitoring folder (``dependsOn`` the overlay; only it needs optional CRDs)."""
     flux = ctx.cluster.gitops.flux
     name = f"{ctx.name}-gpu-operator"
     source_ref = {"kind": "GitRepository", "name": flux.source}
@@ -225,4 +246,10 @@ def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | Non
         accept["spec"]["wait"] = False  # healthChecks name the Jobs (wait would make Flux ignore them)
         accept["spec"]["timeout"] = f"{max(c.timeout_seconds for c in checks) + 300}s"
         docs.append(accept)
+    if monitoring:
+        extra = {"dependsOn": [{"name": f"{name}-overlay"}]}
+        if flux.kube_config_secret:
+            extra["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
+        docs.append(kustomization(f"{name}-monitoring", _rendered_path(ctx, "clusters", ctx.name, MONITORING_DIR),
+                                  **extra))
     return docs
