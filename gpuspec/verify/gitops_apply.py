@@ -65,6 +65,8 @@ class _Unit:
     objects: Located
     #: (group, kind) of the CRDs this unit's own objects install.
     installs: dict[tuple[str, str], bool]
+    #: False when verify has not built the unit's path (another cluster's, outside rendered/): objects unknown.
+    known: bool = True
 
 
 def check_sync(inputs: SyncInputs) -> list[Finding]:
@@ -96,8 +98,9 @@ def check_sync(inputs: SyncInputs) -> list[Finding]:
         if unit.cluster not in unknown:
             findings += _check_optional_crds(unit, _provided(siblings))
     for unit in flux_units:
-        if unit.cluster not in unknown:
-            findings += _check_optional_crds(unit, _provided(_dependencies(unit, flux_units)))
+        deps = _dependencies(unit, flux_units)
+        if unit.cluster not in unknown and all(d.known for d in deps):
+            findings += _check_optional_crds(unit, _provided(deps))
     return findings
 
 
@@ -132,9 +135,10 @@ def _flux_unit(doc: dict[str, Any], origin: Origin, cluster: str | None, inputs:
     if not isinstance(spec, dict) or not isinstance(spec.get("path"), str):
         return None
     folder = _folder(spec["path"], inputs.git_path)
-    if folder not in inputs.folders:
-        return None
     cluster = _labels(doc).get(CLUSTER_LABEL) or cluster
+    if folder not in inputs.folders:
+        # Kept for dependsOn chains; nothing is checked on it.
+        return _Unit("flux", _meta(doc, "name"), _meta(doc, "namespace"), doc, origin, cluster, [], {}, known=False)
     objects = list(inputs.folders[folder])
     installs = crd_kinds(o for o, _ in objects)
     if any(o.get("kind") == "HelmRelease" for o, _ in objects) and cluster in inputs.helm:
@@ -257,7 +261,7 @@ def _check_depends_on(unit: _Unit, units: Sequence[_Unit]) -> list[Finding]:
         if is_builtin(gk[0]) or gk in unit.installs or gk in reported:
             continue
         providers = [u for u in units if u is not unit and gk in u.installs and u.cluster == unit.cluster]
-        if providers and not any(id(u) in deps for u in providers):
+        if providers and not any(id(u) in deps for u in providers) and all(u.known for u in units):
             reported.add(gk)
             names = ", ".join(sorted(u.name for u in providers))
             findings.append(make_finding(
