@@ -99,7 +99,8 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
         flux_dir = f"gitops/flux/{cluster.name}"
         for name, doc in flux_release_files(ctx).items():
             plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
-        plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(tuple(flux_kustomizations(ctx, checks, monitoring=monitoring)))
+        plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(
+            tuple(flux_kustomizations(ctx, checks, monitoring=monitoring)))
         plan.files[f"{flux_dir}/{KUSTOMIZATION}"] = YamlFile((kustomization(["kustomizations.yaml"]),))
     return plan
 

@@ -247,7 +247,7 @@ def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | Non
         accept["spec"]["timeout"] = f"{max(c.timeout_seconds for c in checks) + 300}s"
         docs.append(accept)
     if monitoring:
-        extra = {"dependsOn": [{"name": f"{name}-overlay"}]}
+        extra: dict[str, Any] = {"dependsOn": [{"name": f"{name}-overlay"}]}
         if flux.kube_config_secret:
             extra["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
         docs.append(kustomization(f"{name}-monitoring", _rendered_path(ctx, "clusters", ctx.name, MONITORING_DIR),

@@ -132,13 +132,18 @@ def destination_permitted(project_spec: Mapping[str, Any], dst: Destination) -> 
         namespace_matched = glob_match(item_namespace, dst.namespace)
         if (server_matched or name_matched) and namespace_matched:
             matched_any = True
-        # Go's precedence: A || (B && C).
-        elif (not name_matched and is_deny(item_name)) or (
-                not server_matched and is_deny(item_server) and namespace_matched):
-            return False
-        elif not namespace_matched and is_deny(item_namespace) and server_matched:
+        elif _denied(item_name, item_server, item_namespace, name_matched, server_matched, namespace_matched):
             return False
     return matched_any
+
+
+def _denied(item_name: str, item_server: str, item_namespace: str, name_matched: bool, server_matched: bool,
+            namespace_matched: bool) -> bool:
+    """The two deny cases of ``isDestinationMatched`` (Go's precedence in the first: A || (B && C))."""
+    if (not name_matched and is_deny(item_name)) or (
+            not server_matched and is_deny(item_server) and namespace_matched):
+        return True
+    return not namespace_matched and is_deny(item_namespace) and server_matched
 
 
 def group_kind_permitted(project_spec: Mapping[str, Any], group: str, kind: str, name: str,

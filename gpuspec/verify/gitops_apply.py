@@ -28,8 +28,12 @@ from typing import Any
 
 from gpuspec.catalogue import verify_sync as ids
 from gpuspec.findings import Finding
-from gpuspec.verify.argocd_project import Destination, destination_cluster, destination_permitted, \
-    group_kind_permitted
+from gpuspec.verify.argocd_project import (
+    Destination,
+    destination_cluster,
+    destination_permitted,
+    group_kind_permitted,
+)
 from gpuspec.verify.checks import Origin, make_finding
 from gpuspec.verify.scope import crd_kinds, group_of, is_builtin, namespaced
 
@@ -90,17 +94,17 @@ def check_sync(inputs: SyncInputs) -> list[Finding]:
         findings += _check_target_namespace(unit, scopes)
         findings += _check_depends_on(unit, flux_units)
     argo_units = [u for u in argo if u is not None]
-    # A cluster whose chart was not templated (no chart of its release, helm failed): what its units install
-    # is not known, so optional-CRD checks of its units would guess.
+    # A cluster whose chart was not templated (no chart of its release, helm failed): which CRDs its chart
+    # installs is not known, so every kind of a CRD verify loaded (chart, --crds) may be the chart's.
     unknown = {c for _, _, c in inputs.gitops if c is not None and c not in inputs.helm}
+    maybe = set(inputs.crd_scopes)
     for unit in argo_units:
         siblings = [u for u in argo_units if u.cluster == unit.cluster and u is not unit]
-        if unit.cluster not in unknown:
-            findings += _check_optional_crds(unit, _provided(siblings))
+        findings += _check_optional_crds(unit, _provided(siblings) | (maybe if unit.cluster in unknown else set()))
     for unit in flux_units:
         deps = _dependencies(unit, flux_units)
-        if unit.cluster not in unknown and all(d.known for d in deps):
-            findings += _check_optional_crds(unit, _provided(deps))
+        if all(d.known for d in deps):
+            findings += _check_optional_crds(unit, _provided(deps) | (maybe if unit.cluster in unknown else set()))
     return findings
 
 
@@ -112,7 +116,8 @@ def _argo_unit(doc: dict[str, Any], origin: Origin, cluster: str | None, inputs:
     if not isinstance(spec, dict):
         return None
     cluster = _labels(doc).get(CLUSTER_LABEL) or cluster
-    sources = spec.get("sources") if isinstance(spec.get("sources"), list) else [spec.get("source")]
+    raw = spec.get("sources")
+    sources: list[Any] = raw if isinstance(raw, list) else [spec.get("source")]
     objects: Located = []
     for source in sources:
         if not isinstance(source, dict):
