@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuspec.plan.markdown import render_markdown
 from gpuspec.plan.output import plan_json, render_text
 
 from .helpers import FleetRepo
@@ -35,3 +36,12 @@ def test_a_change_that_removes_nothing_reports_no_removals(repo: FleetRepo) -> N
     plan = repo.plan()
     assert plan.changes and plan.removals == []
     assert "objects this change removes" not in render_text(plan)
+
+
+def test_the_pr_comment_lists_removals(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        data["pools"] = [p for p in data["pools"] if p["name"] != "t4-batch"]
+        data["tenants"] = [t for t in data["tenants"] if t["name"] != "batch"]
+    text = render_markdown(repo.plan())
+    assert "### Objects this change removes" in text
+    assert "| `infer-north` | `infer-north-gpu-operator-overlay` | NVIDIADriver `t4-batch` | prune |" in text
