@@ -21,7 +21,6 @@ from gpuspec.catalogue import (
     security,
     validate,
     verify,
-    verify_sync,
 )
 from gpuspec.catalogue.entry import Entry, Param
 
@@ -39,7 +38,6 @@ AREAS: tuple[tuple[str, ModuleType], ...] = (
     ("audit", audit),
     ("change set", changeset),
     ("verify", verify),
-    ("verify", verify_sync),
 )
 
 #: Stages whose ids policy packs configure (severity, parameters, exceptions, suppressions).

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuspec.catalogue import verify_sync as ids
+from gpuspec.catalogue import verify as ids
 from gpuspec.findings import Finding
 from gpuspec.verify.argocd_project import (
     Destination,
