@@ -32,7 +32,7 @@ CONSEQUENCES: dict[str, str] = {
                     "on them fail",
     "ClusterPolicy": "every operand DaemonSet the ClusterPolicy owns is garbage-collected: driver, toolkit, device "
                      "plugin, DCGM exporter leave every GPU node",
-    "ConfigMap": "pods that mount it (device plugin / MIG manager config named by the ClusterPolicy) fail to start "
+    "ConfigMap": "the ClusterPolicy still names it (device plugin / MIG manager config): those pods fail to start "
                  "on their next restart",
     "ResourceQuota": "the namespace's GPU requests are no longer capped",
     "LimitRange": "containers in the namespace are no longer limited per container",
@@ -123,8 +123,25 @@ def _key(doc: Mapping[str, Any]) -> _Key:
     return group, str(doc.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
-def _consequence(key: _Key) -> str:
-    if key[1] == "ConfigMap" and key[3] not in (DEVICE_PLUGIN_CONFIGMAP, MIG_CONFIGMAP):
+def _configs_named(plan: ClusterPlan) -> set[str]:
+    """ConfigMap names the head's Helm values still give the ClusterPolicy (device plugin, MIG manager)."""
+    file = plan.files.get(f"clusters/{plan.name}/gpu-operator.values.yaml")
+    values = file.documents[0] if isinstance(file, YamlFile) and file.documents else None
+    names: set[str] = set()
+    if isinstance(values, Mapping):
+        for block in ("devicePlugin", "migManager"):
+            config = (values.get(block) or {}).get("config") if isinstance(values.get(block), Mapping) else None
+            if isinstance(config, Mapping) and config.get("name"):
+                names.add(str(config["name"]))
+    return names
+
+
+def _consequence(key: _Key, named: set[str]) -> str:
+    if key[1] == "ConfigMap":
+        if key[3] in named:
+            return CONSEQUENCES["ConfigMap"]
+        if key[3] in (DEVICE_PLUGIN_CONFIGMAP, MIG_CONFIGMAP):
+            return "the head's ClusterPolicy no longer names it: nothing reads it any more"
         return ""
     return CONSEQUENCES.get(key[1], "")
 
@@ -147,7 +164,9 @@ def removed_objects(base: Fleet, head: Fleet) -> list[Removal]:
         if old.name not in head_names or new is None:
             continue
         before = _units(compile_cluster(base, old, ""), base)
-        after = _units(compile_cluster(head, new, ""), head)
+        head_plan = compile_cluster(head, new, "")
+        after = _units(head_plan, head)
+        named = _configs_named(head_plan)
         kept = {key for _, _, objects in after.values() for key in objects}
         for folder in sorted(before):
             unit, prunes, objects = before[folder]
@@ -158,5 +177,5 @@ def removed_objects(base: Fleet, head: Fleet) -> list[Removal]:
                     continue  # moved to another unit of the cluster: re-applied there
                 doc = objects[key]
                 pruned = prunes_now and not _opted_out(doc)
-                removals.append(Removal(old.name, unit, key[1], key[3], key[2], pruned, _consequence(key)))
+                removals.append(Removal(old.name, unit, key[1], key[3], key[2], pruned, _consequence(key, named)))
     return removals
