@@ -500,7 +500,7 @@ class _Builder:
         return self._alerts
 
     def _alert_rules(self) -> dict[str, Any]:
-        doc = _doc(self.plan, f"{self.base}/alerts.yaml")
+        doc = _doc(self.plan, f"{self.base}/monitoring/alerts.yaml")
         if doc is None:
             return {"name": "", "rules": []}
         rules = [

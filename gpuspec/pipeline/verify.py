@@ -25,6 +25,7 @@ from gpuspec.verify import checks
 from gpuspec.verify.cache import VerifyCache, fingerprint, stays_inside, tree_digest
 from gpuspec.verify.chart import ChartInfo, crd_set
 from gpuspec.verify.checks import Origin
+from gpuspec.verify.gitops_apply import Located, SyncInputs, check_sync
 from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_template, normalize_kube_version
 from gpuspec.verify.intent import check_intent
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
@@ -121,6 +122,12 @@ class ClusterReport:
     helm_cached: bool | None = None
     objects: int = 0
     duration: float = 0.0
+    #: Rendered folder (``clusters/<name>``, ``…/acceptance``) → its built objects, for the apply checks.
+    folders: dict[str, Located] = field(default_factory=dict)
+    #: The objects of ``helm template`` of the cluster's chart, for the apply checks.
+    helm_objects: Located = field(default_factory=list)
+    #: True when helm template of the cluster's chart ran and succeeded.
+    helm_ok: bool = False
 
 
 @dataclass
@@ -201,9 +208,12 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
         jobs = options.jobs if options.jobs > 0 else min(8, 2 * (os.cpu_count() or 1))
         gitops_crds, gitops_fp = crd_sets[id(charts[0])] if charts else fallback_crds
 
+        sync = SyncInputs(git_path=fleet.settings.git.path, crd_scopes=gitops_crds.scopes())
+
         def gitops() -> list[Finding]:
             return verify_gitops(fleet, clusters, gitops_crds, tools, tools.validator(gitops_crds, gitops_fp),
-                                 all_clusters=not options.clusters and (options.shard is None or options.shard.first))
+                                 all_clusters=not options.clusters and (options.shard is None or options.shard.first),
+                                 sync=sync)
 
         if jobs == 1 or len(clusters) == 1:
             reports = [one(c) for c in clusters]
@@ -215,7 +225,12 @@ def verify_fleet(options: VerifyOptions) -> VerifyResult:
                 gitops_future = pool.submit(gitops)
                 reports = list(pool.map(one, clusters))
                 gitops_findings = gitops_future.result()
-        findings = [f for report in reports for f in report.findings] + gitops_findings + platform_findings
+        for report in reports:
+            sync.folders.update(report.folders)
+            if report.helm_ok:
+                sync.helm[report.name] = report.helm_objects
+        findings = [f for report in reports for f in report.findings] + gitops_findings + check_sync(sync) \
+            + platform_findings
     cache.save()
     return VerifyResult(findings, reports, usable=True, duration=time.monotonic() - started)
 
@@ -346,12 +361,17 @@ def verify_cluster(
     if chart is not None and release is not None and templated:
         findings += check_intent(values, chart.values.defaults, templated, crds, chart_version(release),
                                  values_origin, subcharts=chart.values.open_roots)
+    report.helm_ok = helm_result is not None and helm_result.ok
+    for manifest in templated:
+        note = f" (helm output, {manifest.source})" if manifest.source else " (helm output)"
+        report.helm_objects.append(
+            (manifest.obj, Origin(output.values_display, output.values, values_map=True, note=note)))
 
     # kustomize build
     overlay_objects: list[tuple[dict[str, Any], Origin]] = []
     # The overlay and the acceptance folder in one kubectl run when that provably builds the same objects.
     folders = [output.directory] if output.kustomization is not None else []
-    extra = [f for f in (output.acceptance, output.prerequisites) if f is not None]
+    extra = [f for f in (output.acceptance, output.prerequisites, output.monitoring) if f is not None]
     folders += [f.path.parent for f in extra]
     builds = tools.build_many(folders, ())
     if output.kustomization is not None:
@@ -359,20 +379,23 @@ def verify_cluster(
         kustomization_origin = Origin(output.kustomization.display, output.kustomization)
         if built.ok:
             overlay_objects = _locate_built(built.manifests, output.resources, kustomization_origin)
+            report.folders[_relative(output.directory, tools.rendered_dir)] = list(overlay_objects)
         else:
             findings.append(checks.make_finding(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
                 kustomization_origin))
             overlay_objects = _raw_objects(output.resources)
-    for folder in extra:  # the acceptance and the prerequisites folders
-        built = builds[folder.path.parent]
-        folder_origin = Origin(folder.display, folder)
+    for sub in extra:  # the acceptance, prerequisites and monitoring folders
+        built = builds[sub.path.parent]
+        sub_origin = Origin(sub.display, sub)
         if built.ok:
-            overlay_objects += _locate_built(built.manifests, output.resources, folder_origin)
+            located = _locate_built(built.manifests, output.resources, sub_origin)
+            report.folders[_relative(sub.path.parent, tools.rendered_dir)] = located
+            overlay_objects += located
         else:
             findings.append(checks.make_finding(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
-                folder_origin))
+                sub_origin))
 
     # images
     expectations = checks.image_expectations(fleet, cluster, release)
@@ -414,14 +437,14 @@ def verify_cluster(
 
 def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], crds: CrdSet, tools: Toolbox,
                   validate: Callable[[Mapping[str, Any], str], list[SchemaError]] | None = None, *,
-                  all_clusters: bool) -> list[Finding]:
+                  all_clusters: bool, sync: SyncInputs | None = None) -> list[Finding]:
     """GS907–GS911 on the Argo CD / Flux objects under ``<rendered>/gitops``.
 
     Every folder with a kustomization is built (with ``--load-restrictor LoadRestrictionsNone``, as Flux
     builds) and its output validated; files outside such folders are validated as they are.  A file
     whose path names a cluster is checked with that cluster's Kubernetes version (and skipped when
     that cluster is not selected); other files with the newest version in the fleet, and only when
-    every cluster is selected.
+    every cluster is selected.  ``sync`` collects the built folders and the GitOps objects for the apply checks.
     """
     rendered_dir = tools.rendered_dir
     files, problems = read_gitops_files(rendered_dir, tools.rendered_display)
@@ -467,7 +490,12 @@ def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], crds: CrdSet, tools
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
                 origin))
             continue
-        for obj, where in _locate_built(built.manifests, root_files, origin):
+        located = _locate_built(built.manifests, root_files, origin)
+        if sync is not None:
+            sync.folders[_relative(root, rendered_dir)] = located
+            owner = owner_of(root / "x")
+            sync.gitops += [(obj, where, owner.name if owner else None) for obj, where in located]
+        for obj, where in located:
             findings += checks.check_schema(obj, where, crds, kube_of(root / "x"), None, validate)
             findings += checks.check_apiserver(obj, where, crds)
     for file in files:
@@ -475,6 +503,9 @@ def verify_gitops(fleet: Fleet, clusters: Sequence[Cluster], crds: CrdSet, tools
             continue
         for index, doc in enumerate(file.documents):
             if isinstance(doc, dict):
+                if sync is not None:
+                    owner = owner_of(file.path)
+                    sync.gitops.append((doc, Origin(file.display, file, index), owner.name if owner else None))
                 findings += checks.check_schema(doc, Origin(file.display, file, index), crds, kube_of(file.path),
                                                 None, validate)
                 findings += checks.check_apiserver(doc, Origin(file.display, file, index), crds)
@@ -510,6 +541,14 @@ def _locate_built(manifests: Sequence[Manifest], resources: Sequence[RenderedFil
                 key = (str(doc.get("kind", "")), _name(doc))
                 index.setdefault(key, Origin(file.display, file, number))
     return [(m.obj, index.get((m.kind, m.name), fallback)) for m in manifests]
+
+
+def _relative(directory: Path, rendered_dir: Path) -> str:
+    """``directory`` as a folder of the rendered tree (``clusters/a``), as GitOps source paths name it."""
+    try:
+        return directory.resolve().relative_to(rendered_dir.resolve()).as_posix()
+    except ValueError:
+        return directory.as_posix()
 
 
 def _raw_objects(resources: Sequence[RenderedFile]) -> list[tuple[dict[str, Any], Origin]]:

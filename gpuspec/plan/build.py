@@ -16,6 +16,7 @@ from gpuspec.plan.fleetrev import RevisionFleet, describe_finding, load_fleet_at
 from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
 from gpuspec.plan.records import Change, Plan
 from gpuspec.plan.regen import read_regeneration, regeneration_change
+from gpuspec.plan.removals import removed_objects
 from gpuspec.spec.models import Fleet
 
 
@@ -111,4 +112,5 @@ def build_plan(fleet_dir: Path, base_rev: str, rendered_dir: Path | None = None)
         record = regeneration_change(regen, changed_paths(comparison.repo_root, comparison.base.commit), rendered_rel)
         if record is not None:
             changes = [record, *changes]
-    return Plan(base_rev, comparison.base.commit, changes, acceptance_runs(comparison.head, changes))
+    return Plan(base_rev, comparison.base.commit, changes, acceptance_runs(comparison.head, changes),
+                removed_objects(base, comparison.head))

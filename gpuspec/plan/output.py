@@ -48,6 +48,10 @@ def render_text(plan: Plan) -> str:
         for cluster, checks in plan.acceptance.items():
             *pools, how = checks
             lines.append(f"  {one_line(cluster)}: {one_line('; '.join(pools))} - {one_line(how)}")
+    if plan.removals:
+        lines.extend(["", "objects this change removes (per GitOps unit) and what garbage collection deletes:"])
+        for removal in plan.removals:
+            lines.append(f"  {one_line(removal.cluster)} / {one_line(removal.unit)}: {one_line(removal.describe())}")
     return "\n".join(lines) + "\n"
 
 
@@ -74,6 +78,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "acceptance": {
             cluster: {"checks": checks[:-1], "how": checks[-1]} for cluster, checks in plan.acceptance.items()
         },
+        "removals": [r.to_json() for r in plan.removals],
     }
 
 

@@ -157,6 +157,8 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     #: Cluster → the acceptance checks its change runs once synced (``pool (resource, …)``), and how they run.
     acceptance: dict[str, list[str]] = field(default_factory=dict)
+    #: Rendered objects the change removes per GitOps unit (:class:`gpuspec.plan.removals.Removal`).
+    removals: list[Any] = field(default_factory=list)
 
     @property
     def worst(self) -> Disruption:

@@ -2,7 +2,7 @@
 
 Argo CD: per AppProject the clusters name (except Argo CD's own ``default``), an AppProject that allows only
 the fleet repository and the clusters' chart repositories as sources, only the rendered destinations with
-the operator and tenant namespaces, and only the cluster-scoped kinds gpuspec and the GPU Operator chart
+the operator, tenant and acceptance namespaces, and only the cluster-scoped kinds gpuspec and the GPU Operator chart
 create; and one parent Application (app of apps) that syncs ``<rendered>/gitops/argocd``.
 Flux: the GitRepository every rendered Flux Kustomization names (``gitops.flux.source``).
 Files go under ``gitops/<tool>/_bootstrap/`` (``_`` cannot start a cluster name).
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpuspec.render.acceptance import ACCEPTANCE_NAMESPACE
 from gpuspec.render.overlay import MANAGED_BY
 from gpuspec.spec import resolve
 from gpuspec.spec.models import Cluster, Fleet
@@ -47,7 +48,11 @@ def _destination(cluster: Cluster) -> dict[str, str]:
 
 
 def _namespaces(cluster: Cluster) -> list[str]:
-    names = {cluster.operator.namespace}
+    # Every namespace the cluster's Applications put objects in: the operator's (chart, overlay, monitoring),
+    # the tenants' and the acceptance Jobs' (the overlay Application's second source). Argo CD refuses a
+    # whole sync when one object's namespace is not a project destination (controller/sync.go,
+    # validateSyncPermissions, v3.5.1); `gpuspec verify` checks every rendered object against the project.
+    names = {cluster.operator.namespace, ACCEPTANCE_NAMESPACE}
     for tenant in cluster.tenants:
         names.update(tenant.namespaces)
     return sorted(names)

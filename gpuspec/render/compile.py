@@ -11,7 +11,7 @@ from gpuspec.render.bootstrap import bootstrap_files
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
-from gpuspec.render.gitops import argocd_applications, flux_kustomizations, flux_release_files
+from gpuspec.render.gitops import MONITORING_DIR, argocd_applications, flux_kustomizations, flux_release_files
 from gpuspec.render.inputs import InputDigests
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.overlay import (
@@ -35,6 +35,8 @@ from gpuspec.spec.models import Cluster, Fleet
 KUSTOMIZATION = "kustomization.yaml"
 #: The record of the cluster's deliberate deviations (written when it has any).
 DEVIATIONS_FILE = "deviations.yaml"
+#: The PrometheusRule's file, in the monitoring folder.
+ALERTS_FILE = "alerts.yaml"
 
 
 def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
@@ -56,8 +58,6 @@ def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
         files[f"tenant-{tenant.name}.yaml"] = tenant_objects(ctx, tenant)
     if ctx.cluster.priority_classes:
         files["priorityclasses.yaml"] = priority_classes(ctx)
-    if ctx.cluster.operator.operands.alerts:
-        files["alerts.yaml"] = [prometheus_rule(ctx)]
     files["rbac.yaml"] = rbac(ctx)
     return files
 
@@ -111,17 +111,24 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         plan.files[f"{base}/{ACCEPTANCE_DIR}/{name}"] = YamlFile(tuple(docs))
     if accept:
         plan.files[f"{base}/{ACCEPTANCE_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(accept)),))
+    monitoring = bool(cluster.operator.operands.alerts)
+    if monitoring:
+        # Objects that need optional CRDs (the Prometheus Operator's) sync on their own, after the overlay:
+        # where the CRDs are missing only they fail, never the ConfigMaps the ClusterPolicy names.
+        plan.files[f"{base}/{MONITORING_DIR}/{ALERTS_FILE}"] = YamlFile((prometheus_rule(ctx),))
+        plan.files[f"{base}/{MONITORING_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization([ALERTS_FILE]),))
     plan.images = cluster_images(ctx)
     plan.files[f"{base}/images.txt"] = TextFile(tuple(sorted(set(plan.images.values()))))
     if cluster.gitops.tool == "argocd":
-        for name, app in argocd_applications(ctx, acceptance=bool(checks), prerequisites=bool(prerequisites)).items():
+        for name, app in argocd_applications(ctx, acceptance=bool(checks), prerequisites=bool(prerequisites),
+                                             monitoring=monitoring).items():
             plan.files[f"gitops/argocd/{cluster.name}/{name}"] = YamlFile((app,))
     else:
         flux_dir = f"gitops/flux/{cluster.name}"
         for name, doc in flux_release_files(ctx).items():
             plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
         plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(
-            tuple(flux_kustomizations(ctx, checks, prerequisites=bool(prerequisites))))
+            tuple(flux_kustomizations(ctx, checks, prerequisites=bool(prerequisites), monitoring=monitoring)))
         plan.files[f"{flux_dir}/{KUSTOMIZATION}"] = YamlFile((kustomization(["kustomizations.yaml"]),))
     return plan
 

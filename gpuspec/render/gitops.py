@@ -20,6 +20,8 @@ RELEASE_NAME = "gpu-operator"
 VALUES_FILE = "gpu-operator.values.yaml"
 #: Media type of a Helm chart layer in an OCI artifact.
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+#: Folder (inside the cluster's rendered folder) of the objects that need optional CRDs (PrometheusRule).
+MONITORING_DIR = "monitoring"
 
 
 def chart_repository(ctx: ClusterContext) -> str:
@@ -55,12 +57,14 @@ def _sync_policy(**extra: Any) -> dict[str, Any]:
 
 
 def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False,
-                        prerequisites: bool = False) -> dict[str, dict[str, Any]]:
-    """File name → Application: the chart (wave 0) and the overlay (wave 1).
+                        prerequisites: bool = False, monitoring: bool = False) -> dict[str, dict[str, Any]]:
+    """File name → Application: the chart (wave 0), the overlay (wave 1) and the monitoring folder (wave 2).
 
     ``acceptance``: the overlay Application also syncs the acceptance folder, whose Jobs are PostSync hooks.
     ``prerequisites``: the chart Application also syncs the prerequisites folder (its objects carry sync wave -1,
     so they exist before the chart's pods are created).
+    ``monitoring``: a third Application syncs the objects that need the Prometheus Operator's CRDs, so a
+    cluster without them fails only that Application.
     """
     argo = ctx.cluster.gitops.argocd
     git = ctx.fleet.settings.git
@@ -102,7 +106,21 @@ def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False,
             "syncPolicy": _sync_policy(),
         },
     }
-    return {"gpu-operator.application.yaml": chart_app, "overlay.application.yaml": overlay_app}
+    apps = {"gpu-operator.application.yaml": chart_app, "overlay.application.yaml": overlay_app}
+    if monitoring:
+        apps["monitoring.application.yaml"] = {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "Application",
+            "metadata": meta(f"{ctx.name}-gpu-operator-monitoring", "2"),
+            "spec": {
+                "project": argo.project,
+                "destination": _destination(ctx),
+                "source": {"repoURL": git.repo_url, "targetRevision": git.revision,
+                           "path": _rendered_path(ctx, "clusters", ctx.name, MONITORING_DIR)},
+                "syncPolicy": _sync_policy(),
+            },
+        }
+    return apps
 
 
 def _overlay_sources(ctx: ClusterContext, acceptance: bool) -> dict[str, Any]:
@@ -192,10 +210,11 @@ def flux_release_files(ctx: ClusterContext) -> dict[str, Any]:
 
 
 def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | None = None, *,
-                        prerequisites: bool = False) -> list[dict[str, Any]]:
+                        prerequisites: bool = False, monitoring: bool = False) -> list[dict[str, Any]]:
     """The Flux Kustomizations: the prerequisites folder when there is one, the release folder (``dependsOn``
     the prerequisites), then the overlay (``dependsOn`` the release), then the acceptance Jobs (``dependsOn`` the
-    overlay, health-checked: a failed Job fails the Kustomization)."""
+    overlay, health-checked: a failed Job fails the Kustomization) and, with ``monitoring``, the monitoring folder
+    (``dependsOn`` the overlay; only it needs optional CRDs)."""
     flux = ctx.cluster.gitops.flux
     name = f"{ctx.name}-gpu-operator"
     source_ref = {"kind": "GitRepository", "name": flux.source}
@@ -239,4 +258,10 @@ def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | Non
         accept["spec"]["wait"] = False  # healthChecks name the Jobs (wait would make Flux ignore them)
         accept["spec"]["timeout"] = f"{max(c.timeout_seconds for c in checks) + 300}s"
         docs.append(accept)
+    if monitoring:
+        watch: dict[str, Any] = {"dependsOn": [{"name": f"{name}-overlay"}]}
+        if flux.kube_config_secret:
+            watch["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
+        docs.append(kustomization(f"{name}-monitoring", _rendered_path(ctx, "clusters", ctx.name, MONITORING_DIR),
+                                  **watch))
     return docs

@@ -27,6 +27,8 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 IMAGES_FILE = "images.txt"
 ACCEPTANCE_DIR = "acceptance"
 PREREQUISITES_DIR = "prerequisites"
+#: Folder of the objects that need optional CRDs (the PrometheusRule), synced on their own.
+MONITORING_DIR = "monitoring"
 _YAML_SUFFIXES = (".yaml", ".yml")
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -98,6 +100,8 @@ class ClusterOutput:
     acceptance: RenderedFile | None = None
     #: The prerequisites folder's kustomization (None when the cluster needs none).
     prerequisites: RenderedFile | None = None
+    #: The monitoring folder's kustomization (None when the cluster renders no alerts).
+    monitoring: RenderedFile | None = None
 
     @property
     def values_display(self) -> str:
@@ -154,6 +158,10 @@ def read_cluster_output(rendered_dir: Path, display_root: str, name: str) -> Clu
     pre = next((pre_dir / n for n in KUSTOMIZATION_FILES if (pre_dir / n).is_file()), None)
     if pre is not None:
         output.prerequisites = _read(pre, f"{display_dir}/{PREREQUISITES_DIR}/{pre.name}", problems)
+    monitoring_dir = directory / MONITORING_DIR
+    monitoring = next((monitoring_dir / n for n in KUSTOMIZATION_FILES if (monitoring_dir / n).is_file()), None)
+    if monitoring is not None:
+        output.monitoring = _read(monitoring, f"{display_dir}/{MONITORING_DIR}/{monitoring.name}", problems)
     for path in sorted(directory.rglob("*")):
         if path.is_file() and path.suffix in _YAML_SUFFIXES and not (
                 path.name in KUSTOMIZATION_FILES or (path.parent == directory and path.name == VALUES_FILE)):

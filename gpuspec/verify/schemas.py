@@ -207,6 +207,7 @@ class CrdSet:
     def __init__(self, crds: Iterable[Mapping[str, Any]] = ()) -> None:
         """Index the given CRD objects; a later CRD for the same group and kind replaces an earlier one."""
         self._versions: dict[tuple[str, str], dict[str, _CrdVersion]] = {}
+        self._namespaced: dict[tuple[str, str], bool] = {}
         self._validators: dict[tuple[str, str, str], jsonschema.protocols.Validator] = {}
         for crd in crds:
             self.add(crd)
@@ -241,6 +242,7 @@ class CrdSet:
                 served=bool(entry.get("served", True)), schema=schema if schema is not None else shared,
             )
         self._versions[(group, kind)] = versions
+        self._namespaced[(group, kind)] = spec.get("scope", "Namespaced") != "Cluster"
         self._validators = {k: v for k, v in self._validators.items() if k[:2] != (group, kind)}
 
     def __len__(self) -> int:
@@ -249,6 +251,10 @@ class CrdSet:
     def kinds(self) -> list[tuple[str, str]]:
         """The (group, kind) pairs this set knows, sorted."""
         return sorted(self._versions)
+
+    def scopes(self) -> dict[tuple[str, str], bool]:
+        """(group, kind) → whether the CRD's ``spec.scope`` is ``Namespaced``."""
+        return dict(self._namespaced)
 
     def knows(self, api_version: str, kind: str) -> bool:
         """True when a CRD for the group of ``api_version`` and ``kind`` is loaded (any version)."""

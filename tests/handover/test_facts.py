@@ -121,7 +121,7 @@ def test_names_match_rendered_objects(cluster: str) -> None:
     assert {unquote(r["Pool"]): _codes(r["Labels"]) for r in rows} == {
         pool: [f"{k}={v}" for k, v in sorted(entry["labels"].items())] for pool, entry in labels.items()}
     # Alerts: name, severity, for.
-    rule = _yaml(base / "alerts.yaml")[0]
+    rule = _yaml(base / "monitoring" / "alerts.yaml")[0]
     rendered_alerts = {(r["alert"], r["labels"]["severity"], r["for"]) for r in rule["spec"]["groups"][0]["rules"]}
     rows = tables(section(doc, "Monitoring and alerts"))[0]
     assert {(unquote(r["Alert"]), r["Severity"], unquote(r["For"])) for r in rows} == rendered_alerts

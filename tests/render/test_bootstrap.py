@@ -59,8 +59,10 @@ def test_app_project_allows_only_what_is_rendered(tmp_path: Path, crds: CrdSet) 
                             "gitops/argocd/_bootstrap/gpuspec-fleet.application.yaml"]
     project = argo["gitops/argocd/_bootstrap/gpu.appproject.yaml"]
     assert project["spec"]["destinations"] == [
-        {"name": "a", "namespace": "gpu-operator"}, {"name": "a", "namespace": "team-t"},
+        {"name": "a", "namespace": "gpu-operator"}, {"name": "a", "namespace": "gpuspec-acceptance"},
+        {"name": "a", "namespace": "team-t"},
         {"namespace": "gpu-operator", "server": "https://b:6443"},
+        {"namespace": "gpuspec-acceptance", "server": "https://b:6443"},
     ]
     assert project["spec"]["sourceRepos"] == sorted([
         GOLDEN_SETTINGS["git"]["repoURL"], "https://helm.ngc.nvidia.com/nvidia",

@@ -44,12 +44,13 @@ def test_cluster_overlays_build(rendered: Path, kubectl: str) -> None:
 def test_flux_folders_build(rendered: Path, kubectl: str) -> None:
     for cluster in sorted((rendered / "gitops" / "flux").iterdir()):
         top = _build(kubectl, cluster)
-        assert [o["kind"] for o in top] == ["Kustomization"] * 3
-        # release → overlay → acceptance Jobs, each waiting for the one before it
+        assert [o["kind"] for o in top] == ["Kustomization"] * 4
+        # release → overlay → acceptance Jobs and monitoring (optional CRDs), each waiting for the one before it
         depends = {o["metadata"]["name"]: o["spec"].get("dependsOn") for o in top}
         release_name = f"{cluster.name}-gpu-operator"
         assert depends == {release_name: None, f"{release_name}-overlay": [{"name": release_name}],
-                           f"{release_name}-acceptance": [{"name": f"{release_name}-overlay"}]}
+                           f"{release_name}-acceptance": [{"name": f"{release_name}-overlay"}],
+                           f"{release_name}-monitoring": [{"name": f"{release_name}-overlay"}]}
         # Flux's kustomize-controller builds with load restrictions off (files anywhere in the source).
         release = _build(kubectl, cluster / "release", "--load-restrictor", "LoadRestrictionsNone")
         by_kind = {o["kind"]: o for o in release}
