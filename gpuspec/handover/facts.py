@@ -263,7 +263,10 @@ class _Builder:
             objects = [f"{d['kind']} {d['metadata']['name']}" for d in docs
                        if isinstance(d, dict) and d.get("kind") != "Namespace"]
             quota_text = ", ".join(f"{q['limit']} {str(q['resource']).removeprefix('requests.')}" for q in quota)
-            out.append({"id": f"tenant{index}", "quota_text": quota_text or "no quota", "name": tenant.name,
+            granted = ", ".join(f"{q['limit']} {str(q['resource']).removeprefix('requests.')}" for q in quota
+                                if str(q["limit"]) not in ("0", "0.0"))
+            out.append({"id": f"tenant{index}", "quota_text": quota_text or "no quota",
+                        "granted_text": granted or ("no GPUs" if quota else "no quota"), "name": tenant.name,
                         "namespaces": list(tenant.namespaces), "pools": list(tenant.pools),
                         "quota": quota, "priority_class": tenant.priority_class or "",
                         "objects": sorted(set(objects))})

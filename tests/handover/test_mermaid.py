@@ -43,3 +43,24 @@ def test_parser_rejects_a_broken_block(node: str, tmp_path: Path) -> None:
     broken.write_text('```mermaid\nflowchart LR\n  a["x"] --> b[[[ "\n```\n', encoding="utf-8")
     result = subprocess.run([node, str(CHECK), str(broken)], capture_output=True, text=True, check=False, timeout=120)
     assert result.returncode == 1 and "1 invalid" in result.stdout
+
+
+def _placement(name: str) -> str:
+    text = (REPO_ROOT / "rendered" / "handover" / f"{name}.md").read_text(encoding="utf-8")
+    return text.split("## Placement scheme", 1)[1].split("```mermaid\n", 1)[1].split("```", 1)[0]
+
+
+def test_placement_reads_in_rollout_order_and_names_what_tenants_get() -> None:
+    block = _placement("infer-north")
+    lines = [line.strip() for line in block.splitlines()]
+    waves = [line.split("[", 1)[0].split()[1] for line in lines if line.startswith("subgraph ")]
+    assert waves == ["wave1", "wave2", "wave3"], "waves are declared in rollout order, so drawn left to right"
+    assert 'cluster -->|"rolls out first"| wave1' in lines
+    assert 'wave1 -->|"then, once wave 1 is healthy"| wave2' in lines
+    assert 'wave2 -->|"then, once wave 2 is healthy"| wave3' in lines
+    tenant_edges = [line for line in lines if "-.->" in line]
+    assert tenant_edges and all('-.->|"runs on"|' in line for line in tenant_edges)
+    mig = _placement("train-east")
+    assert "0 nvidia.com/gpu" not in mig and "112 nvidia.com/mig-1g.10gb" in mig, "a MIG tenant shows what it gets"
+    document = (REPO_ROOT / "rendered" / "handover" / "infer-north.md").read_text(encoding="utf-8")
+    assert "Read left to right: pool waves in rollout order" in document
