@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from gpuspec.errors import GpuspecError
+from gpuspec.matrix.chartintent import lookup
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.overlay import nvidia_driver
 from gpuspec.render.values import helm_values
@@ -80,15 +81,6 @@ class DaemonSetInputs:
     source: str = ""
 
 
-def _get(tree: Any, path: str) -> Any:
-    node = tree
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def _without(tree: Any, prefix: str, ignore: tuple[str, ...]) -> Any:
     """``tree`` (the value at ``prefix``) without the ignored sub-paths."""
     if not isinstance(tree, dict):
@@ -107,7 +99,7 @@ def _without(tree: Any, prefix: str, ignore: tuple[str, ...]) -> Any:
 
 
 def _inputs(values: dict[str, Any], paths: tuple[str, ...], ignore: tuple[str, ...]) -> dict[str, Any]:
-    return {p: _without(_get(values, p), p, ignore) for p in paths if _get(values, p) is not None}
+    return {p: _without(lookup(values, p), p, ignore) for p in paths if lookup(values, p) is not None}
 
 
 def daemonset_inputs(ctx: ClusterContext) -> dict[str, DaemonSetInputs]:
@@ -117,7 +109,7 @@ def daemonset_inputs(ctx: ClusterContext) -> dict[str, DaemonSetInputs]:
     out: dict[str, DaemonSetInputs] = {}
     managed = tuple(d.pool.name for d in ctx.drivers)
     for operand in data.operands:
-        if operand.enabled is not None and _get(values, operand.enabled) is False:
+        if operand.enabled is not None and lookup(values, operand.enabled) is False:
             continue
         if operand.driver and ctx.driver_mode != "clusterpolicy":
             continue
