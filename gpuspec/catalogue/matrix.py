@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuspec.catalogue import openshift
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Severity
 
@@ -585,6 +586,7 @@ ENTRIES: tuple[Entry, ...] = (
     KNOWN_ISSUE,
     CANNOT_VERIFY_RUNTIME,
     RUNTIME_SETTING_CONTRADICTED,
+    *openshift.ENTRIES,
     CANNOT_VERIFY_MIG,
     MIG_NOT_CAPABLE,
     MIG_LAYOUT,
