@@ -16,8 +16,9 @@ OPENSHIFT_KUBERNETES = Entry(
     id="GS230",
     title="OpenShift version and Kubernetes version disagree",
     severity=Severity.ERROR,
-    rationale="Each OpenShift release ships one Kubernetes minor; a spec that names both differently is wrong about one, "
-              "and every Kubernetes-dependent check and render then judges the wrong cluster.",
+    rationale="Each OpenShift release ships one Kubernetes minor; a spec that names both "
+              "differently is wrong about one, and every Kubernetes-dependent check and render then "
+              "judges the wrong cluster.",
     doc="""
 `kubernetes.openshiftVersion` names an OpenShift release that ships a different Kubernetes minor than
 `kubernetes.version`, or `openshiftVersion` is set on a cluster whose distribution is not `openshift`.
@@ -52,8 +53,9 @@ OPENSHIFT_PRECOMPILED = Entry(
     id="GS232",
     title="Precompiled driver on OpenShift",
     severity=Severity.ERROR,
-    rationale="NVIDIA publishes precompiled driver images on nvcr.io for Ubuntu only; NVIDIA's OpenShift procedure takes "
-              "the image from a custom build (or Red Hat's registry), whose tags follow no release gpuspec pins, so "
+    rationale="NVIDIA publishes precompiled driver images on nvcr.io for Ubuntu only; NVIDIA's OpenShift "
+              "procedure takes the image from a custom build (or Red Hat's registry), whose tags follow "
+              "no release gpuspec pins, so "
               "gpuspec cannot render a pinned precompiled RHCOS driver and render would otherwise point at no image.",
     doc="""
 A pool of an OpenShift cluster sets `driver.source: precompiled`.  On OpenShift the operator builds the driver on
@@ -72,15 +74,17 @@ OPENSHIFT_CATALOG = Entry(
     id="GS233",
     title="Disconnected OpenShift cluster without a mirrored operator catalog",
     severity=Severity.ERROR,
-    rationale="OLM installs the GPU Operator and the NFD Operator from catalogs; a disconnected cluster reaches only the "
-              "CatalogSources of its mirrored indexes, so a Subscription to certified-operators never resolves there.",
+    rationale="OLM installs the GPU Operator and the NFD Operator from catalogs; a disconnected cluster "
+              "reaches only the CatalogSources of its mirrored indexes, so a Subscription to "
+              "certified-operators never resolves there.",
     doc="""
 An OpenShift cluster uses a mirror whose `catalogSources` does not name the CatalogSource of the mirrored
 certified-operator index (for the GPU Operator) or, when gpuspec installs the NFD Operator, of the mirrored
 redhat-operator index.
 
 Failing: `mirror: dc-north` on an OpenShift cluster, the mirror has no `catalogSources`.
-Passing: `catalogSources: {certified-operators: cs-certified-operator-index, redhat-operators: cs-redhat-operator-index}`.
+Passing: `catalogSources: {certified-operators: cs-certified-operator-index,
+redhat-operators: cs-redhat-operator-index}`.
 """,
     tags=("support-matrix", "openshift", "air-gap"),
     source=_SOURCE,

@@ -20,7 +20,7 @@ def openshift_minor(version: str) -> str:
     return ".".join(parts[:2])
 
 
-def kubernetes_of(openshift_version: str) -> str | None | Literal[False]:
+def kubernetes_of(openshift_version: str) -> str | Literal[False] | None:
     """The Kubernetes minor OpenShift ``openshift_version`` ships; None when the matrix records it as unknown,
     False when the OpenShift version is not in the matrix at all."""
     minor = openshift_minor(openshift_version)
@@ -62,5 +62,5 @@ def csv_name(version: str) -> str:
 
 
 def catalog_image(openshift_version: str, index: str) -> str:
-    """The operator catalog image of an OpenShift minor (``registry.redhat.io/redhat/certified-operator-index:v4.19``)."""
+    """The operator catalog image of an OpenShift minor (``<index>:v4.19``)."""
     return f"{index}:v{openshift_minor(openshift_version)}"

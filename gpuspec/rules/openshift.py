@@ -18,6 +18,7 @@ from gpuspec.rules.constraints import Sink
 from gpuspec.spec.models import Cluster, Distribution, DriverSource, Fleet, Pool
 from gpuspec.spec.resolve import effective_driver
 
+
 def is_openshift(cluster: Cluster) -> bool:
     """True for ``kubernetes.distribution: openshift``."""
     return cluster.kubernetes.distribution is Distribution.OPENSHIFT
@@ -65,12 +66,14 @@ def _pool_os(cluster: Cluster, index: int, pool: Pool, res: Sink) -> None:
     os_id = pool.os.distribution
     if is_openshift(cluster) and os_id != "rhcos":
         res.add(OPENSHIFT_POOL_OS,
-                f"pool {pool.name} runs {os_id} {pool.os.version}; on OpenShift the GPU Operator supports RHCOS nodes only",
+                f"pool {pool.name} runs {os_id} {pool.os.version}; on OpenShift the GPU Operator supports RHCOS "
+                "nodes only",
                 file, ("pools", index, "os", "distribution"), "OpenShift GPU nodes run rhcos")
     elif not is_openshift(cluster) and os_id == "rhcos":
         res.add(OPENSHIFT_POOL_OS,
-                f"pool {pool.name} runs RHCOS on a {cluster.kubernetes.distribution.value} cluster; RHCOS is OpenShift's "
-                "node OS", file, ("pools", index, "os", "distribution"), "set kubernetes.distribution: openshift")
+                f"pool {pool.name} runs RHCOS on a {cluster.kubernetes.distribution.value} cluster; RHCOS is "
+                "OpenShift's node OS", file, ("pools", index, "os", "distribution"),
+                "set kubernetes.distribution: openshift")
     elif is_openshift(cluster) and cluster.kubernetes.openshift_version is not None:
         want = ocp.openshift_minor(cluster.kubernetes.openshift_version)
         if ocp.openshift_minor(pool.os.version) != want:
