@@ -13,6 +13,7 @@ from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import argocd_applications, flux_kustomizations, flux_release_files
 from gpuspec.render.inputs import InputDigests
+from gpuspec.render.openshift import cluster_policy, is_openshift, olm_objects, openshift_values
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.overlay import (
     OPERATOR_PSA,
@@ -31,6 +32,8 @@ from gpuspec.spec.models import Cluster, Fleet
 
 #: The overlay file that lists the overlay's resources.
 KUSTOMIZATION = "kustomization.yaml"
+#: OpenShift: the folder of the OLM objects (Namespace, OperatorGroup, Subscriptions), applied before the overlay.
+OLM_DIR = "olm"
 #: The record of the cluster's deliberate deviations (written when it has any).
 DEVIATIONS_FILE = "deviations.yaml"
 
@@ -38,7 +41,7 @@ DEVIATIONS_FILE = "deviations.yaml"
 def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
     """Overlay resource file name → its documents."""
     files: dict[str, list[Any]] = {}
-    if ctx.cluster.gitops.tool == "flux":
+    if ctx.cluster.gitops.tool == "flux" and not is_openshift(ctx):  # OpenShift: the OLM folder has the Namespace
         # Argo CD creates the namespace with these labels (managedNamespaceMetadata) before the chart installs.
         files["namespace.yaml"] = [namespace(ctx, ctx.namespace, OPERATOR_PSA)]
     for driver in ctx.pool_drivers:
@@ -65,11 +68,21 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
     plan = ClusterPlan(name=cluster.name, digest=digest)
     base = f"clusters/{cluster.name}"
     overlay = _overlay(ctx)
+    values = helm_values(ctx)
+    if is_openshift(ctx):
+        openshift_values(values)
+    values = apply_overrides(values, cluster.overrides)
+    if is_openshift(ctx):
+        # OLM installs the operator; the ClusterPolicy is a custom resource built from the same values.
+        overlay["clusterpolicy.yaml"] = [cluster_policy(ctx, values)]
+        olm = olm_objects(ctx)
+        for name, docs in olm.items():
+            plan.files[f"{base}/{OLM_DIR}/{name}"] = YamlFile(tuple(docs))
+        plan.files[f"{base}/{OLM_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(olm)),))
     for name, docs in overlay.items():
         plan.files[f"{base}/{name}"] = YamlFile(tuple(docs))
     plan.files[f"{base}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(overlay)),))
-    plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile(
-        (apply_overrides(helm_values(ctx), cluster.overrides),))
+    plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile((values,))
     plan.files[f"{base}/node-labels.yaml"] = YamlFile((node_labels(ctx),))
     nvidiadriver_pools = {d.pool.name for d in ctx.pool_drivers}
     plan.deviations = deviation_records(cluster, ctx.facts, nvidiadriver_pools)
@@ -91,8 +104,9 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
             plan.files[f"gitops/argocd/{cluster.name}/{name}"] = YamlFile((app,))
     else:
         flux_dir = f"gitops/flux/{cluster.name}"
-        for name, doc in flux_release_files(ctx).items():
-            plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
+        if not is_openshift(ctx):  # OpenShift: OLM installs the operator, from clusters/<name>/olm
+            for name, doc in flux_release_files(ctx).items():
+                plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
         plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(tuple(flux_kustomizations(ctx, checks)))
         plan.files[f"{flux_dir}/{KUSTOMIZATION}"] = YamlFile((kustomization(["kustomizations.yaml"]),))
     return plan

@@ -1,0 +1,122 @@
+"""OpenShift render: OLM objects and a ClusterPolicy custom resource that validate against the real CRDs."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuspec.render.filetree import YamlFile
+from gpuspec.render.openshift import clusterpolicy_spec
+from gpuspec.verify.schemas import CrdSet
+from tests.render.fleets import cluster, compile_dir, example_settings, pool, write_fleet
+
+REPO = Path(__file__).resolve().parents[2]
+MINI_CHART = REPO / "tests" / "fixtures" / "charts" / "gpu-operator-mini"
+
+
+def _ocp_cluster(name: str = "ocp", **extra: Any) -> dict[str, Any]:
+    return cluster(
+        name,
+        kubernetes={"version": "1.32", "distribution": "openshift", "openshiftVersion": "4.19", "runtime": "cri-o"},
+        operator={"version": "v26.7.0", "namespace": "nvidia-gpu-operator"},
+        pools=[pool("a100", product="A100-SXM4-80GB",
+                    os={"distribution": "rhcos", "version": "4.19"}, driver={"source": "operator", "branch": "580"})],
+        **extra,
+    )
+
+
+def _docs(plan: Any, path: str) -> list[dict[str, Any]]:
+    cp = plan.clusters[0]
+    found = cp.files[path]
+    assert isinstance(found, YamlFile)
+    return [d for d in found.documents if isinstance(d, dict)]
+
+
+def _by_kind(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {d["kind"]: d for d in docs}
+
+
+def test_openshift_cluster_renders_pinned_olm_subscription(tmp_path: Path) -> None:
+    plan = compile_dir(write_fleet(tmp_path, [_ocp_cluster()]))
+    olm = _by_kind(_docs(plan, "clusters/ocp/olm/gpu-operator.olm.yaml"))
+    sub = olm["Subscription"]["spec"]
+    assert sub == {"name": "gpu-operator-certified", "channel": "v26.7", "startingCSV": "gpu-operator-certified.v26.7.0",
+                   "installPlanApproval": "Manual", "source": "certified-operators",
+                   "sourceNamespace": "openshift-marketplace"}
+    assert olm["OperatorGroup"]["spec"] == {"targetNamespaces": ["nvidia-gpu-operator"]}
+    nfd = _by_kind(_docs(plan, "clusters/ocp/olm/nfd.olm.yaml"))
+    assert nfd["Subscription"]["spec"]["name"] == "nfd"
+    assert "NodeFeatureDiscovery" in nfd
+    values = _docs(plan, "clusters/ocp/gpu-operator.values.yaml")[0]
+    assert values["platform"] == {"openshift": True}
+    assert values["operator"]["use_ocp_driver_toolkit"] is True
+    assert values["nfd"] == {"enabled": False}  # the NFD Operator labels the nodes; no second NFD
+    cp = _docs(plan, "clusters/ocp/clusterpolicy.yaml")[0]
+    assert cp["spec"] == clusterpolicy_spec(values)
+    assert cp["spec"]["operator"]["use_ocp_driver_toolkit"] is True
+    assert "clusters/ocp/gpu-operator.application.yaml" not in plan.clusters[0].files
+
+
+def test_declared_nfd_is_not_installed_again(tmp_path: Path) -> None:
+    doc = _ocp_cluster()
+    doc["operator"]["operands"] = {"nfd": False}
+    plan = compile_dir(write_fleet(tmp_path, [doc]))
+    assert "clusters/ocp/olm/nfd.olm.yaml" not in plan.clusters[0].files
+
+
+def test_disconnected_openshift_subscribes_to_the_mirrored_catalog(tmp_path: Path) -> None:
+    settings = example_settings()
+    settings["mirrors"][0]["catalogSources"] = {"certified-operators": "cs-certified-operator-index",
+                                                "redhat-operators": "cs-redhat-operator-index"}
+    plan = compile_dir(write_fleet(tmp_path, [_ocp_cluster(mirror="dc-north")], settings=settings))
+    olm = _by_kind(_docs(plan, "clusters/ocp/olm/gpu-operator.olm.yaml"))
+    assert olm["Subscription"]["spec"]["source"] == "cs-certified-operator-index"
+    nfd = _by_kind(_docs(plan, "clusters/ocp/olm/nfd.olm.yaml"))
+    assert nfd["Subscription"]["spec"]["source"] == "cs-redhat-operator-index"
+
+
+@pytest.mark.parametrize("tool", ["argocd", "flux"])
+def test_openshift_objects_validate_against_the_real_crds(tool: str, tmp_path: Path, shared_dir: Path) -> None:
+    upstream = shared_dir / "upstream"
+    crds = CrdSet.from_paths([upstream / "olm", upstream / "gpu-operator" / "v26.7.0" / "crds"])
+    doc = _ocp_cluster(gitops={"tool": tool})
+    plan = compile_dir(write_fleet(tmp_path, [doc]))
+    checked = set()
+    for path in ("clusters/ocp/olm/gpu-operator.olm.yaml", "clusters/ocp/olm/nfd.olm.yaml",
+                 "clusters/ocp/clusterpolicy.yaml"):
+        for obj in _docs(plan, path):
+            if obj["apiVersion"] == "v1":
+                continue
+            assert crds.knows(obj["apiVersion"], obj["kind"]), obj["kind"]
+            assert crds.validate(obj) == [], (obj["kind"], crds.validate(obj))
+            checked.add(obj["kind"])
+    assert checked == {"OperatorGroup", "Subscription", "NodeFeatureDiscovery", "ClusterPolicy"}
+
+
+def test_clusterpolicy_equals_the_test_charts_for_the_same_values(tmp_path: Path, tools_bin: Path) -> None:
+    """The mini chart's ClusterPolicy from the compiled values carries the CR's values for every field it renders."""
+    plan = compile_dir(write_fleet(tmp_path, [_ocp_cluster()]))
+    values = _docs(plan, "clusters/ocp/gpu-operator.values.yaml")[0]
+    cr = _docs(plan, "clusters/ocp/clusterpolicy.yaml")[0]["spec"]
+    values_file = tmp_path / "values.yaml"
+    values_file.write_text(yaml.safe_dump(values))
+    out = subprocess.run([str(tools_bin / "helm"), "template", "gpu-operator", str(MINI_CHART), "-f", str(values_file)],
+                         check=True, capture_output=True, text=True).stdout
+    chart_cp = next(d for d in yaml.safe_load_all(out) if d and d.get("kind") == "ClusterPolicy")["spec"]
+
+    def compare(chart: Any, ours: Any, where: str) -> None:
+        if isinstance(chart, dict) and isinstance(ours, dict):
+            for key, value in chart.items():
+                if key in ours:
+                    compare(value, ours[key], f"{where}.{key}")
+        else:
+            assert chart == ours, where
+
+    shared = set(chart_cp) & set(cr)
+    assert {"driver", "toolkit", "devicePlugin", "mig", "cdi"} <= shared
+    compare(copy.deepcopy(chart_cp), cr, "spec")
