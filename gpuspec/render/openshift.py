@@ -77,12 +77,9 @@ def olm_objects(ctx: ClusterContext) -> dict[str, list[dict[str, Any]]]:
     olm = ocp.olm()
     ns = ctx.namespace
     version = ctx.facts.version
-    namespace = {
-        "apiVersion": "v1", "kind": "Namespace",
-        "metadata": {**metadata(ctx, ns, annotations={**KEEP_NAMESPACE, **OLM_WAVE}),
-                     },
-    }
-    namespace["metadata"]["labels"]["openshift.io/cluster-monitoring"] = "true"
+    ns_meta = metadata(ctx, ns, annotations={**KEEP_NAMESPACE, **OLM_WAVE})
+    ns_meta["labels"]["openshift.io/cluster-monitoring"] = "true"  # the CSV's operatorframework.io/cluster-monitoring
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": ns_meta}
     group = {
         "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
         "metadata": metadata(ctx, "nvidia-gpu-operator-group", ns, annotations=OLM_WAVE),

@@ -45,7 +45,8 @@ def test_openshift_cluster_renders_pinned_olm_subscription(tmp_path: Path) -> No
     plan = compile_dir(write_fleet(tmp_path, [_ocp_cluster()]))
     olm = _by_kind(_docs(plan, "clusters/ocp/olm/gpu-operator.olm.yaml"))
     sub = olm["Subscription"]["spec"]
-    assert sub == {"name": "gpu-operator-certified", "channel": "v26.7", "startingCSV": "gpu-operator-certified.v26.7.0",
+    assert sub == {"name": "gpu-operator-certified", "channel": "v26.7",
+                   "startingCSV": "gpu-operator-certified.v26.7.0",
                    "installPlanApproval": "Manual", "source": "certified-operators",
                    "sourceNamespace": "openshift-marketplace"}
     assert olm["OperatorGroup"]["spec"] == {"targetNamespaces": ["nvidia-gpu-operator"]}
