@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gpuspec.errors import GpuspecError
 from gpuspec.matrix import openshift as ocp
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import AFTER_CRDS, KEEP_NAMESPACE, metadata
@@ -97,7 +98,10 @@ def olm_objects(ctx: ClusterContext) -> dict[str, list[dict[str, Any]]]:
             "sourceNamespace": olm.catalog_namespace,
         },
     }
-    files: dict[str, list[dict[str, Any]]] = {"gpu-operator.olm.yaml": [namespace, group, subscription]}
+    files: dict[str, list[dict[str, Any]]] = {
+        "gpu-operator.olm.yaml": [namespace, group, subscription],
+        "installplan-approval.yaml": installplan_approval(ctx),
+    }
     if ctx.cluster.operator.operands.nfd:
         files["nfd.olm.yaml"] = nfd_objects(ctx)
     return files
@@ -120,4 +124,78 @@ def nfd_objects(ctx: ClusterContext) -> list[dict[str, Any]]:
         {"apiVersion": "nfd.openshift.io/v1", "kind": "NodeFeatureDiscovery",
          "metadata": metadata(ctx, nfd.instance, ns, annotations=AFTER_CRDS),
          "spec": {"workerConfig": {"configData": ""}}},
+    ]
+
+
+#: The approval Job's image: Red Hat's OpenShift CLI image of the cluster's OpenShift minor (``oc``).
+CLI_IMAGE = "registry.redhat.io/openshift4/ose-cli"
+APPROVER = "gpuspec-installplan-approver"
+
+#: Approve exactly the InstallPlan that installs the pinned CSV; wait for OLM to create it (bounded).
+APPROVE_SCRIPT = """set -eu
+for attempt in $(seq 1 60); do
+  plan=$(oc get installplans -n "$NAMESPACE" \\
+    -o jsonpath="{range .items[*]}{.metadata.name}{' '}{.spec.clusterServiceVersionNames}{'\\n'}{end}" \\
+    | awk -v csv="\\"$CSV\\"" 'index($0, csv) {print $1; exit}')
+  if [ -n "$plan" ]; then
+    oc patch installplan "$plan" -n "$NAMESPACE" --type merge -p '{"spec":{"approved":true}}'
+    echo "approved InstallPlan $plan for $CSV"
+    exit 0
+  fi
+  echo "waiting for the InstallPlan of $CSV ($attempt/60)"
+  sleep 10
+done
+echo "no InstallPlan for $CSV after 10 minutes" >&2
+exit 1
+"""
+
+
+def installplan_approval(ctx: ClusterContext) -> list[dict[str, Any]]:
+    """The Job that approves the Manual InstallPlan of the pinned CSV (and only that one), with its minimal RBAC.
+
+    Argo CD runs it as a Sync hook in the Subscription's wave (the Subscription turns healthy once the plan is
+    approved and the CSV installs); Flux applies it with the OLM objects and waits for it (``wait: true``).
+    """
+    ns = ctx.namespace
+    csv = ocp.csv_name(ctx.facts.version)
+    openshift_version = ctx.cluster.kubernetes.openshift_version
+    if openshift_version is None:
+        raise GpuspecError(f"cluster {ctx.name}: OpenShift clusters need kubernetes.openshiftVersion (the approval Job "
+                           "runs the OpenShift CLI image of that release)")
+    image = f"{CLI_IMAGE}:v{ocp.openshift_minor(openshift_version)}"
+    rbac_wave = {"argocd.argoproj.io/sync-wave": "-1"}
+    job_name = f"approve-{csv}".replace(".", "-")[:63].rstrip("-")
+    hook = {
+        "argocd.argoproj.io/hook": "Sync",
+        "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
+        "argocd.argoproj.io/sync-wave": "0",
+    }
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata(ctx, APPROVER, ns, annotations=rbac_wave)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": metadata(ctx, APPROVER, ns, annotations=rbac_wave),
+         "rules": [{"apiGroups": ["operators.coreos.com"], "resources": ["installplans"],
+                    "verbs": ["get", "list", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": metadata(ctx, APPROVER, ns, annotations=rbac_wave),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": APPROVER},
+         "subjects": [{"kind": "ServiceAccount", "name": APPROVER, "namespace": ns}]},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata(ctx, job_name, ns, annotations=hook),
+         "spec": {
+             "backoffLimit": 2,
+             "template": {"spec": {
+                 "serviceAccountName": APPROVER,
+                 "restartPolicy": "Never",
+                 "containers": [{
+                     "name": "approve",
+                     "image": image,
+                     "command": ["/bin/bash", "-c", APPROVE_SCRIPT],
+                     "env": [{"name": "NAMESPACE", "value": ns}, {"name": "CSV", "value": csv}],
+                     "securityContext": {
+                         "allowPrivilegeEscalation": False, "runAsNonRoot": True,
+                         "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"},
+                     },
+                 }],
+             }},
+         }},
     ]

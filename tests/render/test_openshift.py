@@ -121,3 +121,37 @@ def test_clusterpolicy_equals_the_test_charts_for_the_same_values(tmp_path: Path
     shared = set(chart_cp) & set(cr)
     assert {"driver", "toolkit", "devicePlugin", "mig", "cdi"} <= shared
     compare(copy.deepcopy(chart_cp), cr, "spec")
+
+
+def test_installplan_approval_job_approves_only_the_pinned_csv(tmp_path: Path) -> None:
+    plan = compile_dir(write_fleet(tmp_path, [_ocp_cluster()]))
+    docs = _docs(plan, "clusters/ocp/olm/installplan-approval.yaml")
+    kinds = _by_kind(docs)
+    assert kinds["Role"]["rules"] == [{"apiGroups": ["operators.coreos.com"], "resources": ["installplans"],
+                                       "verbs": ["get", "list", "patch"]}]
+    job = kinds["Job"]
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    sub = _by_kind(_docs(plan, "clusters/ocp/olm/gpu-operator.olm.yaml"))["Subscription"]["spec"]
+    assert env == {"NAMESPACE": "nvidia-gpu-operator", "CSV": sub["startingCSV"]}
+    assert container["image"] == "registry.redhat.io/openshift4/ose-cli:v4.19"
+    assert job["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "Sync"
+    assert kinds["Role"]["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "-1"
+
+
+def test_openshift_kustomizations_build(tmp_path: Path, tools_bin: Path) -> None:
+    """The OLM folder and the overlay build with the real kubectl kustomize."""
+    from gpuspec.pipeline.render import expected_bytes
+
+    fleet_dir = write_fleet(tmp_path, [_ocp_cluster()])
+    plan = compile_dir(fleet_dir)
+    out = tmp_path / "rendered"
+    for rel, data in expected_bytes(plan).items():
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    for folder in ("clusters/ocp/olm", "clusters/ocp"):
+        built = subprocess.run([str(tools_bin / "kubectl"), "kustomize", str(out / folder)],
+                               check=True, capture_output=True, text=True).stdout
+        kinds = {d["kind"] for d in yaml.safe_load_all(built) if d}
+        assert ("Subscription" in kinds) if folder.endswith("olm") else ("ClusterPolicy" in kinds)
