@@ -13,7 +13,7 @@ from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import argocd_applications, flux_kustomizations, flux_release_files
 from gpuspec.render.inputs import InputDigests
-from gpuspec.render.openshift import cluster_policy, is_openshift, olm_objects, openshift_values
+from gpuspec.render.openshift import cluster_policy, is_openshift, olm_objects, openshift_images, openshift_values
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.overlay import (
     OPERATOR_PSA,
@@ -98,6 +98,8 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str) -> ClusterPlan:
     if accept:
         plan.files[f"{base}/{ACCEPTANCE_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(accept)),))
     plan.images = cluster_images(ctx)
+    if is_openshift(ctx):
+        plan.images.update(openshift_images(ctx))
     plan.files[f"{base}/images.txt"] = TextFile(tuple(sorted(set(plan.images.values()))))
     if cluster.gitops.tool == "argocd":
         for name, app in argocd_applications(ctx, acceptance=bool(checks)).items():

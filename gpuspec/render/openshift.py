@@ -199,3 +199,16 @@ def installplan_approval(ctx: ClusterContext) -> list[dict[str, Any]]:
              }},
          }},
     ]
+
+
+def openshift_images(ctx: ClusterContext) -> dict[str, str]:
+    """Images an OpenShift cluster needs beyond the operands: the approval Job's CLI image and the operator catalog
+    indexes a disconnected cluster mirrors (oc-mirror).  The Driver Toolkit image is part of the OpenShift release
+    payload (per z-stream digest) and is mirrored with the release, so it is named in docs/openshift.md, not here."""
+    version = ctx.cluster.kubernetes.openshift_version
+    if version is None:
+        return {}
+    refs = [f"{CLI_IMAGE}:v{ocp.openshift_minor(version)}", ocp.catalog_image(version, ocp.olm().catalog_index)]
+    if ctx.cluster.operator.operands.nfd:
+        refs.append(ocp.catalog_image(version, ocp.nfd().catalog_index))
+    return {ref: ref for ref in refs}

@@ -155,3 +155,12 @@ def test_openshift_kustomizations_build(tmp_path: Path, tools_bin: Path) -> None
                                check=True, capture_output=True, text=True).stdout
         kinds = {d["kind"] for d in yaml.safe_load_all(built) if d}
         assert ("Subscription" in kinds) if folder.endswith("olm") else ("ClusterPolicy" in kinds)
+
+
+def test_openshift_images_list_the_catalogs_and_not_the_chart_nfd(tmp_path: Path) -> None:
+    plan = compile_dir(write_fleet(tmp_path, [_ocp_cluster()]))
+    images = set(plan.clusters[0].images.values())
+    assert "registry.redhat.io/redhat/certified-operator-index:v4.19" in images
+    assert "registry.redhat.io/redhat/redhat-operator-index:v4.19" in images
+    assert "registry.redhat.io/openshift4/ose-cli:v4.19" in images
+    assert not any("node-feature-discovery" in i for i in images)
