@@ -105,8 +105,8 @@ def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False) -> dic
 def _olm_application(ctx: ClusterContext, meta: dict[str, Any]) -> dict[str, Any]:
     """OpenShift: the Application of the OLM objects (Namespace, OperatorGroup, pinned Subscription, NFD Operator).
 
-    Argo CD reports a Subscription healthy once its CSV is installed (Argo CD's built-in health check of
-    operators.coreos.com Subscriptions), so the overlay Application (wave 1, with the ClusterPolicy) waits for it.
+    The overlay Application (wave 1, with the ClusterPolicy) follows; Argo CD's built-in health check of
+    operators.coreos.com Subscriptions is what holds it (docs/openshift.md).
     """
     git = ctx.fleet.settings.git
     return {
