@@ -253,7 +253,8 @@ def test_rollout_order_is_fleet_wave_then_cluster_wide_then_canary_then_pool_wav
 
 
 def _openshift(data: dict[str, object]) -> None:
-    data["kubernetes"] = {"version": "1.32", "distribution": "openshift", "openshiftVersion": "4.19", "runtime": "cri-o"}
+    data["kubernetes"] = {"version": "1.32", "distribution": "openshift", "openshiftVersion": "4.19",
+                          "runtime": "cri-o"}
     data.pop("mirror", None)
     data.pop("overrides", None)
     for p in data["pools"]:  # type: ignore[attr-defined]
