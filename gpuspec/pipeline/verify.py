@@ -340,8 +340,8 @@ def verify_cluster(
     overlay_objects: list[tuple[dict[str, Any], Origin]] = []
     # The overlay and the acceptance folder in one kubectl run when that provably builds the same objects.
     folders = [output.directory] if output.kustomization is not None else []
-    if output.acceptance is not None:
-        folders.append(output.acceptance.path.parent)
+    extra = [f for f in (output.acceptance, output.olm) if f is not None]  # acceptance Jobs; OpenShift's OLM objects
+    folders += [f.path.parent for f in extra]
     builds = tools.build_many(folders, ())
     if output.kustomization is not None:
         built = builds[output.directory]
@@ -353,15 +353,15 @@ def verify_cluster(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
                 kustomization_origin))
             overlay_objects = _raw_objects(output.resources)
-    if output.acceptance is not None:
-        built = builds[output.acceptance.path.parent]
-        acceptance_origin = Origin(output.acceptance.display, output.acceptance)
+    for folder in extra:
+        built = builds[folder.path.parent]
+        folder_origin = Origin(folder.display, folder)
         if built.ok:
-            overlay_objects += _locate_built(built.manifests, output.resources, acceptance_origin)
+            overlay_objects += _locate_built(built.manifests, output.resources, folder_origin)
         else:
             findings.append(checks.make_finding(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
-                acceptance_origin))
+                folder_origin))
 
     # images
     expectations = checks.image_expectations(fleet, cluster, release)

@@ -25,6 +25,8 @@ VALUES_FILE = "gpu-operator.values.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 IMAGES_FILE = "images.txt"
 ACCEPTANCE_DIR = "acceptance"
+#: OpenShift: the folder of the OLM objects (applied before the overlay).
+OLM_DIR = "olm"
 _YAML_SUFFIXES = (".yaml", ".yml")
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -94,6 +96,8 @@ class ClusterOutput:
     problems: list[str]
     #: The acceptance folder's kustomization (None when the cluster has no acceptance checks).
     acceptance: RenderedFile | None = None
+    #: OpenShift: the OLM folder's kustomization (None elsewhere).
+    olm: RenderedFile | None = None
 
     @property
     def values_display(self) -> str:
@@ -146,6 +150,10 @@ def read_cluster_output(rendered_dir: Path, display_root: str, name: str) -> Clu
     accept = next((accept_dir / n for n in KUSTOMIZATION_FILES if (accept_dir / n).is_file()), None)
     if accept is not None:
         output.acceptance = _read(accept, f"{display_dir}/{ACCEPTANCE_DIR}/{accept.name}", problems)
+    olm_dir = directory / OLM_DIR
+    olm = next((olm_dir / n for n in KUSTOMIZATION_FILES if (olm_dir / n).is_file()), None)
+    if olm is not None:
+        output.olm = _read(olm, f"{display_dir}/{OLM_DIR}/{olm.name}", problems)
     for path in sorted(directory.rglob("*")):
         if path.is_file() and path.suffix in _YAML_SUFFIXES and not (
                 path.name in KUSTOMIZATION_FILES or (path.parent == directory and path.name == VALUES_FILE)):

@@ -164,3 +164,34 @@ def test_openshift_images_list_the_catalogs_and_not_the_chart_nfd(tmp_path: Path
     assert "registry.redhat.io/redhat/redhat-operator-index:v4.19" in images
     assert "registry.redhat.io/openshift4/ose-cli:v4.19" in images
     assert not any("node-feature-discovery" in i for i in images)
+
+
+def test_verify_builds_and_validates_the_olm_objects(tmp_path: Path, shared_dir: Path, tools_bin: Path) -> None:
+    """verify builds clusters/<c>/olm and validates Subscription, OperatorGroup, NodeFeatureDiscovery and the
+    ClusterPolicy against the real CRDs: no 'no schema' warning, no schema error for them."""
+    from gpuspec.pipeline.render import expected_bytes
+    from gpuspec.pipeline.verify import VerifyOptions, verify_fleet
+
+    fleet_dir = write_fleet(tmp_path, [_ocp_cluster()])
+    out = tmp_path / "rendered"
+    for rel, data in expected_bytes(compile_dir(fleet_dir)).items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_bytes(data)
+    upstream = shared_dir / "upstream"
+    result = verify_fleet(VerifyOptions(
+        fleet_dir=fleet_dir, rendered_dir=out, charts=[MINI_CHART], helm=tools_bin / "helm", cache_dir=None,
+        crd_paths=[upstream / "olm", upstream / "gpu-operator" / "v26.7.0" / "crds"]))
+    about_olm = [f for f in result.findings
+                 if any(k in f.message for k in ("Subscription", "OperatorGroup", "NodeFeatureDiscovery",
+                                                  "ClusterPolicy"))]
+    assert about_olm == [], [(f.rule_id, f.message) for f in about_olm]
+    built = result.clusters[0].objects
+    # A broken Subscription in the OLM folder is caught by the OLM CRD: the folder is really built and validated.
+    olm_file = out / "clusters" / "ocp" / "olm" / "gpu-operator.olm.yaml"
+    olm_file.write_text(olm_file.read_text().replace("installPlanApproval: Manual", "installPlanApproval: 7"))
+    broken = verify_fleet(VerifyOptions(
+        fleet_dir=fleet_dir, rendered_dir=out, charts=[MINI_CHART], helm=tools_bin / "helm", cache_dir=None,
+        crd_paths=[upstream / "olm", upstream / "gpu-operator" / "v26.7.0" / "crds"]))
+    assert any("Subscription" in f.message and "installPlanApproval" in f.message for f in broken.findings), [
+        (f.rule_id, f.message) for f in broken.findings]
+    assert built == broken.clusters[0].objects
