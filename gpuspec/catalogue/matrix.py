@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuspec.catalogue import openshift
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Severity
 
@@ -619,6 +620,7 @@ ENTRIES: tuple[Entry, ...] = (
     CANNOT_VERIFY_RUNTIME,
     RUNTIME_SETTING_CONTRADICTED,
     MANAGED_PLATFORM_DRIVER,
+    *openshift.ENTRIES,
     CANNOT_VERIFY_MIG,
     MIG_NOT_CAPABLE,
     MIG_LAYOUT,

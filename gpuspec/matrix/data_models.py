@@ -698,6 +698,61 @@ class RuntimeData(_Model):
     managed_platforms: list[ManagedPlatform] = Field(default_factory=list)
 
 
+# ---------------------------------------------------------------- openshift.yaml
+
+
+class OpenShiftKubernetes(_Model):
+    """The Kubernetes minor one OpenShift minor ships (None: unknown)."""
+
+    openshift: str
+    kubernetes: str | None
+
+
+class OlmPackage(_Model):
+    """The GPU Operator's OLM package on OpenShift."""
+
+    package: str
+    catalog_source: str
+    catalog_namespace: str
+    catalog_index: str
+    suggested_namespace: str
+    channel_pattern: str
+    csv_pattern: str
+    verified_bundles: list[str]
+
+
+class NfdOperator(_Model):
+    """The Node Feature Discovery Operator NVIDIA's OpenShift procedure installs first."""
+
+    package: str
+    channel: str
+    catalog_source: str
+    catalog_namespace: str
+    catalog_index: str
+    namespace: str
+    instance: str
+
+
+class OpenShiftPrecompiled(_Model):
+    redhat_repository: str
+    redhat_image: str
+    tested_openshift: list[str]
+
+
+class DriverToolkit(_Model):
+    image_for: str
+    clusterpolicy_field: str
+
+
+class OpenShiftData(_Model):
+    source: Source
+    kubernetes_versions: list[OpenShiftKubernetes]
+    olm: OlmPackage
+    nfd: NfdOperator
+    precompiled: OpenShiftPrecompiled
+    driver_toolkit: DriverToolkit
+
+
 # ---------------------------------------------------------------- the whole matrix
 
 
@@ -716,3 +771,4 @@ class Matrix(_Model):
     airgap: AirgapData
     domain: DomainData
     runtime: RuntimeData
+    openshift: OpenShiftData

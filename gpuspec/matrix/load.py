@@ -31,6 +31,7 @@ DATA_FILES: tuple[str, ...] = (
     "airgap",
     "domain",
     "runtime",
+    "openshift",
 )
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -371,7 +371,7 @@ def verify_cluster(
     overlay_objects: list[tuple[dict[str, Any], Origin]] = []
     # The overlay and the acceptance folder in one kubectl run when that provably builds the same objects.
     folders = [output.directory] if output.kustomization is not None else []
-    extra = [f for f in (output.acceptance, output.prerequisites, output.monitoring) if f is not None]
+    extra = [f for f in (output.acceptance, output.prerequisites, output.monitoring, output.olm) if f is not None]
     folders += [f.path.parent for f in extra]
     builds = tools.build_many(folders, ())
     if output.kustomization is not None:
@@ -385,7 +385,7 @@ def verify_cluster(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
                 kustomization_origin))
             overlay_objects = _raw_objects(output.resources)
-    for sub in extra:  # the acceptance, prerequisites and monitoring folders
+    for sub in extra:  # the acceptance, prerequisites, monitoring and OLM folders
         built = builds[sub.path.parent]
         sub_origin = Origin(sub.display, sub)
         if built.ok:

@@ -19,6 +19,8 @@ from gpuspec.plan.impact import (
     mig_procedure,
     mig_provisioning,
     mig_rollback,
+    olm_rollback,
+    olm_upgrade_impact,
     operator_rollback,
     reload_procedure,
 )
@@ -195,7 +197,8 @@ class _Differ:
         upgrade = a is None or b is None or b > a
         kind = ChangeKind.OPERATOR_UPGRADE if upgrade else ChangeKind.OPERATOR_DOWNGRADE
         word = "upgrade" if upgrade else "downgrade"
-        impact = (
+        olm = self.new.kubernetes.distribution.value == "openshift"
+        impact = olm_upgrade_impact(before, after) if olm else (
             "helm upgrade of the chart; operand DaemonSets (device plugin, GFD, toolkit, DCGM exporter, validator, "
             "mig-manager) roll to the new images"
         )
@@ -203,7 +206,7 @@ class _Differ:
             impact += "; driver pods restart where the driver or k8s-driver-manager image changes (see pool rows)"
         yield self.change(
             kind, f"GPU Operator {word} {before} -> {after}", before, after, Disruption.OPERAND_RESTART, impact,
-            operator_rollback(before, after, self.new) if upgrade else
+            (olm_rollback(before, after) if olm else operator_rollback(before, after, self.new)) if upgrade else
             f"This change is itself a rollback; undo it by reverting to {before} (a normal upgrade).",
             file=file, path=path, dimension=Dimension.OPERATOR, downgrade=not upgrade,
         )

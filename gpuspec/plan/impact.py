@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuspec.matrix import openshift as ocp
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, Pool
 from gpuspec.spec.resolve import MIG_CONFIG_LABEL, is_air_gapped
 
@@ -62,6 +63,25 @@ def operator_rollback(before: str, after: str, cluster: Cluster) -> str:
         f"Revert the chart to {before} (git revert of this change; Argo CD / Flux applies helm upgrade to {before}"
         f"{where}) and set operator.rollback: true in that change. Helm does not downgrade CRDs: the {after} "
         f"CRDs stay installed, so check them against {before} or kubectl apply the {before} CRDs before reverting."
+    )
+
+
+def olm_upgrade_impact(before: str, after: str) -> str:
+    """What an OpenShift (OLM) operator upgrade does: new channel/startingCSV, approval, operator restart, rollout."""
+    return (
+        f"OLM upgrade: the Subscription moves to channel {ocp.channel(after)} and startingCSV {ocp.csv_name(after)}; "
+        f"the approval Job approves only that CSV's InstallPlan; OLM replaces CSV {ocp.csv_name(before)} "
+        "(operator Deployment restarts, new CRDs from the bundle); operand DaemonSets (device plugin, GFD, toolkit, "
+        "DCGM exporter, validator, mig-manager) roll to the new images from the ClusterPolicy"
+    )
+
+
+def olm_rollback(before: str, after: str) -> str:
+    """Rollback note of an OLM operator upgrade (OLM does not downgrade an installed CSV)."""
+    return (
+        f"OLM does not downgrade a CSV: revert this change, then delete the Subscription and CSV "
+        f"{ocp.csv_name(after)} (operands keep running) so the Subscription re-installs {ocp.csv_name(before)}; "
+        "approve its InstallPlan (the approval Job does), and set operator.rollback: true in that change."
     )
 
 

@@ -13,6 +13,7 @@ from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import MONITORING_DIR, argocd_applications, flux_kustomizations, flux_release_files
 from gpuspec.render.inputs import InputDigests
+from gpuspec.render.openshift import cluster_policy, is_openshift, olm_objects, openshift_images, openshift_values
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.overlay import (
     OPERATOR_PSA,
@@ -33,6 +34,8 @@ from gpuspec.spec.models import Cluster, Fleet
 
 #: The overlay file that lists the overlay's resources.
 KUSTOMIZATION = "kustomization.yaml"
+#: OpenShift: the folder of the OLM objects (Namespace, OperatorGroup, Subscriptions), applied before the overlay.
+OLM_DIR = "olm"
 #: The record of the cluster's deliberate deviations (written when it has any).
 DEVIATIONS_FILE = "deviations.yaml"
 #: The PrometheusRule's file, in the monitoring folder.
@@ -42,9 +45,9 @@ ALERTS_FILE = "alerts.yaml"
 def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
     """Overlay resource file name → its documents."""
     files: dict[str, list[Any]] = {}
-    if ctx.cluster.gitops.tool == "flux" and priority_class_quota(ctx) is None:
+    if ctx.cluster.gitops.tool == "flux" and priority_class_quota(ctx) is None and not is_openshift(ctx):
         # Argo CD creates the namespace with these labels (managedNamespaceMetadata) before the chart installs;
-        # with a prerequisites folder, Flux applies the namespace there.
+        # with a prerequisites folder, Flux applies the namespace there; on OpenShift the OLM folder has it.
         files["namespace.yaml"] = [namespace(ctx, ctx.namespace, OPERATOR_PSA)]
     for driver in ctx.pool_drivers:
         doc = nvidia_driver(ctx, driver)
@@ -85,6 +88,17 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
     plan = ClusterPlan(name=cluster.name, digest=digest)
     base = f"clusters/{cluster.name}"
     overlay = _overlay(ctx)
+    values = helm_values(ctx)
+    if is_openshift(ctx):
+        openshift_values(values)
+    values = apply_overrides(values, cluster.overrides)
+    if is_openshift(ctx):
+        # OLM installs the operator; the ClusterPolicy is a custom resource built from the same values.
+        overlay["clusterpolicy.yaml"] = [cluster_policy(ctx, values)]
+        olm = olm_objects(ctx)
+        for name, docs in olm.items():
+            plan.files[f"{base}/{OLM_DIR}/{name}"] = YamlFile(tuple(docs))
+        plan.files[f"{base}/{OLM_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(olm)),))
     for name, docs in overlay.items():
         plan.files[f"{base}/{name}"] = YamlFile(tuple(docs))
     plan.files[f"{base}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(overlay)),))
@@ -93,8 +107,7 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         plan.files[f"{base}/{PREREQUISITES_DIR}/{name}"] = YamlFile(tuple(docs))
     if prerequisites:
         plan.files[f"{base}/{PREREQUISITES_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(prerequisites)),))
-    plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile(
-        (apply_overrides(helm_values(ctx), cluster.overrides),))
+    plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile((values,))
     plan.files[f"{base}/node-labels.yaml"] = YamlFile((node_labels(ctx),))
     nvidiadriver_pools = {d.pool.name for d in ctx.pool_drivers}
     plan.deviations = deviation_records(cluster, ctx.facts, nvidiadriver_pools)
@@ -118,6 +131,8 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         plan.files[f"{base}/{MONITORING_DIR}/{ALERTS_FILE}"] = YamlFile((prometheus_rule(ctx),))
         plan.files[f"{base}/{MONITORING_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization([ALERTS_FILE]),))
     plan.images = cluster_images(ctx)
+    if is_openshift(ctx):
+        plan.images.update(openshift_images(ctx))
     plan.files[f"{base}/images.txt"] = TextFile(tuple(sorted(set(plan.images.values()))))
     if cluster.gitops.tool == "argocd":
         for name, app in argocd_applications(ctx, acceptance=bool(checks), prerequisites=bool(prerequisites),
@@ -125,8 +140,9 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
             plan.files[f"gitops/argocd/{cluster.name}/{name}"] = YamlFile((app,))
     else:
         flux_dir = f"gitops/flux/{cluster.name}"
-        for name, doc in flux_release_files(ctx).items():
-            plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
+        if not is_openshift(ctx):  # OpenShift: OLM installs the operator, from clusters/<name>/olm
+            for name, doc in flux_release_files(ctx).items():
+                plan.files[f"{flux_dir}/release/{name}"] = YamlFile((doc,))
         plan.files[f"{flux_dir}/kustomizations.yaml"] = YamlFile(
             tuple(flux_kustomizations(ctx, checks, prerequisites=bool(prerequisites), monitoring=monitoring)))
         plan.files[f"{flux_dir}/{KUSTOMIZATION}"] = YamlFile((kustomization(["kustomizations.yaml"]),))

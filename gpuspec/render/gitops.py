@@ -95,6 +95,8 @@ def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False,
             "syncPolicy": chart_policy,
         },
     }
+    if ctx.cluster.kubernetes.distribution.value == "openshift":
+        chart_app = _olm_application(ctx, meta(f"{ctx.name}-gpu-operator", "0"))
     overlay_app = {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
@@ -121,6 +123,27 @@ def argocd_applications(ctx: ClusterContext, *, acceptance: bool = False,
             },
         }
     return apps
+
+
+def _olm_application(ctx: ClusterContext, meta: dict[str, Any]) -> dict[str, Any]:
+    """OpenShift: the Application of the OLM objects (Namespace, OperatorGroup, pinned Subscription, NFD Operator).
+
+    The overlay Application (wave 1, with the ClusterPolicy) follows; Argo CD's built-in health check of
+    operators.coreos.com Subscriptions is what holds it (docs/openshift.md).
+    """
+    git = ctx.fleet.settings.git
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": meta,
+        "spec": {
+            "project": ctx.cluster.gitops.argocd.project,
+            "destination": _destination(ctx),
+            "source": {"repoURL": git.repo_url, "targetRevision": git.revision,
+                       "path": _rendered_path(ctx, "clusters", ctx.name, "olm")},
+            "syncPolicy": _sync_policy(),
+        },
+    }
 
 
 def _overlay_sources(ctx: ClusterContext, acceptance: bool) -> dict[str, Any]:
@@ -230,8 +253,11 @@ def flux_kustomizations(ctx: ClusterContext, checks: list[AcceptanceCheck] | Non
     overlay_extra: dict[str, Any] = {"dependsOn": [{"name": name}]}
     if flux.kube_config_secret:
         overlay_extra["kubeConfig"] = {"secretRef": {"name": flux.kube_config_secret}}
+    release_path = (_rendered_path(ctx, "clusters", ctx.name, "olm")
+                    if ctx.cluster.kubernetes.distribution.value == "openshift"
+                    else _rendered_path(ctx, "gitops", "flux", ctx.name, "release"))
     docs = [
-        kustomization(name, _rendered_path(ctx, "gitops", "flux", ctx.name, "release"),
+        kustomization(name, release_path,
                       **({"dependsOn": [{"name": f"{name}-prerequisites"}]} if prerequisites else {})),
         kustomization(f"{name}-overlay", _rendered_path(ctx, "clusters", ctx.name), **overlay_extra),
     ]

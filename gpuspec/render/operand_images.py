@@ -59,8 +59,8 @@ def component_enabled(ctx: ClusterContext, path: str) -> bool:
         return ctx.sandbox
     if path in OFF_COMPONENTS:
         return False
-    if path == NFD:
-        return operands.nfd
+    if path == NFD:  # on OpenShift the NFD Operator labels the nodes, never the chart's NFD
+        return operands.nfd and ctx.cluster.kubernetes.distribution.value != "openshift"
     image = ctx.facts.images.get(path)
     return bool(image and image.enabled_default)
 

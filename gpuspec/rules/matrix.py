@@ -55,6 +55,7 @@ from gpuspec.rules.constraints import (
     managed_platform_driver,
     pool_platform_cell,
 )
+from gpuspec.rules.openshift import is_openshift, openshift_checks
 from gpuspec.rules.runtime import runtime_settings
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.spec.resolve import effective_driver, operator_version
@@ -246,6 +247,7 @@ def _cluster(fleet: Fleet, cluster: Cluster, when: dt.date, res: _Result) -> Non
         known_issues(fleet, cluster, rel.version, rel.tag, vfile, vpath, res)
         runtime_settings(fleet, cluster, rel.version, rel.tag, res)
     cluster_constraints(cluster, rel.version if rel else None, res)
+    openshift_checks(fleet, cluster, res)
 
 
 def _lifecycle(version: str, tag: str, when: dt.date, file: str, path: DocPath, res: _Result) -> None:
@@ -426,7 +428,7 @@ def _pool(fleet: Fleet, cluster: Cluster, index: int, pool: Pool, version: str |
         if product is not None:
             _gpu_support(product.id, rel.version, tag, drv.branch, drv.version, file, base, res)
             driver_flavour(cluster, pool, product.id, rel.version, tag, drv, (dfile, dpath), base, res)
-        if drv.source is DriverSource.PRECOMPILED:
+        if drv.source is DriverSource.PRECOMPILED and not is_openshift(cluster):  # OpenShift: GS232
             _precompiled(pool, rel.version, tag, drv.branch, file, base, res)
         if ok is True:
             pool_platform_cell(cluster, pool, rel.version, tag, base, res)

@@ -142,6 +142,14 @@ class Mirror(SpecModel):
         default=None, alias="caConfigMap", description="ConfigMap with the CA bundle of the mirror (driver.certConfig)."
     )
     proxy: Proxy | None = Field(default=None, description="Proxy for clusters that reach the internet through one.")
+    catalog_sources: dict[Name, Name] = Field(
+        default_factory=dict, alias="catalogSources",
+        description=(
+            "OpenShift: default OLM catalog → the CatalogSource (in openshift-marketplace) of its mirrored index, e.g. "
+            "`certified-operators: cs-certified-operator-index` (GPU Operator), `redhat-operators: "
+            "cs-redhat-operator-index` (NFD Operator)."
+        ),
+    )
 
 
 class DriverPin(SpecModel):
@@ -285,7 +293,11 @@ class Operands(SpecModel):
     """Which GPU Operator operands run (defaults follow the chart)."""
 
     dcgm_exporter: DcgmExporter = Field(default_factory=DcgmExporter, alias="dcgmExporter", description="Telemetry.")
-    nfd: bool = Field(default=True, description="Deploy Node Feature Discovery with the operator.")
+    nfd: bool = Field(
+        default=True,
+        description="Deploy Node Feature Discovery with the operator (OpenShift: the NFD Operator and its "
+        "NodeFeatureDiscovery instance; false = NFD is installed already).",
+    )
     cdi: bool = Field(default=True, description="Use the Container Device Interface.")
     gds: bool = Field(default=False, description="GPUDirect Storage (nvidia-fs) on pools that declare it.")
     gdrcopy: bool = Field(default=False, description="GDRCopy driver on pools that declare it.")

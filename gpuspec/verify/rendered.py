@@ -29,6 +29,8 @@ ACCEPTANCE_DIR = "acceptance"
 PREREQUISITES_DIR = "prerequisites"
 #: Folder of the objects that need optional CRDs (the PrometheusRule), synced on their own.
 MONITORING_DIR = "monitoring"
+#: OpenShift: the folder of the OLM objects (applied before the overlay).
+OLM_DIR = "olm"
 _YAML_SUFFIXES = (".yaml", ".yml")
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -102,6 +104,8 @@ class ClusterOutput:
     prerequisites: RenderedFile | None = None
     #: The monitoring folder's kustomization (None when the cluster renders no alerts).
     monitoring: RenderedFile | None = None
+    #: OpenShift: the OLM folder's kustomization (None elsewhere).
+    olm: RenderedFile | None = None
 
     @property
     def values_display(self) -> str:
@@ -162,6 +166,10 @@ def read_cluster_output(rendered_dir: Path, display_root: str, name: str) -> Clu
     monitoring = next((monitoring_dir / n for n in KUSTOMIZATION_FILES if (monitoring_dir / n).is_file()), None)
     if monitoring is not None:
         output.monitoring = _read(monitoring, f"{display_dir}/{MONITORING_DIR}/{monitoring.name}", problems)
+    olm_dir = directory / OLM_DIR
+    olm = next((olm_dir / n for n in KUSTOMIZATION_FILES if (olm_dir / n).is_file()), None)
+    if olm is not None:
+        output.olm = _read(olm, f"{display_dir}/{OLM_DIR}/{olm.name}", problems)
     for path in sorted(directory.rglob("*")):
         if path.is_file() and path.suffix in _YAML_SUFFIXES and not (
                 path.name in KUSTOMIZATION_FILES or (path.parent == directory and path.name == VALUES_FILE)):

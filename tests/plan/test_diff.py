@@ -252,3 +252,26 @@ def test_rollout_order_is_fleet_wave_then_cluster_wide_then_canary_then_pool_wav
         (2, "train-east", "a100-mig", 4, False),
         (2, "train-east", "h100", 4, False),
     ]
+
+
+def _openshift(data: dict[str, object]) -> None:
+    data["kubernetes"] = {"version": "1.32", "distribution": "openshift", "openshiftVersion": "4.19",
+                          "runtime": "cri-o"}
+    data.pop("mirror", None)
+    data.pop("overrides", None)
+    for p in data["pools"]:  # type: ignore[attr-defined]
+        p["os"] = {"distribution": "rhcos", "version": "4.19"}
+
+
+def test_openshift_operator_upgrade_is_an_olm_upgrade(repo: FleetRepo) -> None:
+    with repo.cluster("infer-north") as data:
+        _openshift(data)
+        data["operator"]["version"] = "v26.3.3"
+    repo.commit("older base on OpenShift")
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.7.0"
+    change = only(repo.changes(), ChangeKind.OPERATOR_UPGRADE)
+    assert change.disruption is Disruption.OPERAND_RESTART
+    assert "channel v26.7 and startingCSV gpu-operator-certified.v26.7.0" in change.impact
+    assert "replaces CSV gpu-operator-certified.v26.3.3" in change.impact and "helm" not in change.impact
+    assert "OLM does not downgrade a CSV" in change.rollback

@@ -1,0 +1,214 @@
+"""What OLM and GitOps apply on OpenShift (pure): the operator Namespace, OperatorGroup and pinned Subscription, the
+NFD Operator's Subscription and NodeFeatureDiscovery instance, and the ClusterPolicy custom resource.
+
+NVIDIA installs the GPU Operator on OpenShift through OLM (cloud-native-docs openshift/install-nfd.rst,
+openshift/install-gpu-ocp.rst): the certified ``gpu-operator-certified`` package, after the Node Feature Discovery
+Operator, with the ClusterPolicy created as a custom resource.  The ClusterPolicy is built from the same compiled
+Helm values as the chart path (``clusterpolicy_spec``), so both paths say the same thing.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from gpuspec.errors import GpuspecError
+from gpuspec.matrix import openshift as ocp
+from gpuspec.render.context import ClusterContext
+from gpuspec.render.overlay import AFTER_CRDS, KEEP_NAMESPACE, metadata
+
+#: Name of the ClusterPolicy NVIDIA's OpenShift procedure creates (CSV alm-examples).
+CLUSTER_POLICY = "gpu-cluster-policy"
+#: Helm values that configure the chart, not the ClusterPolicy (NFD subchart, platform switch).
+CHART_ONLY_VALUES = frozenset({"nfd", "node-feature-discovery", "platform"})
+#: ``operator.*`` values the chart copies into the ClusterPolicy's ``spec.operator`` (the rest configure the operator
+#: Deployment, which OLM runs from the CSV).
+CLUSTERPOLICY_OPERATOR_KEYS = frozenset({"defaultRuntime", "runtimeClass", "use_ocp_driver_toolkit", "initContainer"})
+#: OLM objects apply first; the ClusterPolicy after the CSV brings its CRD.
+OLM_WAVE = {"argocd.argoproj.io/sync-wave": "0"}
+
+
+def is_openshift(ctx: ClusterContext) -> bool:
+    """True for ``kubernetes.distribution: openshift``."""
+    return ctx.cluster.kubernetes.distribution.value == "openshift"
+
+
+def openshift_values(values: dict[str, Any]) -> None:
+    """The OpenShift switches of the Helm values: the chart's OpenShift templates (SCCs), the driver toolkit build
+    (entitlement-free RHCOS drivers), no chart NFD beside the NFD Operator, SCCs instead of PSA labels."""
+    values.setdefault("platform", {})["openshift"] = True
+    values.setdefault("operator", {})["use_ocp_driver_toolkit"] = True
+    values["nfd"] = {"enabled": False}
+    values.pop("node-feature-discovery", None)
+    values["psa"] = {"enabled": False}
+
+
+def clusterpolicy_spec(values: dict[str, Any]) -> dict[str, Any]:
+    """The ClusterPolicy ``spec`` the chart renders from ``values`` (the keys gpuspec sets)."""
+    spec = {k: copy.deepcopy(v) for k, v in values.items() if k not in CHART_ONLY_VALUES}
+    operator = spec.get("operator")
+    if isinstance(operator, dict):
+        spec["operator"] = {k: v for k, v in operator.items() if k in CLUSTERPOLICY_OPERATOR_KEYS}
+    driver = spec.get("driver")
+    if isinstance(driver, dict) and "nvidiaDriverCRD" in driver:
+        crd = driver.pop("nvidiaDriverCRD")
+        driver["useNvidiaDriverCRD"] = bool(crd.get("enabled", False))
+    return spec
+
+
+def cluster_policy(ctx: ClusterContext, values: dict[str, Any]) -> dict[str, Any]:
+    """The ClusterPolicy custom resource of the cluster, from its compiled Helm values."""
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": metadata(ctx, CLUSTER_POLICY, annotations=AFTER_CRDS),
+        "spec": clusterpolicy_spec(values),
+    }
+
+
+def _catalog(ctx: ClusterContext, default: str) -> str:
+    """The CatalogSource a Subscription uses: the default catalog, or its mirror on a disconnected cluster."""
+    if ctx.mirror is None:
+        return default
+    return ctx.mirror.catalog_sources.get(default, default)
+
+
+def olm_objects(ctx: ClusterContext) -> dict[str, list[dict[str, Any]]]:
+    """File name → documents OLM needs: Namespace, OperatorGroup, the pinned Subscription; the NFD Operator's."""
+    olm = ocp.olm()
+    ns = ctx.namespace
+    version = ctx.facts.version
+    ns_meta = metadata(ctx, ns, annotations={**KEEP_NAMESPACE, **OLM_WAVE})
+    ns_meta["labels"]["openshift.io/cluster-monitoring"] = "true"  # the CSV's operatorframework.io/cluster-monitoring
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": ns_meta}
+    group = {
+        "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+        "metadata": metadata(ctx, "nvidia-gpu-operator-group", ns, annotations=OLM_WAVE),
+        "spec": {"targetNamespaces": [ns]},
+    }
+    subscription = {
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+        "metadata": metadata(ctx, olm.package, ns, annotations=OLM_WAVE),
+        "spec": {
+            "name": olm.package,
+            "channel": ocp.channel(version),
+            "startingCSV": ocp.csv_name(version),
+            "installPlanApproval": "Manual",
+            "source": _catalog(ctx, olm.catalog_source),
+            "sourceNamespace": olm.catalog_namespace,
+        },
+    }
+    files: dict[str, list[dict[str, Any]]] = {
+        "gpu-operator.olm.yaml": [namespace, group, subscription],
+        "installplan-approval.yaml": installplan_approval(ctx),
+    }
+    if ctx.cluster.operator.operands.nfd:
+        files["nfd.olm.yaml"] = nfd_objects(ctx)
+    return files
+
+
+def nfd_objects(ctx: ClusterContext) -> list[dict[str, Any]]:
+    """The NFD Operator (Namespace, OperatorGroup, Subscription) and its NodeFeatureDiscovery instance."""
+    nfd = ocp.nfd()
+    ns = nfd.namespace
+    return [
+        {"apiVersion": "v1", "kind": "Namespace",
+         "metadata": metadata(ctx, ns, annotations={**KEEP_NAMESPACE, **OLM_WAVE})},
+        {"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+         "metadata": metadata(ctx, f"{ns}-group", ns, annotations=OLM_WAVE),
+         "spec": {"targetNamespaces": [ns]}},
+        {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+         "metadata": metadata(ctx, nfd.package, ns, annotations=OLM_WAVE),
+         "spec": {"name": nfd.package, "channel": nfd.channel, "installPlanApproval": "Automatic",
+                  "source": _catalog(ctx, nfd.catalog_source), "sourceNamespace": nfd.catalog_namespace}},
+        {"apiVersion": "nfd.openshift.io/v1", "kind": "NodeFeatureDiscovery",
+         "metadata": metadata(ctx, nfd.instance, ns, annotations=AFTER_CRDS),
+         "spec": {"workerConfig": {"configData": ""}}},
+    ]
+
+
+#: The approval Job's image: Red Hat's OpenShift CLI image of the cluster's OpenShift minor (``oc``).
+CLI_IMAGE = "registry.redhat.io/openshift4/ose-cli"
+APPROVER = "gpuspec-installplan-approver"
+
+#: Approve exactly the InstallPlan that installs the pinned CSV; wait for OLM to create it (bounded).
+APPROVE_SCRIPT = """set -eu
+for attempt in $(seq 1 60); do
+  plan=$(oc get installplans -n "$NAMESPACE" \\
+    -o jsonpath="{range .items[*]}{.metadata.name}{' '}{.spec.clusterServiceVersionNames}{'\\n'}{end}" \\
+    | awk -v csv="\\"$CSV\\"" 'index($0, csv) {print $1; exit}')
+  if [ -n "$plan" ]; then
+    oc patch installplan "$plan" -n "$NAMESPACE" --type merge -p '{"spec":{"approved":true}}'
+    echo "approved InstallPlan $plan for $CSV"
+    exit 0
+  fi
+  echo "waiting for the InstallPlan of $CSV ($attempt/60)"
+  sleep 10
+done
+echo "no InstallPlan for $CSV after 10 minutes" >&2
+exit 1
+"""
+
+
+def installplan_approval(ctx: ClusterContext) -> list[dict[str, Any]]:
+    """The Job that approves the Manual InstallPlan of the pinned CSV (and only that one), with its minimal RBAC.
+
+    Argo CD runs it as a Sync hook in the Subscription's wave (the Subscription turns healthy once the plan is
+    approved and the CSV installs); Flux applies it with the OLM objects and waits for it (``wait: true``).
+    """
+    ns = ctx.namespace
+    csv = ocp.csv_name(ctx.facts.version)
+    openshift_version = ctx.cluster.kubernetes.openshift_version
+    if openshift_version is None:
+        raise GpuspecError(f"cluster {ctx.name}: OpenShift clusters need kubernetes.openshiftVersion (the approval Job "
+                           "runs the OpenShift CLI image of that release)")
+    image = f"{CLI_IMAGE}:v{ocp.openshift_minor(openshift_version)}"
+    rbac_wave = {"argocd.argoproj.io/sync-wave": "-1"}
+    job_name = f"approve-{csv}".replace(".", "-")[:63].rstrip("-")
+    hook = {
+        "argocd.argoproj.io/hook": "Sync",
+        "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
+        "argocd.argoproj.io/sync-wave": "0",
+    }
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata(ctx, APPROVER, ns, annotations=rbac_wave)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": metadata(ctx, APPROVER, ns, annotations=rbac_wave),
+         "rules": [{"apiGroups": ["operators.coreos.com"], "resources": ["installplans"],
+                    "verbs": ["get", "list", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": metadata(ctx, APPROVER, ns, annotations=rbac_wave),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": APPROVER},
+         "subjects": [{"kind": "ServiceAccount", "name": APPROVER, "namespace": ns}]},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata(ctx, job_name, ns, annotations=hook),
+         "spec": {
+             "backoffLimit": 2,
+             "template": {"spec": {
+                 "serviceAccountName": APPROVER,
+                 "restartPolicy": "Never",
+                 "containers": [{
+                     "name": "approve",
+                     "image": image,
+                     "command": ["/bin/bash", "-c", APPROVE_SCRIPT],
+                     "env": [{"name": "NAMESPACE", "value": ns}, {"name": "CSV", "value": csv}],
+                     "securityContext": {
+                         "allowPrivilegeEscalation": False, "runAsNonRoot": True,
+                         "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"},
+                     },
+                 }],
+             }},
+         }},
+    ]
+
+
+def openshift_images(ctx: ClusterContext) -> dict[str, str]:
+    """Images an OpenShift cluster needs beyond the operands: the approval Job's CLI image and the operator catalog
+    indexes a disconnected cluster mirrors (oc-mirror).  The Driver Toolkit image is part of the OpenShift release
+    payload (per z-stream digest) and is mirrored with the release, so it is named in docs/openshift.md, not here."""
+    version = ctx.cluster.kubernetes.openshift_version
+    if version is None:
+        return {}
+    refs = [f"{CLI_IMAGE}:v{ocp.openshift_minor(version)}", ocp.catalog_image(version, ocp.olm().catalog_index)]
+    if ctx.cluster.operator.operands.nfd:
+        refs.append(ocp.catalog_image(version, ocp.nfd().catalog_index))
+    return {ref: ref for ref in refs}
