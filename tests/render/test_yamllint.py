@@ -85,6 +85,14 @@ def test_committed_rendered_passes_default_yamllint() -> None:
     assert problems(files) == []
 
 
+def test_example_fleet_and_policies_pass_default_yamllint() -> None:
+    """What users copy (the example fleet, the policy packs, the built-in packs) is clean under yamllint's defaults."""
+    roots = [REPO / "fleet", REPO / "policies", REPO / "gpuspec" / "policy" / "packs"]
+    files = {p.relative_to(REPO).as_posix(): p.read_bytes() for root in roots for p in root.rglob("*.yaml")}
+    assert {"fleet/fleet.yaml", "fleet/clusters/train-east.yaml", "policies/acme.yaml"} <= set(files)
+    assert problems(files) == []
+
+
 def test_coverage_fleet_passes_default_yamllint(tmp_path: Path) -> None:
     files = render_dir(write_fleet(tmp_path, coverage_clusters(UPSTREAM_TAGS[-1])))
     assert problems(files) == []
