@@ -55,7 +55,8 @@ def _policies_folder(ctx: click.Context, param: click.Parameter, value: Path) ->
     source = ctx.get_parameter_source(param.name or "")
     if source is not ParameterSource.DEFAULT and not value.is_dir():
         raise click.BadParameter(f"{value} is not a folder of policy packs", ctx, param)
-    return outside_git(ctx, param, value)
+    outside_git(ctx, param, value)
+    return value
 
 
 def policies_option(func: F) -> F:
