@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpuspec.escaping import terminal
 from gpuspec.findings import DocPath
 
 REDACTED = "<redacted>"
@@ -201,10 +202,7 @@ def redact_line(line: str) -> str:
     return redact_text(line)
 
 
-#: Control characters that would end or rewrite a line of a text report.
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\u0085\u2028\u2029]")
-
-
 def one_line(text: str) -> str:
-    """``text`` safe to print as part of one line: newlines and other control characters shown escaped."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text) if text else text
+    """``text`` safe to print as part of one line: newlines, other control characters and bidi controls shown
+    escaped (the terminal escaping of :mod:`gpuspec.escaping`)."""
+    return terminal(text)

@@ -11,7 +11,9 @@ import click
 from gpuspec import exitcodes
 from gpuspec.cli.common import fleet_argument, policies_option
 from gpuspec.cli.render_cmd import prepared_or_exit
+from gpuspec.escaping import terminal
 from gpuspec.spec.models import Fleet
+from gpuspec.templating import escape
 
 
 def fleet_deviations(prepared_fleet: Fleet) -> dict[str, list[dict[str, Any]]]:
@@ -43,38 +45,37 @@ def _target(record: dict[str, Any]) -> str:
 
 
 def render_text(data: dict[str, list[dict[str, Any]]]) -> str:
-    """Plain text, one block per deviation."""
+    """Plain text, one block per deviation; every value from the spec is shown on its line (terminal-escaped)."""
     if not data:
         return "deviations: none (every rendered value is a gpuspec pin or a chart default)\n"
+    t = terminal
     lines: list[str] = []
     for name, records in data.items():
-        lines.append(f"{name}: {len(records)} deviation(s)")
+        lines.append(f"{t(name)}: {len(records)} deviation(s)")
         for r in records:
-            lines.append(f"  {r['path']} ({_target(r)}) = {_value(r['value'])}")
-            lines.append(f"    chart default: {_default(r)}")
-            lines.append(f"    reason: {r['reason']}")
+            lines.append(f"  {t(r['path'])} ({t(_target(r))}) = {t(_value(r['value']))}")
+            lines.append(f"    chart default: {t(_default(r))}")
+            lines.append(f"    reason: {t(r['reason'])}")
             owner = r["owner"] or "-"
-            lines.append(f"    owner: {owner}" + (f", ticket: {r['ticket']}" if r["ticket"] else ""))
-            lines.append(f"    spec: {r['source']['file']} ({r['source']['path']})")
+            lines.append(f"    owner: {t(owner)}" + (f", ticket: {t(r['ticket'])}" if r["ticket"] else ""))
+            lines.append(f"    spec: {t(r['source']['file'])} ({t(str(r['source']['path']))})")
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
-
-
 def render_markdown(data: dict[str, list[dict[str, Any]]]) -> str:
-    """A Markdown table per cluster (for a PR comment or a wiki)."""
+    """A Markdown table per cluster (for a PR comment or a wiki), escaped as every gpuspec document is
+    (:mod:`gpuspec.templating.escape`: no HTML, mention, link or line break from a value)."""
     if not data:
         return "No deliberate deviations in the fleet.\n"
     out = ["# Deliberate deviations", ""]
     for name, records in data.items():
-        out += [f"## `{_cell(name)}`", "", "| Path | Target | Value | Chart default | Reason | Owner | Ticket |",
+        out += [f"## {escape.code(name)}", "", "| Path | Target | Value | Chart default | Reason | Owner | Ticket |",
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in records:
             out.append(" | ".join([
-                f"| `{_cell(r['path'])}`", _cell(_target(r)), f"`{_cell(_value(r['value']))}`",
-                f"`{_cell(_default(r))}`", _cell(r["reason"]), _cell(r["owner"] or ""), _cell(r["ticket"] or ""),
+                f"| {escape.code(r['path'])}", escape.text(_target(r)), escape.code(_value(r["value"])),
+                escape.code(_default(r)), escape.text(r["reason"]), escape.text(r["owner"] or ""),
+                escape.text(r["ticket"] or ""),
             ]) + " |")
         out.append("")
     return "\n".join(out)

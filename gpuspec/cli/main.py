@@ -12,6 +12,7 @@ import click
 
 from gpuspec import __version__, exitcodes
 from gpuspec.errors import GpuspecError
+from gpuspec.escaping import terminal_lines
 from gpuspec.redaction import redact_text
 
 #: Command name → "module:attribute"; modules are imported only when their command runs (fast start-up).
@@ -104,7 +105,7 @@ def run() -> int:
         exc.show()
         return exitcodes.INPUT_ERROR
     except GpuspecError as exc:
-        click.echo(f"gpuspec: error: {redact_text(str(exc))}", err=True)
+        click.echo(f"gpuspec: error: {terminal_lines(redact_text(str(exc)))}", err=True)
         return exitcodes.INPUT_ERROR
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else exitcodes.INPUT_ERROR

@@ -22,6 +22,7 @@ from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, decode_utf8, node_to_data
 from gpuspec.plan.gitread import TreeEntry, list_tree, read_blobs, resolve_commit
+from gpuspec.redaction import one_line
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
 
 
@@ -56,7 +57,7 @@ def describe_finding(finding: Finding) -> str:
         where += f":{finding.line}:{finding.column or 1}"
     elif finding.path:
         where += " at " + ".".join(str(p) for p in finding.path)
-    return f"{where}: {finding.rule_id} {finding.message}"
+    return one_line(f"{where}: {finding.rule_id} {finding.message}")
 
 
 def parse_document(data: bytes, display: str) -> Any:
