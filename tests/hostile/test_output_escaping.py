@@ -38,7 +38,8 @@ def _deviation_fleet(root: Path) -> None:
     path = root / "fleet" / "clusters" / "infer-north.yaml"
     text = path.read_text()
     hostile = json.dumps(HOSTILE + " @octo-org/admins <details><summary>x</summary> </details> <img src=x>")
-    text = text.replace("    owner: sre-dc-north\n    ticket: OPS-2291", f"    owner: {hostile}\n    ticket: OPS-2291", 1)
+    old = "    owner: sre-dc-north\n    ticket: OPS-2291"
+    text = text.replace(old, f"    owner: {hostile}\n    ticket: OPS-2291", 1)
     path.write_text(text)
 
 
