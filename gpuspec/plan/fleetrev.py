@@ -82,6 +82,10 @@ def _document(
         _fail(findings, FILE_UNUSABLE, "is a symbolic link or submodule in git; gpuspec reads only regular files",
               display)
         return None
+    if entry.size > MAX_FILE_BYTES or entry.object_id not in blobs:
+        _fail(findings, FILE_UNUSABLE, f"is {entry.size} bytes at the base revision, larger than the "
+              f"{MAX_FILE_BYTES}-byte limit for a fleet file", display)
+        return None
     try:
         data = parse_document(blobs[entry.object_id], display)
     except YamlProblem as problem:
@@ -120,7 +124,9 @@ def load_fleet_at(repo_root: Path, rev: str, fleet_rel: str, only: Collection[st
         and path.endswith(YAML_SUFFIXES) and not PurePosixPath(path).name.startswith(".")
         and (only is None or PurePosixPath(path).name in only)
     ]
-    blobs = read_blobs(repo_root, [entries[settings_key].object_id, *(e.object_id for e in cluster_entries)])
+    # Blobs over the size limit are never read (their size comes from ls-tree): _document reports them.
+    blobs = read_blobs(repo_root, [e.object_id for e in (entries[settings_key], *cluster_entries)
+                                   if e.size <= MAX_FILE_BYTES])
 
     findings: list[Finding] = []
     settings: FleetSettings | None = None
