@@ -131,3 +131,22 @@ def test_huge_blob_at_the_base_revision_is_not_read(tmp_path: Path, monkeypatch:
     assert result.code == 2 and "larger than the" in result.text and "huge.yaml" in result.text
     huge = [e for e in gitread.list_tree(root, "HEAD", "fleet/clusters") if e.path.endswith("huge.yaml")]
     assert huge and huge[0].object_id not in asked
+
+
+@pytest.mark.parametrize("kind", ["outside-link", "oversized"])
+def test_unusable_policy_pack_is_a_clean_error_in_render_and_handover(kind: str, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    pack = root / "policies" / "default.yaml"
+    pack.unlink()
+    if kind == "outside-link":
+        (tmp_path / "outside.yaml").write_text("x: 1\n")
+        pack.symlink_to(tmp_path / "outside.yaml")
+    else:
+        with pack.open("wb") as handle:
+            handle.truncate(3 * 1024 ** 3)
+    for args in (["render"], ["render", "--check"], ["handover"], ["lint"]):
+        result = gpuspec(args, monkeypatch, capsys, cwd=root)
+        assert result.code == 2, (args, result.text)
+        assert "policies/default.yaml" in result.text
