@@ -98,9 +98,9 @@ def run() -> int:
     """Run the CLI and return its exit code; every error becomes a message and code 2, never a traceback."""
     try:
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("gpuspec: aborted", err=True)
-        return exitcodes.INPUT_ERROR
+    except click.exceptions.Abort:  # click's form of KeyboardInterrupt (Ctrl-C)
+        click.echo("gpuspec: interrupted", err=True)
+        return exitcodes.INTERRUPTED
     except click.ClickException as exc:
         exc.show()
         return exitcodes.INPUT_ERROR
@@ -111,7 +111,7 @@ def run() -> int:
         return exc.code if isinstance(exc.code, int) else exitcodes.INPUT_ERROR
     except KeyboardInterrupt:
         click.echo("gpuspec: interrupted", err=True)
-        return exitcodes.INPUT_ERROR
+        return exitcodes.INTERRUPTED
     except BrokenPipeError:
         return exitcodes.OK
     except Exception as exc:
