@@ -57,6 +57,15 @@ SLOW_SECONDS = 5.0
 CANARY = "Zq7canaryPW91"
 #: Written to a file outside the repository that links point at; it must never appear either.
 OUTSIDE_MARK = "OUTSIDE-FILE-91f3"
+#: The base64 of the job token actions/checkout persists in .git/config; it must never appear anywhere.
+GIT_MARK = "eC1hY2Nlc3MtdG9rZW46Z2hzX0dJVE1BUks3cTl3OGU3cjZ0NXk0"
+#: Template payloads past a budget or failing at run time (appended to a template override).
+TEMPLATE_PAYLOADS = (
+    "{{ 'a' * 10**10 }}", "{{ ([1] * 10**8) | length }}", "{{ 7 ** (10 ** 8) }}",
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "{{ 'x' | center(10**9) }}", "{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}", "{{ 1 / 0 }}",
+    "{{ [1][5] }}", "{{ 42 | join(5) }}", "{% include 'leak.txt' %}", "{{ '{:>1000000000}'.format(1) }}",
+)
 
 FLEET_FILES = ("fleet/fleet.yaml", "fleet/clusters/train-east.yaml", "fleet/clusters/infer-north.yaml")
 POLICY_FILES = ("policies/default.yaml", "policies/acme.yaml")
@@ -77,7 +86,8 @@ COMMANDS: dict[str, list[list[str]]] = {
     "handover": [["handover"], ["handover", "--output", "out-handover"]],
     "plan": [["plan", "--base", "HEAD", "--format", f] for f in ("text", "json", "markdown")],
     "audit": [["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--format", f]
-              for f in ("text", "json", "sarif", "github", "junit")],
+              for f in ("text", "json", "sarif", "github", "junit")]
+    + [["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--clusterpolicies", NODES_FILE]],
     "import": [["import", "--nodes", NODES_FILE, "--name", "drafted"]],
     "verify": [["verify", "--rendered", "out-base", "--chart", str(MINI_CHART), "--format", f]
                for f in ("text", "json")],
@@ -265,7 +275,7 @@ def mutate_text(text: str, rng: random.Random) -> tuple[str, str]:
 
 def _special(rng: random.Random) -> dict[str, str]:
     kind = rng.choice(("outside", "proc-environ", "dev-zero", "fifo", "directory", "loop", "empty", "oversized",
-                       "latin1"))
+                       "latin1", "git-config"))
     return {"kind": kind}
 
 
@@ -289,6 +299,10 @@ class Workspace:
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
         subprocess.run(["git", "add", "-A"], cwd=root, check=True)
         subprocess.run([*git, "commit", "-qm", "base"], cwd=root, check=True)
+        subprocess.run(["git", "config", "--local", "http.https://github.com/.extraheader",
+                        f"AUTHORIZATION: basic {GIT_MARK}"], cwd=root, check=True)
+        (root / "fleet" / "templates").mkdir(exist_ok=True)
+        (root / "fleet" / "templates" / "leak.txt").symlink_to(root / ".git" / "config")
         self.originals = {rel: (root / rel).read_bytes()
                           for rel in (*FLEET_FILES, *POLICY_FILES, NODES_FILE)}
         self.docs = {rel: (json.loads(data) if rel.endswith(".json") else yaml.safe_load(data))
@@ -314,6 +328,8 @@ class Workspace:
                 path.write_text(spec["text"], encoding="utf-8", errors="surrogatepass")
             elif kind == "outside":
                 path.symlink_to(self.outside)
+            elif kind == "git-config":
+                path.symlink_to(self.root / ".git" / "config")
             elif kind == "proc-environ":
                 path.symlink_to("/proc/self/environ")
             elif kind == "dev-zero":
@@ -359,7 +375,7 @@ def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
         target = NODES_FILE
     elif command.startswith("lint") and rng.random() < 0.3:
         target = rng.choice(POLICY_FILES)
-    elif command in ("render", "handover") and rng.random() < 0.15:
+    elif command in ("render", "render-check", "handover", "plan") and rng.random() < 0.15:
         target = TEMPLATE_FILE
     elif rng.random() < 0.05:
         target = "fleet/clusters/extra.yaml"
@@ -370,6 +386,9 @@ def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
         return Case(args, {target: _special(rng)}, "special file")
     if target == TEMPLATE_FILE:  # a fleet override of the handover template, mutated as text
         text, note = mutate_text(SHIPPED_TEMPLATE.read_text(encoding="utf-8"), rng)
+        if rng.random() < 0.3:
+            payload = rng.choice(TEMPLATE_PAYLOADS)
+            text, note = text + "\n" + payload + "\n", f"payload {payload}"
         return Case(args, {target: {"kind": "text", "text": text}}, "template " + note)
     original = ws.originals.get(target, ws.originals["fleet/clusters/infer-north.yaml"]).decode("utf-8")
     doc = ws.docs.get(target, ws.docs["fleet/clusters/infer-north.yaml"])
@@ -454,6 +473,8 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
         problems.append("a rule crashed (GS000)")
     if OUTSIDE_MARK in text:
         problems.append("a file outside the repository reached the output")
+    if GIT_MARK in text:
+        problems.append("the .git/config extraheader reached the output")
     if CANARY in text and planted(case):
         problems.append("the canary credential reached the output")
     if seconds > SLOW_SECONDS:
@@ -464,7 +485,7 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
         if not path.is_file() or path.is_symlink():
             continue
         data = path.read_bytes()
-        if (check_canary and CANARY.encode() in data) or OUTSIDE_MARK.encode() in data:
+        if (check_canary and CANARY.encode() in data) or OUTSIDE_MARK.encode() in data or GIT_MARK.encode() in data:
             problems.append(f"the canary or an outside file was written to {path.relative_to(ws.root)}")
             break
     ws.reset(case)

@@ -6,3 +6,5 @@ OK = 0
 FINDINGS = 1
 #: Usage error or unusable input: nothing was checked or written.
 INPUT_ERROR = 2
+#: Interrupted (Ctrl-C, SIGINT): 128 + the signal number, as a shell reports it.
+INTERRUPTED = 130

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpuspec.escaping import terminal
 from gpuspec.findings import DocPath
 
 REDACTED = "<redacted>"
@@ -21,14 +22,24 @@ REDACTED = "<redacted>"
 #: Value patterns, each with the words a finding uses for it (all linear-time).
 VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"), "a PEM private key"),
+    # git's http.<url>.extraheader (where actions/checkout persists the job's token): the whole value.
+    (re.compile(r"(?i)extraheader[ \t]*[=:][ \t]*[^\r\n]+"), "a git extra HTTP header"),
     (re.compile(r"(?i)\bbearer[ \t]+[A-Za-z0-9\-._~+/]{16,}=*"), "a bearer token"),
-    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), "an AWS access key id"),
+    # An HTTP Authorization header in any scheme (Basic <base64>, Bearer, token, Digest...): the credential.
+    (re.compile(r"(?i)authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:[A-Za-z]{1,20}[ \t]+)?[A-Za-z0-9\-._~+/]{8,}=*"),
+     "an HTTP Authorization header"),
+    (re.compile(r"(?i)\bbasic[ \t]+[A-Za-z0-9+/]{20,}={0,2}"), "HTTP basic credentials"),
+    # Token prefixes are matched even glued to a preceding letter or digit ("stableghp_..."); none of these
+    # needs anything after its repetition, so a start that reaches far always matches (linear time).  A JSON
+    # Web Token does (its dots), so it starts only at a word boundary.
+    (re.compile(r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), "an AWS access key id"),
     (re.compile(r"(?i)aws_secret_access_key[ \t]*[=:][ \t]*\S{20,}"), "an AWS secret access key"),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"), "a GitHub token"),
-    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), "a GitLab token"),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "a Slack token"),
+    (re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}"), "a GitHub token"),
+    (re.compile(r"github_pat_[A-Za-z0-9_]{30,}"), "a GitHub token"),
+    (re.compile(r"glpat-[A-Za-z0-9_\-]{20,}"), "a GitLab token"),
+    (re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), "a Slack token"),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "a JSON Web Token"),
-    (re.compile(r"\bnvapi-[A-Za-z0-9_\-]{20,}"), "an NGC API key"),
+    (re.compile(r"nvapi-[A-Za-z0-9_\-]{20,}"), "an NGC API key"),
     # userinfo of a URL: starts only right after a scheme character and "://", and neither part can hold
     # the '/' of a later "://", so every character is scanned a bounded number of times.
     (re.compile(r"(?<=[A-Za-z0-9+.\-])://[^/\s:@]+:[^/\s@]+@"), "a URL with user:password"),
@@ -38,7 +49,8 @@ VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 #: Mapping keys whose (non-empty) value is a credential.
 SECRET_KEY = re.compile(
     r"(?i)^(?:.*[-_.])?(pass|pwd)$"  # short words only as a whole part: "pass", "db_pwd"
-    r"|(?i:^.*(password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?)$)"
+    r"|(?i:^.*(password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?"
+    r"|authorization|extraheader)$)"
 )
 #: Schema keys that hold Kubernetes object names, not secret values.
 NAME_KEYS = frozenset({"pullSecrets", "kubeConfigSecret", "imagePullSecrets"})
@@ -52,7 +64,8 @@ _LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-/]{1,200})[
 #: starts only where a key cannot continue, so each run of key characters is tried from one place.
 _KEY_VALUE = re.compile(
     r"""(?i)(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]{0,200}?"""
-    r"""(?:password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?)"""
+    r"""(?:password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?"""
+    r"""|authorization|extraheader)"""
     r"""["']?[ \t]*[:=][ \t]*["']?)(?!<redacted>)(?![|>][-+0-9]*(?:\s|$))([^\s'",}\]\\]+)"""
 )
 
@@ -189,10 +202,7 @@ def redact_line(line: str) -> str:
     return redact_text(line)
 
 
-#: Control characters that would end or rewrite a line of a text report.
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\u0085\u2028\u2029]")
-
-
 def one_line(text: str) -> str:
-    """``text`` safe to print as part of one line: newlines and other control characters shown escaped."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text) if text else text
+    """``text`` safe to print as part of one line: newlines, other control characters and bidi controls shown
+    escaped (the terminal escaping of :mod:`gpuspec.escaping`)."""
+    return terminal(text)

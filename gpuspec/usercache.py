@@ -4,13 +4,26 @@ Caches only ever save time: every entry is keyed by the content it was computed 
 :func:`code_fingerprint`, a missing, stale or unreadable entry is recomputed, and a cache that cannot
 be written is silently skipped.  ``GPUSPEC_CACHE_DIR`` moves the folder; ``GPUSPEC_NO_CACHE=1`` turns
 every cache off.
+
+A cache folder may be shared or restored from elsewhere (a self-hosted runner, actions/cache, a common
+temporary folder), so no entry is trusted for what it says:
+
+- every entry is sealed with an HMAC-SHA256 under a per-user secret kept *outside* the cache folder
+  (``GPUSPEC_CACHE_KEY``, else the file ``$GPUSPEC_CACHE_KEY_FILE``, else ``$XDG_CONFIG_HOME/gpuspec/cache.key``
+  or ``~/.config/gpuspec/cache.key``, created 0600 on first use) and bound to the entry's name, which is the
+  digest of the inputs it stands for; an entry whose seal does not verify is ignored and recomputed;
+- only plain data is ever decoded (marshal of dicts, lists, strings, numbers; JSON), and only after the seal
+  verified: nothing in the cache can run code;
+- the folders are created 0700 and used only when owned by the user and not writable by others.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import marshal
 import os
+import stat
 import sys
 import tempfile
 from functools import lru_cache
@@ -20,7 +33,12 @@ from typing import Any
 from gpuspec import __version__
 
 #: Bumped when the layout of any cache entry changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+#: The first bytes of a sealed entry, then the 32-byte HMAC, then the payload.
+_MAGIC = b"gpuspec-cache-2\n"
+_MAC_SIZE = 32
+ENV_KEY = "GPUSPEC_CACHE_KEY"
+ENV_KEY_FILE = "GPUSPEC_CACHE_KEY_FILE"
 
 
 def cache_dir() -> Path | None:
@@ -64,6 +82,104 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def key_file() -> Path:
+    """Where the per-user cache secret is kept: never inside the cache folder."""
+    explicit = os.environ.get(ENV_KEY_FILE)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "gpuspec" / "cache.key"
+
+
+def _owned_private(info: os.stat_result) -> bool:
+    return info.st_uid == os.geteuid() and not info.st_mode & 0o022
+
+
+@lru_cache(maxsize=4)
+def _secret(explicit: str | None, path: str) -> bytes | None:
+    if explicit:
+        return hashlib.sha256(b"gpuspec-cache-key\0" + explicit.encode("utf-8", "surrogateescape")).digest()
+    key_path = Path(path)
+    try:
+        _private_dirs(key_path.parent)
+        try:
+            fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(os.urandom(32))
+        fd = os.open(key_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+                return None  # a key others can read or write protects nothing
+            key = os.read(fd, 64)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    return key if len(key) >= 32 else None
+
+
+def secret() -> bytes | None:
+    """The per-user secret that seals cache entries, or None when there is none (caching is then off)."""
+    return _secret(os.environ.get(ENV_KEY) or None, os.fspath(key_file()))
+
+
+def seal(name: str, payload: bytes) -> bytes | None:
+    """``payload`` sealed for the entry ``name`` (None without a secret)."""
+    key = secret()
+    if key is None:
+        return None
+    return _MAGIC + hmac.digest(key, name.encode("utf-8", "surrogateescape") + b"\0" + payload, "sha256") + payload
+
+
+def unseal(name: str, data: bytes) -> bytes | None:
+    """The payload of the sealed entry ``data`` when its seal verifies for ``name``, else None."""
+    key = secret()
+    head = len(_MAGIC) + _MAC_SIZE
+    if key is None or len(data) < head or not data.startswith(_MAGIC):
+        return None
+    payload = memoryview(data)[head:]
+    want = hmac.digest(key, name.encode("utf-8", "surrogateescape") + b"\0" + payload, "sha256")
+    return bytes(payload) if hmac.compare_digest(want, data[len(_MAGIC):head]) else None
+
+
+def _entry_name(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def _private_dirs(folder: Path, top: Path | None = None) -> None:
+    """Create ``folder`` 0700 (parents too), then check it and its parents up to ``top``: each must be a folder
+    (not a link) of this user that others cannot write; folders of the user's under ``top`` are made 0700.
+    Raises OSError (PermissionError) when one is not safe."""
+    folder = Path(os.path.abspath(folder))
+    chain = [folder]
+    if top is not None:
+        top = Path(os.path.abspath(top))
+        if top in folder.parents:
+            chain += [p for p in folder.parents if top in p.parents or p == top]
+    for created in reversed(chain):
+        if not os.path.lexists(created):
+            created.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for checked in chain:
+        info = os.lstat(checked)
+        if not stat.S_ISDIR(info.st_mode) or not _owned_private(info):
+            raise PermissionError(f"{checked} is not a private folder of this user")
+        if info.st_mode & 0o077 and top is not None and (checked == top or top in checked.parents):
+            os.chmod(checked, 0o700)
+
+
+def private_folder(folder: Path) -> bool:
+    """True when ``folder`` is (or was just made) a folder of this user that others cannot write."""
+    try:
+        _private_dirs(folder)
+    except OSError:
+        return False
+    return True
+
+
 def entry_path(kind: str, *parts: str) -> Path | None:
     """Where the cache entry of ``kind`` named by ``parts`` lives (None when caching is off)."""
     folder = cache_dir()
@@ -73,14 +189,36 @@ def entry_path(kind: str, *parts: str) -> Path | None:
     return folder / kind / name
 
 
-def load(path: Path | None) -> Any:
-    """The value stored at ``path`` (marshal), or None when absent or unreadable."""
+def load_bytes(path: Path | None) -> bytes | None:
+    """The payload stored at ``path`` when its seal verifies, else None (absent, unreadable, foreign)."""
     if path is None:
         return None
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not _owned_private(info):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return unseal(_entry_name(path), data)
+
+
+def load(path: Path | None) -> Any:
+    """The value stored at ``path`` (sealed marshal of plain data), or None when absent, unreadable or foreign."""
+    data = load_bytes(path)
+    if data is None:
+        return None
+    try:
         return marshal.loads(data)
-    except (OSError, EOFError, ValueError, TypeError):
+    except (EOFError, ValueError, TypeError):
         return None
 
 
@@ -96,9 +234,14 @@ def store(path: Path | None, value: Any) -> None:
 
 
 def store_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file renamed over it); errors are ignored."""
+    """Seal ``data`` and write it to ``path`` atomically (a temporary file renamed over it), in private folders;
+    errors are ignored."""
+    sealed = seal(_entry_name(path), data)
+    if sealed is None:
+        return
+    data = sealed
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _private_dirs(path.parent, cache_dir())
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:

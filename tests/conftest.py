@@ -25,6 +25,8 @@ def find_shared_dir() -> Path:
 def _private_user_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every gpuspec run of the suite (in-process or child) uses a cache folder of its own, never ~/.cache."""
     os.environ["GPUSPEC_CACHE_DIR"] = str(tmp_path_factory.mktemp("gpuspec-cache"))
+    os.environ["GPUSPEC_CACHE_KEY_FILE"] = str(tmp_path_factory.mktemp("gpuspec-config") / "cache.key")
+    os.environ.pop("GPUSPEC_CACHE_KEY", None)
     os.environ.pop("GPUSPEC_NO_CACHE", None)
 
 

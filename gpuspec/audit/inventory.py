@@ -229,24 +229,45 @@ def parse_operator_resources(text: str, display: str) -> list[OperatorResource]:
     return found
 
 
+#: Largest node or operator export read (about 100,000 nodes of `kubectl get nodes -o json`).
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
 def read_input(source: str) -> tuple[str, str]:
-    """The text of ``source`` (a file path, or ``-`` for standard input) and the name to show for it."""
+    """The text of ``source`` (a file path, or ``-`` for standard input) and the name to show for it.
+
+    A file is read like a fleet file (:func:`~gpuspec.loader.safefile.read_bounded`): a regular file of at
+    most :data:`MAX_INPUT_BYTES`, never inside a ``.git`` folder, never a link out of the repository, a FIFO
+    or a device.  Standard input is read up to the same bound.
+    """
+    from gpuspec.loader.safefile import UnsafeFile, read_bounded
+
     if source == "-":
         import sys
 
         try:
-            return sys.stdin.read(), STDIN
-        except (OSError, UnicodeDecodeError) as exc:
+            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if hasattr(sys.stdin, "buffer") else \
+                sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogatepass")
+        except (OSError, ValueError) as exc:
             raise GpuspecError(f"{STDIN}: cannot read: {exc}") from None
+        if len(data) > MAX_INPUT_BYTES:
+            raise GpuspecError(f"{STDIN}: larger than the {MAX_INPUT_BYTES}-byte limit") from None
+        try:
+            return data.decode("utf-8"), STDIN
+        except UnicodeDecodeError:
+            raise GpuspecError(f"{STDIN}: not UTF-8 text") from None
     path = Path(source)
+    shown = one_line(source)
     try:
-        return path.read_text(encoding="utf-8"), source
+        return read_bounded(path, MAX_INPUT_BYTES).decode("utf-8"), source
     except FileNotFoundError:
-        raise GpuspecError(f"{source}: no such file",
+        raise GpuspecError(f"{shown}: no such file",
                            hint="export it with `kubectl get nodes -o json > nodes.json` or pass - for stdin") from None
+    except UnsafeFile as refused:
+        raise GpuspecError(f"{shown}: {refused.message}") from None
     except IsADirectoryError:
-        raise GpuspecError(f"{source}: is a directory, expected a JSON file") from None
+        raise GpuspecError(f"{shown}: is a directory, expected a JSON file") from None
     except UnicodeDecodeError:
-        raise GpuspecError(f"{source}: not UTF-8 text") from None
+        raise GpuspecError(f"{shown}: not UTF-8 text") from None
     except OSError as exc:
-        raise GpuspecError(f"{source}: cannot read: {exc.strerror or exc}") from None
+        raise GpuspecError(f"{shown}: cannot read: {exc.strerror or exc}") from None

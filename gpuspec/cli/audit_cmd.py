@@ -10,7 +10,7 @@ from gpuspec import exitcodes
 from gpuspec.audit.check import audit_cluster, summary_table
 from gpuspec.audit.facts import node_facts
 from gpuspec.audit.inventory import OperatorResource, parse_nodes, parse_operator_resources, read_input
-from gpuspec.cli.common import emit_report, exit_code, fleet_argument, format_option, output_option
+from gpuspec.cli.common import emit_report, exit_code, fleet_argument, format_option, output_option, outside_git
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
 from gpuspec.loader.fleetload import load_fleet
@@ -18,9 +18,9 @@ from gpuspec.loader.fleetload import load_fleet
 
 @click.command("audit")
 @click.option("--cluster", "cluster_name", required=True, help="Cluster of the spec the export comes from.")
-@click.option("--nodes", "nodes_source", required=True, metavar="FILE",
+@click.option("--nodes", "nodes_source", required=True, metavar="FILE", callback=outside_git,
               help="Output of `kubectl get nodes -o json` (- for standard input).")
-@click.option("--clusterpolicies", "policies_source", default=None, metavar="FILE",
+@click.option("--clusterpolicies", "policies_source", default=None, metavar="FILE", callback=outside_git,
               help="Output of `kubectl get clusterpolicies,nvidiadrivers -o json` (- for standard input).")
 @click.option("--drivers", "drivers_source", default=None, metavar="FILE",
               help="Output of `kubectl get nvidiadrivers -o json`, if exported separately (- for standard input).")

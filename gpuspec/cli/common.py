@@ -32,11 +32,22 @@ DEFAULT_POLICIES = Path("policies")
 DEFAULT_RENDERED = Path("rendered")
 
 
+def outside_git(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback: refuse a path (or each of several) inside a ``.git`` folder, read or written."""
+    from gpuspec.loader.safefile import in_git_dir
+
+    for item in value if isinstance(value, tuple | list) else (value,):
+        if isinstance(item, str | os.PathLike) and in_git_dir(item):
+            raise click.BadParameter("is inside a .git folder (git's own data, where CI keeps its token); "
+                                     "gpuspec never reads or writes there", ctx, param)
+    return value
+
+
 def fleet_argument(func: F) -> F:
     """The optional FLEET_DIR argument, defaulting to ./fleet."""
     return click.argument(
         "fleet_dir", required=False, default=str(DEFAULT_FLEET),
-        type=click.Path(path_type=Path, file_okay=True, dir_okay=True),
+        type=click.Path(path_type=Path, file_okay=True, dir_okay=True), callback=outside_git,
     )(func)
 
 
@@ -45,6 +56,7 @@ def _policies_folder(ctx: click.Context, param: click.Parameter, value: Path) ->
     source = ctx.get_parameter_source(param.name or "")
     if source is not ParameterSource.DEFAULT and not value.is_dir():
         raise click.BadParameter(f"{value} is not a folder of policy packs", ctx, param)
+    outside_git(ctx, param, value)
     return value
 
 
@@ -90,6 +102,7 @@ def output_option(func: F) -> F:
     """The --output option: write the report to a file instead of standard output."""
     return click.option(
         "--output", "output_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+        callback=outside_git,
         help="Write the report to this file instead of standard output.",
     )(func)
 

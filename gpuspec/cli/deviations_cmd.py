@@ -12,7 +12,9 @@ import click
 from gpuspec import exitcodes
 from gpuspec.cli.common import fleet_argument, policies_option, today_option
 from gpuspec.cli.render_cmd import prepared_or_exit
+from gpuspec.escaping import terminal
 from gpuspec.spec.models import Fleet
+from gpuspec.templating import escape
 
 
 def fleet_deviations(prepared_fleet: Fleet) -> dict[str, list[dict[str, Any]]]:
@@ -44,38 +46,37 @@ def _target(record: dict[str, Any]) -> str:
 
 
 def render_text(data: dict[str, list[dict[str, Any]]]) -> str:
-    """Plain text, one block per deviation."""
+    """Plain text, one block per deviation; every value from the spec is shown on its line (terminal-escaped)."""
     if not data:
         return "deviations: none (every rendered value is a gpuspec pin or a chart default)\n"
+    t = terminal
     lines: list[str] = []
     for name, records in data.items():
-        lines.append(f"{name}: {len(records)} deviation(s)")
+        lines.append(f"{t(name)}: {len(records)} deviation(s)")
         for r in records:
-            lines.append(f"  {r['path']} ({_target(r)}) = {_value(r['value'])}")
-            lines.append(f"    chart default: {_default(r)}")
-            lines.append(f"    reason: {r['reason']}")
+            lines.append(f"  {t(r['path'])} ({t(_target(r))}) = {t(_value(r['value']))}")
+            lines.append(f"    chart default: {t(_default(r))}")
+            lines.append(f"    reason: {t(r['reason'])}")
             owner = r["owner"] or "-"
-            lines.append(f"    owner: {owner}" + (f", ticket: {r['ticket']}" if r["ticket"] else ""))
-            lines.append(f"    spec: {r['source']['file']} ({r['source']['path']})")
+            lines.append(f"    owner: {t(owner)}" + (f", ticket: {t(r['ticket'])}" if r["ticket"] else ""))
+            lines.append(f"    spec: {t(r['source']['file'])} ({t(str(r['source']['path']))})")
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
-
-
 def render_markdown(data: dict[str, list[dict[str, Any]]]) -> str:
-    """A Markdown table per cluster (for a PR comment or a wiki)."""
+    """A Markdown table per cluster (for a PR comment or a wiki), escaped as every gpuspec document is
+    (:mod:`gpuspec.templating.escape`: no HTML, mention, link or line break from a value)."""
     if not data:
         return "No deliberate deviations in the fleet.\n"
     out = ["# Deliberate deviations", ""]
     for name, records in data.items():
-        out += [f"## `{_cell(name)}`", "", "| Path | Target | Value | Chart default | Reason | Owner | Ticket |",
+        out += [f"## {escape.code(name)}", "", "| Path | Target | Value | Chart default | Reason | Owner | Ticket |",
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in records:
             out.append(" | ".join([
-                f"| `{_cell(r['path'])}`", _cell(_target(r)), f"`{_cell(_value(r['value']))}`",
-                f"`{_cell(_default(r))}`", _cell(r["reason"]), _cell(r["owner"] or ""), _cell(r["ticket"] or ""),
+                f"| {escape.code(r['path'])}", escape.text(_target(r)), escape.code(_value(r["value"])),
+                escape.code(_default(r)), escape.text(r["reason"]), escape.text(r["owner"] or ""),
+                escape.text(r["ticket"] or ""),
             ]) + " |")
         out.append("")
     return "\n".join(out)
@@ -83,15 +84,16 @@ def render_markdown(data: dict[str, list[dict[str, Any]]]) -> str:
 
 def render_accepted_text(accepted: dict[str, list[dict[str, Any]]]) -> str:
     """Plain text of the findings policy exceptions accept, one block per finding (empty when none)."""
+    t = terminal
     lines: list[str] = []
     for name, records in accepted.items():
-        lines.append(f"{name}: {len(records)} accepted finding(s)")
+        lines.append(f"{t(name)}: {len(records)} accepted finding(s)")
         for r in records:
-            lines.append(f"  {r['rule']} {r['path']}: {r['message']}")
-            lines.append(f"    reason: {r['reason']}")
-            lines.append(f"    owner: {r.get('owner', '-')}, expires: {r.get('expires', '-')}")
+            lines.append(f"  {t(r['rule'])} {t(r['path'])}: {t(r['message'])}")
+            lines.append(f"    reason: {t(r['reason'])}")
+            lines.append(f"    owner: {t(str(r.get('owner', '-')))}, expires: {t(str(r.get('expires', '-')))}")
             if "acceptedBy" in r:
-                lines.append(f"    accepted by: {r['acceptedBy']['file']} ({r['acceptedBy']['path']})")
+                lines.append(f"    accepted by: {t(r['acceptedBy']['file'])} ({t(r['acceptedBy']['path'])})")
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -101,12 +103,12 @@ def render_accepted_markdown(accepted: dict[str, list[dict[str, Any]]]) -> str:
         return ""
     out = ["# Accepted findings", ""]
     for name, records in accepted.items():
-        out += [f"## `{_cell(name)}`", "", "| Finding | Path | What | Reason | Owner | Expires |",
+        out += [f"## {escape.code(name)}", "", "| Finding | Path | What | Reason | Owner | Expires |",
                 "| --- | --- | --- | --- | --- | --- |"]
         for r in records:
             out.append(" | ".join([
-                f"| `{_cell(r['rule'])}`", f"`{_cell(r['path'])}`", _cell(r["message"]), _cell(r["reason"]),
-                _cell(r.get("owner", "")), _cell(r.get("expires", "")),
+                f"| {escape.code(r['rule'])}", escape.code(r["path"]), escape.text(r["message"]),
+                escape.text(r["reason"]), escape.text(str(r.get("owner", ""))), escape.text(str(r.get("expires", ""))),
             ]) + " |")
         out.append("")
     return "\n".join(out)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import fleet_argument, policies_option, today_option
+from gpuspec.cli.common import fleet_argument, outside_git, policies_option, today_option
 from gpuspec.cli.render_cmd import prepared_or_exit
 
 
@@ -18,6 +18,7 @@ from gpuspec.cli.render_cmd import prepared_or_exit
 @click.option("--cluster", "clusters", multiple=True, metavar="NAME",
               help="Only this cluster (repeatable); default every cluster plus the fleet index.")
 @click.option("--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              callback=outside_git,
               help="Write <cluster>.md (and README.md, the fleet index) into this folder instead of printing.")
 @today_option
 def handover_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, ...], output_dir: Path | None,

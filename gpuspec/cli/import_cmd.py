@@ -12,6 +12,7 @@ import click
 from gpuspec.audit.draft import draft_cluster, dump_yaml
 from gpuspec.audit.facts import node_facts
 from gpuspec.audit.inventory import parse_nodes, read_input
+from gpuspec.cli.common import outside_git
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.query import latest_release
 from gpuspec.redaction import redact_text
@@ -47,10 +48,10 @@ def write_new_file(path: Path, text: str, force: bool) -> None:
 
 
 @click.command("import")
-@click.option("--nodes", "nodes_source", required=True, metavar="FILE",
+@click.option("--nodes", "nodes_source", required=True, metavar="FILE", callback=outside_git,
               help="Output of `kubectl get nodes -o json` (- for standard input).")
 @click.option("--name", "cluster_name", required=True, help="Name of the cluster (its spec file name).")
-@click.option("--out", "out_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--out", "out_file", type=click.Path(path_type=Path, dir_okay=False), default=None, callback=outside_git,
               help="Write the draft here (e.g. fleet/clusters/NAME.yaml) instead of standard output.")
 @click.option("--force", is_flag=True, help="Replace --out if it exists.")
 @click.option("--operator-version", default=None, metavar="VERSION",

@@ -12,6 +12,7 @@ import click
 
 from gpuspec import __version__, exitcodes
 from gpuspec.errors import GpuspecError
+from gpuspec.escaping import terminal_lines
 from gpuspec.redaction import redact_text
 
 #: Command name → "module:attribute"; modules are imported only when their command runs (fast start-up).
@@ -100,20 +101,20 @@ def run() -> int:
     """Run the CLI and return its exit code; every error becomes a message and code 2, never a traceback."""
     try:
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("gpuspec: aborted", err=True)
-        return exitcodes.INPUT_ERROR
+    except click.exceptions.Abort:  # click's form of KeyboardInterrupt (Ctrl-C)
+        click.echo("gpuspec: interrupted", err=True)
+        return exitcodes.INTERRUPTED
     except click.ClickException as exc:
         exc.show()
         return exitcodes.INPUT_ERROR
     except GpuspecError as exc:
-        click.echo(f"gpuspec: error: {redact_text(str(exc))}", err=True)
+        click.echo(f"gpuspec: error: {terminal_lines(redact_text(str(exc)))}", err=True)
         return exitcodes.INPUT_ERROR
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else exitcodes.INPUT_ERROR
     except KeyboardInterrupt:
         click.echo("gpuspec: interrupted", err=True)
-        return exitcodes.INPUT_ERROR
+        return exitcodes.INTERRUPTED
     except BrokenPipeError:
         return exitcodes.OK
     except Exception as exc:

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import DEFAULT_RENDERED, emit_report, fleet_argument, policies_option, today_option
+from gpuspec.cli.common import (
+    DEFAULT_RENDERED,
+    emit_report,
+    fleet_argument,
+    outside_git,
+    policies_option,
+    today_option,
+)
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
 from gpuspec.loader.files import cluster_files
@@ -93,7 +100,7 @@ def _stale_reason(out_dir: Path) -> str:
 @fleet_argument
 @policies_option
 @click.option("--out", "out_dir", default=str(DEFAULT_RENDERED), show_default=True,
-              type=click.Path(path_type=Path, file_okay=False), help="Output folder.")
+              type=click.Path(path_type=Path, file_okay=False), callback=outside_git, help="Output folder.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when the output folder is stale.")
 @today_option
 def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date | None) -> None:

@@ -15,6 +15,7 @@ from gpuspec.cli.common import (
     fleet_argument,
     format_option,
     output_option,
+    outside_git,
     policies_option,
     today_option,
 )
@@ -35,7 +36,8 @@ def _helm_cache(cache_root: Path | None) -> Path | None:
 @click.command("verify")
 @fleet_argument
 @click.option("--rendered", "rendered_dir", default=str(DEFAULT_RENDERED), show_default=True,
-              type=click.Path(path_type=Path, file_okay=False), help="Folder gpuspec render wrote.")
+              type=click.Path(path_type=Path, file_okay=False), callback=outside_git,
+              help="Folder gpuspec render wrote.")
 @click.option("--chart", "charts", multiple=True, metavar="PATH|URL",
               help="GPU Operator chart: a local chart directory or .tgz, or a chart source to pull from "
                    "(oci://registry/path or a Helm repository http(s):// URL). Repeat for clusters on other "
@@ -43,7 +45,7 @@ def _helm_cache(cache_root: Path | None) -> Path | None:
                    "cluster's mirror chart repository, else NGC.")
 @click.option("--cluster", "clusters", multiple=True, metavar="NAME",
               help="Verify only this cluster (repeatable). Default: every cluster.")
-@click.option("--crds", "crd_paths", multiple=True, type=click.Path(path_type=Path),
+@click.option("--crds", "crd_paths", multiple=True, type=click.Path(path_type=Path), callback=outside_git,
               help="Extra CRD file or directory (repeatable), e.g. Argo CD, Flux, Prometheus Operator CRDs. "
                    "The chart's own crds/ are always used.")
 @click.option("--helm", "helm", type=click.Path(path_type=Path, dir_okay=False), default=None,

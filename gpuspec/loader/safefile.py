@@ -6,6 +6,11 @@ outside that repository (``/proc/self/environ``, ``/dev/zero``, a file in the
 user's home) is refused before it is opened; FIFOs, sockets and device files
 are refused after a non-blocking open, so nothing waits for a writer; and no
 read takes more than the limit plus one byte.
+
+Nothing inside a ``.git`` folder (or any other git directory: a worktree's or submodule's, which live under
+the main repository's ``.git``) is ever read as input, whatever the path: it holds the credentials CI
+persists (actions/checkout writes the token as ``http.<url>.extraheader`` into ``.git/config``), so a fleet
+file, template, policy pack, node export or link that names one is refused.
 """
 
 from __future__ import annotations
@@ -54,9 +59,30 @@ def _inside(real: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
+#: The name of git's own folder; nothing below one is read as input.
+GIT_DIR = ".git"
+_GIT_REFUSED = "is inside a .git folder (git's own data, where CI keeps its token); gpuspec never reads it"
+
+
+def in_git_dir(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` (as written, or where its links lead) lies inside a ``.git`` folder."""
+    if GIT_DIR in Path(os.path.abspath(path)).parts:
+        return True
+    return GIT_DIR in Path(os.path.realpath(path)).parts
+
+
+def check_git(path: str | os.PathLike[str]) -> None:
+    """Raise UnsafeFile when ``path`` or the target of its links lies inside a ``.git`` folder."""
+    if in_git_dir(path):
+        raise UnsafeFile(_GIT_REFUSED)
+
+
 def check_link(path: Path) -> str:
-    """The real path of ``path``; raise UnsafeFile when a symbolic link on the way leads out of its repository."""
+    """The real path of ``path``; raise UnsafeFile when it is in a ``.git`` folder or a symbolic link on the way
+    leads out of its repository."""
     real = os.path.realpath(path)
+    if GIT_DIR in Path(real).parts or GIT_DIR in Path(os.path.abspath(path)).parts:
+        raise UnsafeFile(_GIT_REFUSED)
     if real != os.path.abspath(path) and not _inside(real, trusted_root(path)):
         raise UnsafeFile("is a symbolic link that leads outside the repository; gpuspec does not follow it")
     return real

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import pickle
 import threading
 from importlib import resources
 from pathlib import Path
@@ -80,31 +79,29 @@ def _data_bytes(name: str) -> bytes:
     return resources.files("gpuspec.matrix").joinpath("data", f"{name}.yaml").read_bytes()
 
 
-# The validated matrix, compiled once: a pickle in the user cache named by the sha256 of the data files and
-# gpuspec's code fingerprint, so any change of the data or of the models rebuilds it.  Loading it costs a
-# few milliseconds instead of parsing and validating the YAML (and building the models' validators).
+# The validated matrix, compiled once: its JSON in the user cache, sealed (see gpuspec.usercache) and named by
+# the sha256 of the data files and gpuspec's code fingerprint, so any change of the data or of the models
+# rebuilds it.  Validating that JSON (pydantic-core, no Python object is ever unpickled) costs a few
+# milliseconds instead of parsing and validating the YAML; an entry whose seal does not verify is ignored.
 def _compiled_path(digest: str) -> Path | None:
     return usercache.entry_path("matrix-data", usercache.code_fingerprint(), digest)
 
 
 def _read_compiled(digest: str) -> Matrix | None:
-    path = _compiled_path(digest)
-    if path is None:
+    data = usercache.load_bytes(_compiled_path(digest))
+    if data is None:
         return None
     try:
-        data = path.read_bytes()
-    except OSError:
+        return Matrix.model_validate_json(data)
+    except ValueError:  # a damaged entry (pydantic.ValidationError is a ValueError): rebuild it
         return None
-    try:
-        matrix = pickle.loads(data)
-    except Exception:  # a damaged or foreign file: rebuild it
-        return None
-    return matrix if isinstance(matrix, Matrix) else None
 
 
 def _write_compiled(digest: str, matrix: Matrix) -> None:
     path = _compiled_path(digest)
     if path is None:
         return
-    with contextlib.suppress(pickle.PicklingError, TypeError, AttributeError):
-        usercache.store_bytes(path, pickle.dumps(matrix, protocol=pickle.HIGHEST_PROTOCOL))
+    text = matrix.model_dump_json(by_alias=True, round_trip=True)
+    with contextlib.suppress(ValueError):
+        if Matrix.model_validate_json(text) == matrix:  # only what JSON gives back unchanged is kept
+            usercache.store_bytes(path, text.encode("utf-8"))

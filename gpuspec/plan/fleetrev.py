@@ -22,6 +22,7 @@ from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, decode_utf8, node_to_data
 from gpuspec.plan.gitread import TreeEntry, list_tree, read_blobs, resolve_commit
+from gpuspec.redaction import one_line
 from gpuspec.spec.models import Cluster, Fleet, FleetSettings
 
 
@@ -56,7 +57,7 @@ def describe_finding(finding: Finding) -> str:
         where += f":{finding.line}:{finding.column or 1}"
     elif finding.path:
         where += " at " + ".".join(str(p) for p in finding.path)
-    return f"{where}: {finding.rule_id} {finding.message}"
+    return one_line(f"{where}: {finding.rule_id} {finding.message}")
 
 
 def parse_document(data: bytes, display: str) -> Any:
@@ -80,6 +81,10 @@ def _document(
     if entry.is_symlink or entry.is_submodule:
         _fail(findings, FILE_UNUSABLE, "is a symbolic link or submodule in git; gpuspec reads only regular files",
               display)
+        return None
+    if entry.size > MAX_FILE_BYTES or entry.object_id not in blobs:
+        _fail(findings, FILE_UNUSABLE, f"is {entry.size} bytes at the base revision, larger than the "
+              f"{MAX_FILE_BYTES}-byte limit for a fleet file", display)
         return None
     try:
         data = parse_document(blobs[entry.object_id], display)
@@ -119,7 +124,9 @@ def load_fleet_at(repo_root: Path, rev: str, fleet_rel: str, only: Collection[st
         and path.endswith(YAML_SUFFIXES) and not PurePosixPath(path).name.startswith(".")
         and (only is None or PurePosixPath(path).name in only)
     ]
-    blobs = read_blobs(repo_root, [entries[settings_key].object_id, *(e.object_id for e in cluster_entries)])
+    # Blobs over the size limit are never read (their size comes from ls-tree): _document reports them.
+    blobs = read_blobs(repo_root, [e.object_id for e in (entries[settings_key], *cluster_entries)
+                                   if e.size <= MAX_FILE_BYTES])
 
     findings: list[Finding] = []
     settings: FleetSettings | None = None

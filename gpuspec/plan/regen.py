@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.plan.gitread import list_tree, read_blobs
 from gpuspec.plan.records import Change, ChangeKind, Disruption
 from gpuspec.render.generator import STAMP_PATH, Regeneration, stamp_version
@@ -23,14 +24,19 @@ def stamp_rel(rendered_rel: str) -> str:
     return (PurePosixPath(rendered_rel) / STAMP_PATH).as_posix() if rendered_rel else STAMP_PATH
 
 
+#: Largest generator stamp read (a real one is a few hundred bytes).
+MAX_STAMP_BYTES = 64 * 1024
+
+
 def read_regeneration(repo_root: Path, base_commit: str, rendered_rel: str) -> Regeneration:
     """The generator versions recorded at ``base_commit`` and in the working tree's rendered folder."""
     rel = stamp_rel(rendered_rel)
-    entries = [e for e in list_tree(repo_root, base_commit, rel) if e.path == rel and not e.is_symlink]
+    entries = [e for e in list_tree(repo_root, base_commit, rel)
+               if e.path == rel and not e.is_symlink and e.size <= MAX_STAMP_BYTES]
     before = stamp_version(read_blobs(repo_root, [entries[0].object_id])[entries[0].object_id]) if entries else None
     try:
-        after = stamp_version((repo_root / rel).read_bytes())
-    except OSError:
+        after = stamp_version(read_bounded(repo_root / rel, MAX_STAMP_BYTES))
+    except (OSError, UnsafeFile):
         after = None
     return Regeneration(before, after)
 

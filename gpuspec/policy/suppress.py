@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gpuspec.catalogue.engine import SUPPRESSION_UNKNOWN_RULE, SUPPRESSION_UNUSED, SUPPRESSION_WITHOUT_REASON
 from gpuspec.findings import IN_SOURCE, Finding, Suppressed
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
 
 _DIRECTIVE = re.compile(r"(?:^|\s)(?P<hash>#)\s*gpuspec\s*:\s*ignore\b(?P<body>.*)$", re.IGNORECASE)
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9]*[0-9]{3}")
@@ -56,13 +57,17 @@ def parse_suppressions(file: str, text: str) -> list[Suppression]:
     return found
 
 
+#: Largest file whose suppression comments are read (fleet files are smaller still).
+MAX_SUPPRESSION_FILE_BYTES = 4 * 1024 * 1024
+
+
 def read_suppressions(files: Iterable[str]) -> list[Suppression]:
     """The directives of every file in ``files`` (unreadable files have none)."""
     out: list[Suppression] = []
     for file in files:
         try:
-            text = Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = read_bounded(Path(file), MAX_SUPPRESSION_FILE_BYTES).decode("utf-8")
+        except (OSError, UnicodeDecodeError, UnsafeFile):
             continue
         # Every directive holds "gnore" in any letter case ("ignore": its "i" may also match a dotless or dotted
         # I under the pattern's IGNORECASE, the other letters only themselves), so files without it are skipped.

@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuspec.errors import GpuspecError
 from gpuspec.loader.files import FLEET_FILE, cluster_files
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
 
@@ -13,13 +14,20 @@ from gpuspec.loader.safefile import UnsafeFile, read_bounded
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 
 
+class UnusableInput(GpuspecError, ValueError):
+    """An input file render depends on is refused (a clean exit-2 error; a ValueError for the render stamp)."""
+
+
 def _sha256(path: Path) -> str:
-    """sha256 of a regular input file inside its repository; ValueError for a FIFO, device, outside link or
+    """sha256 of a regular input file inside its repository; UnusableInput for a FIFO, device, outside link or
     oversized file (never read, so hashing cannot hang or leak)."""
     try:
         return hashlib.sha256(read_bounded(path, MAX_INPUT_BYTES)).hexdigest()
     except UnsafeFile as refused:
-        raise ValueError(f"{path} {refused.message}") from None
+        raise UnusableInput(f"{path} {refused.message}",
+                            hint="policy packs and fleet files must be regular files inside the repository") from None
+    except OSError as exc:
+        raise UnusableInput(f"{path} cannot be read: {exc.strerror or exc}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import hashlib
 import multiprocessing
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -63,10 +64,17 @@ def check_relative(path: str) -> None:
 
 def _is_ours(path: Path) -> bool:
     try:
-        with path.open("rb") as fh:
-            start = fh.read(len(MARKDOWN_HEADER_MARK)).decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False  # a FIFO or device is never read (and never gpuspec's)
+        start = os.read(fd, len(MARKDOWN_HEADER_MARK)).decode("utf-8", "replace")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     return start.startswith(HEADER_MARK) or start == MARKDOWN_HEADER_MARK
 
 
@@ -112,11 +120,30 @@ def _foreign(existing: Mapping[str, Path], expected: Mapping[str, bytes]) -> lis
     return sorted(rel for rel, path in existing.items() if rel not in expected and not _is_ours(path))
 
 
+#: Largest existing output file compared byte for byte; a larger one (or a FIFO, device or link out of the
+#: repository) is never read and counts as different, so it is rewritten.
+MAX_OUTPUT_FILE_BYTES = 64 * 1024 * 1024
+
+
 def _read(path: Path) -> bytes | None:
+    """The bytes of an existing output file, or None when it is not a regular file of at most the limit (the
+    output folder's own links are refused where it is scanned; here no link is followed at all)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        return path.read_bytes()
+        fd = os.open(path, flags)
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_OUTPUT_FILE_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_OUTPUT_FILE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) <= MAX_OUTPUT_FILE_BYTES else None
 
 
 def _exchange(a: Path, b: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpuspec.escaping import workflow_data, workflow_property
 from gpuspec.findings import Finding
 from gpuspec.report.base import ReportContext
 from gpuspec.report.sarif import repo_relative
@@ -12,13 +13,13 @@ _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    """Escape the message part of a workflow command (``%``, CR, LF)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape the message part of a workflow command (``%``, CR, LF; terminal escapes and bidi shown)."""
+    return workflow_data(text)
 
 
 def escape_property(text: str) -> str:
-    """Escape a property value of a workflow command (``%``, CR, LF, ``:`` and ``,``)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    """Escape a property value of a workflow command (also ``:`` and ``,``)."""
+    return workflow_property(text)
 
 
 def annotation(finding: Finding, context: ReportContext) -> str:

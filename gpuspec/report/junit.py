@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from gpuspec.escaping import xml_line, xml_lines
 from gpuspec.findings import Finding
 from gpuspec.report.base import ReportContext
 
-#: Characters XML 1.0 cannot carry.
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
 
 def _clean(text: str) -> str:
-    return _INVALID_XML.sub("\ufffd", text)
+    return xml_line(text)
 
 
 def _where(finding: Finding) -> str:
@@ -29,7 +26,7 @@ def _details(finding: Finding) -> str:
         lines.append(f"spec path: {finding.spec_path}")
     if finding.hint:
         lines.append(f"hint: {finding.hint}")
-    return _clean("\n".join(lines))
+    return xml_lines("\n".join(xml_line(line) for line in lines))
 
 
 class JunitReporter:

@@ -106,4 +106,5 @@ def _sets_runtime_variables(found: tuple[int, ValueOverride] | None) -> bool:
     if found is None or not isinstance(found[1].value, list):
         return False
     names = runtime_variables()
-    return any(isinstance(e, Mapping) and e.get("name") in names for e in found[1].value)
+    return any(isinstance(e, Mapping) and isinstance(e.get("name"), str) and e["name"] in names
+               for e in found[1].value)

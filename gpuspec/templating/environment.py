@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
+import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -142,8 +145,113 @@ class _Environment(_FastDictAttributes, jinja2.Environment):
     """The environment of gpuspec's own templates."""
 
 
+#: Budgets of one template run once a fleet overrides a template: wall time, output size, the size of any
+#: sequence or number an expression makes, loop iterations of ``range`` in total, and any size argument.
+MAX_SECONDS = 5.0
+MAX_OUTPUT_CHARS = 16 * 1024 * 1024
+MAX_SEQUENCE = 1_000_000
+MAX_POWER_BITS = 4096
+MAX_ITERATIONS = 1_000_000
+MAX_SIZE_ARGUMENT = 100_000
+_BIG_WIDTH = re.compile(r"\d{6,}")
+
+
+class TemplateBudgetExceeded(SecurityError):
+    """A template run went past one of its budgets."""
+
+
+class _Budget:
+    """What one run of an override template may still spend."""
+
+    def __init__(self) -> None:
+        self.deadline = time.monotonic() + MAX_SECONDS
+        self.iterations = MAX_ITERATIONS
+
+    def tick(self, count: int = 1) -> None:
+        self.iterations -= count
+        if self.iterations < 0:
+            raise TemplateBudgetExceeded(f"more than {MAX_ITERATIONS} loop iterations")
+        if time.monotonic() > self.deadline:
+            raise TemplateBudgetExceeded(f"took longer than {MAX_SECONDS:g} s")
+
+
+_BUDGET = threading.local()
+
+
+def _budget() -> _Budget:
+    current = getattr(_BUDGET, "value", None)
+    if current is None:
+        current = _BUDGET.value = _Budget()
+    return current
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, str | bytes | list | tuple) else 0
+
+
+def _check_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for value in (*args, *kwargs.values()):
+        if type(value) is int and abs(value) > MAX_SIZE_ARGUMENT:
+            raise TemplateBudgetExceeded(f"an argument of {value} is larger than {MAX_SIZE_ARGUMENT}")
+        if isinstance(value, str) and _BIG_WIDTH.search(value) and ("{" in value or "%" in value):
+            raise TemplateBudgetExceeded("a format width or precision over 99,999")
+
+
+def _budgeted_range(*args: int) -> Any:
+    for value in args:
+        if type(value) is not int:
+            raise TypeError("range() takes integers")
+    numbers = range(*args)
+    if len(numbers) > MAX_ITERATIONS:
+        raise TemplateBudgetExceeded(f"range of {len(numbers)} numbers, more than {MAX_ITERATIONS}")
+    budget = _budget()
+    for number in numbers:
+        budget.tick()
+        yield number
+
+
+def _bounded_filter(function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        _check_arguments(args[1:], kwargs)
+        _budget().tick(0)
+        return function(*args, **kwargs)
+
+    return bounded
+
+
 class _SandboxedEnvironment(_FastDictAttributes, SandboxedEnvironment):
-    """The environment once a fleet overrides a template."""
+    """The environment once a fleet overrides a template: sandboxed, and every run within its budgets."""
+
+    intercepted_binops = frozenset(["*", "**", "%", "+"])
+
+    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
+        _budget().tick(0)
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                if _size(seq) and type(times) is int and _size(seq) * times > MAX_SEQUENCE:
+                    raise TemplateBudgetExceeded(f"a sequence of more than {MAX_SEQUENCE} items")
+        elif operator == "**":
+            if isinstance(left, int) and isinstance(right, int) and right > 0 and \
+                    max(abs(left).bit_length(), 1) * right > MAX_POWER_BITS and abs(left) > 1:
+                raise TemplateBudgetExceeded(f"a number of more than {MAX_POWER_BITS} bits")
+        elif operator == "%":
+            if isinstance(left, str) and _BIG_WIDTH.search(left):
+                raise TemplateBudgetExceeded("a format width or precision over 99,999")
+        elif operator == "+" and _size(left) + _size(right) > MAX_SEQUENCE * 16:
+            raise TemplateBudgetExceeded(f"a sequence of more than {MAX_SEQUENCE * 16} items")
+        return super().call_binop(context, operator, left, right)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is str and attribute in ("format", "format_map") and _BIG_WIDTH.search(obj):
+            raise TemplateBudgetExceeded("a format width or precision over 99,999")
+        return super().getattr(obj, attribute)
+
+    def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any,
+             **kwargs: Any) -> Any:
+        _check_arguments((getattr(__obj, "__self__", None), *args), kwargs)
+        _budget().tick(0)
+        return super().call(__context, __obj, *args, **kwargs)
 
 
 @functools.cache
@@ -167,6 +275,9 @@ def _environment(overrides: str | None) -> jinja2.Environment:
         auto_reload=True,
     )
     env.filters.update(FILTERS)
+    if overrides is not None:
+        env.filters = {name: _bounded_filter(function) for name, function in env.filters.items()}
+        env.globals["range"] = _budgeted_range
     return env
 
 
@@ -179,8 +290,15 @@ def environment(fleet_dir: Path | None = None) -> jinja2.Environment:
 def render(name: str, data: Mapping[str, Any], fleet_dir: Path | None = None) -> str:
     """Render template ``name`` with ``data``; a broken template or missing value is a GpuspecError naming it."""
     env = environment(fleet_dir)
+    sandboxed = isinstance(env, _SandboxedEnvironment)
     try:
-        return env.get_template(name).render(**data)
+        template = env.get_template(name)
+        if not sandboxed:
+            return template.render(**data)
+        return _render_within_budget(template, data)
+    except TemplateBudgetExceeded as exc:
+        raise GpuspecError(f"{_template_line(exc, name)}: template stopped: {exc}",
+                           hint="a template override may not run longer or make more than gpuspec allows") from None
     except jinja2.TemplateSyntaxError as exc:
         where = f"{exc.filename or exc.name or name}:{exc.lineno}"
         raise GpuspecError(f"{where}: template syntax error: {exc.message}",
@@ -188,6 +306,41 @@ def render(name: str, data: Mapping[str, Any], fleet_dir: Path | None = None) ->
     except jinja2.TemplateNotFound as exc:
         raise GpuspecError(f"template {exc.name} not found") from None
     except (jinja2.UndefinedError, SecurityError, TypeError, ValueError) as exc:
-        raise GpuspecError(f"template {name}: {exc}",
+        raise GpuspecError(f"{_template_line(exc, name)}: template error: {exc}",
                            hint="a template override uses a name gpuspec does not provide, or an unsafe operation") \
             from None
+    except (RecursionError, MemoryError, ArithmeticError, LookupError, AttributeError, jinja2.TemplateError) as exc:
+        if not sandboxed:
+            raise
+        what = "recursion too deep" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
+        raise GpuspecError(f"{_template_line(exc, name)}: template error: {what}",
+                           hint="fix the template override in fleet/templates/ or remove it") from None
+
+
+def _render_within_budget(template: jinja2.Template, data: Mapping[str, Any]) -> str:
+    """Render an override template, stopping at its output and time budgets."""
+    _BUDGET.value = budget = _Budget()
+    try:
+        parts: list[str] = []
+        size = 0
+        for part in template.generate(**data):
+            size += len(part)
+            if size > MAX_OUTPUT_CHARS:
+                raise TemplateBudgetExceeded(f"output over {MAX_OUTPUT_CHARS} characters")
+            budget.tick(0)
+            parts.append(part)
+        return "".join(parts)
+    finally:
+        _BUDGET.value = None
+
+
+def _template_line(exc: BaseException, name: str) -> str:
+    """``template:line`` of the innermost template frame of ``exc`` (the template's name when none)."""
+    where = f"template {name}"
+    trace = exc.__traceback__
+    while trace is not None:
+        filename = trace.tb_frame.f_code.co_filename
+        if filename.endswith((".j2", ".md", ".html")) or "/templates/" in filename:
+            where = f"{filename}:{trace.tb_lineno}"
+        trace = trace.tb_next
+    return where

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from gpuspec.escaping import terminal
+
 #: Shown for an empty or absent value.
 DASH = "–"
 _SPACE = re.compile(r"\s+")
@@ -63,7 +65,7 @@ def _text(value: object) -> Md:
     raw = str(value)
     if _PLAIN.match(raw) and raw == raw.strip() and "  " not in raw and not _BLOCK_START.match(raw):
         return Md(raw)
-    out = flatten(raw).translate(_INLINE)
+    out = terminal(flatten(raw)).translate(_INLINE)
     out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     # A zero-width space after @ keeps GitHub from notifying a user or team named in a value.
     out = out.replace("@", "@&#8203;")
@@ -92,7 +94,7 @@ def _code(value: object) -> Md:
     if _PLAIN.match(text_value) and "`" not in text_value and text_value == text_value.strip() \
             and "  " not in text_value:
         return Md(f"`{text_value}`")
-    raw = flatten(text_value).replace("|", "\\|")
+    raw = terminal(flatten(text_value)).replace("|", "\\|")
     longest = max((len(m) for m in _BACKTICKS.findall(raw)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if raw.startswith("`") or raw.endswith("`") else ""

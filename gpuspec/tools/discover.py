@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,9 +159,15 @@ def _find(
 
 
 def _lookup(name: str, *, env: Mapping[str, str], cwd: Path | None) -> Path | None:
+    from gpuspec.tools.install import user_tools_dir
+
+    user = user_tools_dir()
     for directory in local_tool_dirs(cwd):
         candidate = directory / name
-        if _is_executable(candidate):
+        if directory == user:
+            if verified_user_tool(candidate):
+                return candidate
+        elif _is_executable(candidate):
             return candidate
     found = shutil.which(name, path=env.get("PATH", os.defpath))
     return Path(found) if found else None
@@ -174,6 +181,38 @@ def _resolve_named(value: str, env: Mapping[str, str], cwd: Path | None) -> Path
         return path if _is_executable(path) else None
     found = shutil.which(value, path=env.get("PATH", os.defpath))
     return Path(found) if found else None
+
+
+_VERIFIED: dict[tuple[str, int, int, int, int, int], bool] = {}
+
+
+def verified_user_tool(path: Path) -> bool:
+    """True when ``path`` in the user cache's ``tools/bin`` is a pinned tool with its pinned sha256, in folders of
+    this user that others cannot write (the cache folder may be shared or restored: a binary there runs only
+    after its hash is checked again, once per process and file version)."""
+    from gpuspec.tools.install import BINARIES, sha256_file
+
+    pinned = BINARIES.get(path.name)
+    if pinned is None:
+        return False  # only the pinned tools are ever taken from the cache
+    try:
+        info = os.lstat(path)
+        for folder in (path.parent, path.parent.parent):
+            folder_info = os.lstat(folder)
+            if folder_info.st_uid != os.geteuid() or folder_info.st_mode & 0o022 or os.path.islink(folder):
+                return False
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022 \
+            or not os.access(path, os.X_OK):
+        return False
+    version = (os.fspath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    if version not in _VERIFIED:
+        try:
+            _VERIFIED[version] = sha256_file(path) == pinned[1]
+        except OSError:
+            return False
+    return _VERIFIED[version]
 
 
 def _is_executable(path: Path) -> bool:

@@ -25,6 +25,12 @@ ADVERSARIAL = [
     "bearer " * (N // 7),
     "eyJ" * (N // 3),
     "password: " * (N // 10),
+    "authorization: " * (N // 15),
+    "Authorization: Basic " * (N // 21),
+    "extraheader=" * (N // 12),
+    "stableghp_" * (N // 10),
+    "glpat-" * (N // 6),
+    "AKIA" * (N // 4),
 ]
 
 

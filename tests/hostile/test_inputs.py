@@ -3,6 +3,7 @@ error, and nothing read or fetched from outside the policies folder."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -91,3 +92,61 @@ def test_output_into_a_missing_folder_is_a_clear_error(command: list[str], tmp_p
     result = gpuspec([*command, "--output", str(target)], monkeypatch, capsys, cwd=root)
     assert result.code == 2
     assert f"cannot write the report to {target}: the folder {target.parent} does not exist" in result.err
+
+
+def test_oversized_and_special_files_in_rendered_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuspec.render import writer
+
+    root = make_repo(tmp_path)
+    assert gpuspec(["render"], monkeypatch, capsys, cwd=root).code == 0
+    values = next((root / "rendered" / "clusters").glob("*/gpu-operator.values.yaml"))
+    with values.open("r+b") as handle:  # a sparse file far over the limit: never read whole
+        handle.truncate(3 * 1024 ** 3)
+    os.mkfifo(root / "rendered" / "clusters" / "pipe.yaml")
+    assert writer._read(values) is None and writer._read(root / "rendered" / "clusters" / "pipe.yaml") is None
+    check = gpuspec(["render", "--check"], monkeypatch, capsys, cwd=root)
+    assert check.code in (1, 2), check.text
+    assert gpuspec(["render"], monkeypatch, capsys, cwd=root).code in (0, 2)  # bounded: no MemoryError, no hang
+
+
+def test_huge_blob_at_the_base_revision_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    from gpuspec.plan import gitread
+
+    root = make_repo(tmp_path)
+    (root / ".git").rmdir()
+    (root / "fleet" / "clusters" / "huge.yaml").write_bytes(b"# " + b"x" * (3 * 1024 * 1024) + b"\n")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "commit", "-qm", "b"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    (root / "fleet" / "clusters" / "huge.yaml").unlink()
+    asked: list[str] = []
+    real = gitread.read_blobs
+    monkeypatch.setattr("gpuspec.plan.fleetrev.read_blobs",
+                        lambda repo, ids: asked.extend(ids) or real(repo, ids))
+    result = gpuspec(["plan", "--base", "HEAD"], monkeypatch, capsys, cwd=root)
+    assert result.code == 2 and "larger than the" in result.text and "huge.yaml" in result.text
+    huge = [e for e in gitread.list_tree(root, "HEAD", "fleet/clusters") if e.path.endswith("huge.yaml")]
+    assert huge and huge[0].object_id not in asked
+
+
+@pytest.mark.parametrize("kind", ["outside-link", "oversized"])
+def test_unusable_policy_pack_is_a_clean_error_in_render_and_handover(kind: str, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo(tmp_path)
+    pack = root / "policies" / "default.yaml"
+    pack.unlink()
+    if kind == "outside-link":
+        (tmp_path / "outside.yaml").write_text("x: 1\n")
+        pack.symlink_to(tmp_path / "outside.yaml")
+    else:
+        with pack.open("wb") as handle:
+            handle.truncate(3 * 1024 ** 3)
+    for args in (["render"], ["render", "--check"], ["handover"], ["lint"]):
+        result = gpuspec(args, monkeypatch, capsys, cwd=root)
+        assert result.code == 2, (args, result.text)
+        assert "policies/default.yaml" in result.text

@@ -105,3 +105,26 @@ def test_worker_processes_die_with_a_killed_parent() -> None:
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in workers)
+
+
+def test_ctrl_c_exits_130_with_interrupted_and_leaves_no_chart_folder(tmp_path: Path) -> None:
+    """SIGINT during verify (charts pulled into a temporary folder with --no-cache) ends with 130, 'interrupted',
+    and no gpuspec-charts-* folder in $TMPDIR."""
+    root = make_repo(tmp_path)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**_env(), "PYTHONPATH": str(REPO), "TMPDIR": str(tmpdir),
+           "GPUSPEC_HELM": str(tmp_path / "slow-helm")}
+    (tmp_path / "slow-helm").write_text("#!/bin/sh\nsleep 30\n")
+    (tmp_path / "slow-helm").chmod(0o755)
+    assert subprocess.run([sys.executable, "-m", "gpuspec.cli.main", "render"], cwd=root, env=env,
+                          capture_output=True, timeout=120, check=False).returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "gpuspec.cli.main", "verify", "--no-cache", "--chart",
+                             "oci://registry.invalid/gpu-operator"], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(3)
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not list(tmpdir.glob("gpuspec-charts-*"))
