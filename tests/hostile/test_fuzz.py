@@ -38,7 +38,7 @@ def test_the_oracle_catches_a_leak_and_a_crash(monkeypatch: pytest.MonkeyPatch) 
     with fuzz.workspace() as ws:
         text = (ws.root / "fleet" / "clusters" / "train-east.yaml").read_text()
         planted = fuzz.Case(["validate"], {"fleet/clusters/train-east.yaml": {
-            "kind": "text", "text": f"password: {fuzz.CANARY}\n{text}"}})
+            "kind": "text", "text": f"{text}password: {fuzz.CANARY}\n"}})
         assert fuzz.planted(planted) and fuzz.run_case(ws, planted).problems == []
         # With redaction switched off the same input leaks, and the oracle says so.
         monkeypatch.setattr(gpuspec.report.text, "redact_line", lambda line: line)
@@ -46,7 +46,7 @@ def test_the_oracle_catches_a_leak_and_a_crash(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setattr(gpuspec.cli.common, "redact_text", lambda text: text)
         assert "the canary credential reached the output" in fuzz.run_case(ws, planted).problems
         cut = fuzz.Case(["validate"], {"fleet/clusters/train-east.yaml": {
-            "kind": "text", "text": f"word: {fuzz.CANARY}\n{text}"}})
+            "kind": "text", "text": f"{text}word: {fuzz.CANARY}\n"}})
         assert not fuzz.planted(cut)
 
         def broken(*_args: object, **_kwargs: object) -> None:
