@@ -393,6 +393,17 @@ def _pool_map(pool: DraftPool, nodes: dict[str, Node], state: RunningState) -> C
                ("os", os_map), ("driver", driver))
     if key.mig_strategy != "none":
         out["mig"] = _mig_map(pool)
+    else:
+        running = _majority([n.mig_strategy or "" for n in pool.nodes])
+        origin = "node label nvidia.com/mig.strategy"
+        if not running and state.mig_strategy is not None:
+            running, origin = state.mig_strategy.value, state.mig_strategy.origin
+        if running in ("single", "mixed") and _majority([n.mig_config or "" for n in pool.nodes]) == MIG_DISABLED:
+            # MIG-capable GPUs with MIG off under a single/mixed strategy: keep the strategy the operator runs
+            mig = _map(("strategy", running), ("layout", MIG_DISABLED))
+            _from(mig, "strategy", origin)
+            _from(mig, "layout", "node label nvidia.com/mig.config")
+            out["mig"] = mig
     if key.sharing != "none":
         out["sharing"] = _map(("mode", key.sharing), ("replicas", key.replicas),
                               ("justification", "TODO: why sharing GPUs without memory or fault isolation is "
