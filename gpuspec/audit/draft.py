@@ -340,7 +340,7 @@ def _from(cm: CommentedMap, key: str, origin: str) -> None:
     cm.yaml_add_eol_comment(f"from the cluster: {origin}", key)
 
 
-def _pool_map(pool: DraftPool, nodes: dict[str, Node], state: RunningState) -> CommentedMap:
+def _pool_map(pool: DraftPool, nodes: dict[str, Node], state: RunningState, keep_strategy: bool) -> CommentedMap:
     key = pool.key
     names = [n.name for n in pool.nodes if n.name in nodes]
     selector = CommentedMap(pool.selector)
@@ -393,7 +393,7 @@ def _pool_map(pool: DraftPool, nodes: dict[str, Node], state: RunningState) -> C
                ("os", os_map), ("driver", driver))
     if key.mig_strategy != "none":
         out["mig"] = _mig_map(pool)
-    else:
+    elif keep_strategy:
         running = _majority([n.mig_strategy or "" for n in pool.nodes])
         origin = "node label nvidia.com/mig.strategy"
         if not running and state.mig_strategy is not None:
@@ -501,7 +501,7 @@ def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], 
     namespace = state.namespace.value if state.namespace else "gpu-operator"
     if operator_version is not None:
         operator = _map(("version", operator_version), ("namespace", namespace))
-        _from(operator, "version", "--operator-version")
+        operator.yaml_add_eol_comment("chosen with --operator-version", "version")
     elif state.operator_version is not None:
         operator = _map(("version", state.operator_version.value), ("namespace", namespace))
         _from(operator, "version", state.operator_version.origin)
@@ -538,7 +538,9 @@ def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], 
     _todo(gitops, "tool", "TODO: review: argocd or flux, with their settings")
     doc["gitops"] = gitops
     doc["rollout"] = _rollout_map(state, pools)
-    seq = CommentedSeq(_pool_map(p, by_name, state) for p in pools)
+    # MIG off under a single/mixed strategy keeps that strategy, unless a MIG pool sets the cluster's anyway
+    keep = all(p.key.mig_strategy == "none" for p in pools)
+    seq = CommentedSeq(_pool_map(p, by_name, state, keep) for p in pools)
     canary = doc["rollout"].get("canaryPool")
     for pool_map in seq:
         if canary and pool_map["name"] != canary:
