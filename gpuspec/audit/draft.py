@@ -230,7 +230,7 @@ def group_pools(nodes: Sequence[NodeFacts], pool_label: str | None = None) -> tu
             groups[candidates[0][1]].append(node)
         else:
             skipped.append(node)
-    per_group = defaultdict(int)
+    per_group: dict[tuple[str, str], int] = defaultdict(int)
     for key in groups:
         per_group[key[:2]] += 1
     pools: list[DraftPool] = []
@@ -287,7 +287,8 @@ def _todo(cm: CommentedMap, key: str, text: str = TODO) -> None:
     cm.yaml_add_eol_comment(text if text.startswith("TODO") else f"{TODO}: {text}", key)
 
 
-_OS_IMAGES = (("ubuntu", "ubuntu", r"([0-9]{2}\.[0-9]{2})"), ("red hat enterprise linux coreos", "rhcos", r"([0-9]+\.[0-9]+)"),
+_OS_IMAGES = (("ubuntu", "ubuntu", r"([0-9]{2}\.[0-9]{2})"),
+              ("red hat enterprise linux coreos", "rhcos", r"([0-9]+\.[0-9]+)"),
               ("red hat enterprise linux", "rhel", r"([0-9]+\.[0-9]+)"), ("rocky", "rocky", r"([0-9]+\.[0-9]+)"),
               ("amazon linux", "amazonlinux", r"([0-9]{4}|\b2\b)"), ("sles", "sles", r"([0-9]+(?:\.[0-9]+)?)"),
               ("suse", "sles", r"([0-9]+(?:\.[0-9]+)?)"), ("container-optimized os", "cos", r"([0-9]+)"),

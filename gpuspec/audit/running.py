@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from gpuspec.audit.inventory import load_json, parse_operator_resources
+from gpuspec.audit.inventory import OperatorResource, load_json, parse_operator_resources
 from gpuspec.errors import GpuspecError
 
 _RELEASE = re.compile(r"^v?([0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2})$")
@@ -101,8 +101,8 @@ def read_helm_values(text: str, display: str) -> dict[str, Any]:
     return data
 
 
-def read_cluster_policies(text: str, display: str) -> tuple[list[dict[str, Any]], list[Any]]:
-    """The ClusterPolicy specs (raw) and all operator resources of a `kubectl get clusterpolicies,nvidiadrivers` export."""
+def read_cluster_policies(text: str, display: str) -> tuple[list[dict[str, Any]], list[OperatorResource]]:
+    """ClusterPolicy specs (raw) and operator resources of `kubectl get clusterpolicies,nvidiadrivers -o json`."""
     resources = parse_operator_resources(text, display)  # validates the shape, names the file on errors
     data = load_json(text, display)
     items = [data] if isinstance(data, dict) and "items" not in data else list(data.get("items", []))

@@ -6,6 +6,7 @@ import io
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -14,8 +15,8 @@ from ruamel.yaml.error import YAMLError
 
 from gpuspec.audit.adopt import adoption_pack, needed_rules, pack_name
 from gpuspec.audit.draft import draft_cluster, dump_yaml
-from gpuspec.audit.facts import node_facts
-from gpuspec.audit.inventory import parse_nodes, read_input
+from gpuspec.audit.facts import NodeFacts, node_facts
+from gpuspec.audit.inventory import OperatorResource, parse_nodes, read_input
 from gpuspec.audit.running import Read, read_cluster_policies, read_helm_release, read_helm_values, running_state
 from gpuspec.errors import GpuspecError
 from gpuspec.redaction import redact_text
@@ -161,7 +162,8 @@ def _write_repository(root: Path, name: str, text: str, force: bool) -> None:
                err=True)
 
 
-def _report(root: Path, name: str, nodes_source: str, facts: list, resources: list, expect_policy: bool) -> None:  # type: ignore[type-arg]
+def _report(root: Path, name: str, nodes_source: str, facts: Sequence[NodeFacts],
+            resources: Sequence[OperatorResource], expect_policy: bool) -> None:
     """Audit the export against the draft just written: the nodes that differ from their pool, by name."""
     from gpuspec.audit.check import audit_cluster
     from gpuspec.cli.common import emit_report
