@@ -461,6 +461,10 @@ def _mig_map(pool: DraftPool) -> CommentedMap:
         custom.append(_map(("devices", CommentedSeq(devices)), ("profiles", _map((profile, instances)))))
         custom[-1]["devices"].fa.set_flow_style()
     mig["custom"] = custom
+    if key.mig_config != f"custom-{pool.name}":
+        mig["configName"] = key.mig_config
+        _from(mig, "configName", "node label nvidia.com/mig.config (kept: a new name would relabel the nodes and "
+                                 "MIG Manager would repartition them)")
     _todo(mig, "custom", f"TODO: review: inferred from the MIG resources of config {key.mig_config!r}; "
                          "which GPU holds which profile is not in the node labels")
     return mig
