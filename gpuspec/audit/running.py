@@ -64,14 +64,14 @@ def _get(data: Any, *path: str) -> Any:
 
 def _load_any(text: str, display: str) -> Any:
     """JSON or YAML text (helm prints either), with a message naming ``display`` on a syntax error."""
-    if text.lstrip().startswith(("{", "[")):
-        return load_json(text, display)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise GpuspecError(f"{display}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        raise GpuspecError(f"{display}{where}: invalid YAML/JSON: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:
+        raise GpuspecError(f"{display}: nested too deeply") from None
 
 
 def read_helm_release(text: str, display: str) -> Read | None:
