@@ -6,7 +6,7 @@ import io
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -19,6 +19,7 @@ from gpuspec.audit.facts import NodeFacts, node_facts
 from gpuspec.audit.inventory import OperatorResource, parse_nodes, read_input
 from gpuspec.audit.running import Read, read_cluster_policies, read_helm_release, read_helm_values, running_state
 from gpuspec.errors import GpuspecError
+from gpuspec.findings import Finding
 from gpuspec.redaction import redact_text
 
 
@@ -132,6 +133,31 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
         click.echo(f"gpuspec: note: {redact_text(note)}", err=True)
     if output_dir is not None:
         _report(output_dir, cluster_name, nodes_source, facts, resources, policies_source is not None)
+    else:
+        _report_standalone(text, cluster_name, nodes_source, facts, resources, policies_source is not None, out_file)
+
+
+_STANDALONE_FLEET = """apiVersion: gpuspec.io/v1alpha1
+kind: Fleet
+metadata:
+  name: import
+git:
+  repoURL: https://git.example.com/import.git
+"""
+
+
+def _report_standalone(text: str, name: str, nodes_source: str, facts: Sequence[NodeFacts],
+                       resources: Sequence[OperatorResource], expect_policy: bool, out_file: Path | None) -> None:
+    """Audit the export against a draft written to standard output or --out (in a scratch fleet of its own)."""
+    from dataclasses import replace
+
+    with tempfile.TemporaryDirectory(prefix="gpuspec-import-") as scratch:
+        root = Path(scratch)
+        (root / "fleet" / "clusters").mkdir(parents=True)
+        (root / "fleet" / "fleet.yaml").write_text(_STANDALONE_FLEET, encoding="utf-8")
+        (root / "fleet" / "clusters" / f"{name}.yaml").write_text(text, encoding="utf-8")
+        _report(root, name, nodes_source, facts, resources, expect_policy,
+                rename=lambda f: replace(f, file=str(out_file) if out_file else "<draft>"))
 
 
 def _write_repository(root: Path, name: str, text: str, force: bool) -> None:
@@ -163,15 +189,18 @@ def _write_repository(root: Path, name: str, text: str, force: bool) -> None:
 
 
 def _report(root: Path, name: str, nodes_source: str, facts: Sequence[NodeFacts],
-            resources: Sequence[OperatorResource], expect_policy: bool) -> None:
+            resources: Sequence[OperatorResource], expect_policy: bool,
+            rename: Callable[[Finding], Finding] | None = None) -> None:
     """Audit the export against the draft just written: the nodes that differ from their pool, by name."""
     from gpuspec.audit.check import audit_cluster
     from gpuspec.cli.common import emit_report
     from gpuspec.loader.fleetload import load_fleet
+    from gpuspec.loader.positions import locate_findings
 
     load = load_fleet(root / "fleet")
     if load.fleet is None or load.fleet.cluster(name) is None:
-        click.echo("gpuspec: note: the draft does not load yet; run `gpuspec audit` once it validates", err=True)
+        click.echo("gpuspec: note: the draft does not load yet, so its nodes were not audited; run "
+                   "`gpuspec audit` once it validates", err=True)
         return
     cluster = load.fleet.cluster(name)
     assert cluster is not None
@@ -179,4 +208,8 @@ def _report(root: Path, name: str, nodes_source: str, facts: Sequence[NodeFacts]
     if result.findings:
         click.echo(f"gpuspec: {len(result.findings)} finding(s) in {nodes_source} against the draft "
                    "(the same as `gpuspec audit`):", err=True)
-        emit_report(result.findings, "text", "audit", raw=load.raw, err=True)
+        if rename is None:
+            emit_report(result.findings, "text", "audit", raw=load.raw, err=True)
+        else:
+            located = locate_findings(result.findings)
+            emit_report([rename(f) for f in located], "text", "audit", raw=load.raw, err=True, located=True)

@@ -156,3 +156,13 @@ def test_unusable_export_is_exit_2_and_writes_nothing(repo: Path, tmp_path: Path
     assert str(bad) in result.err and message in result.err, result.err
     assert not (repo / "fleet" / "clusters" / "train-east.yaml").exists()
     assert not (repo / "policies" / "adopted-train-east.yaml").exists()
+
+
+def test_draft_on_standard_output_reports_the_outliers_too() -> None:
+    result = run_gpuspec("import", "--name", "train-east", "--nodes", str(EXPORTS / "nodes.json"),
+                         "--helm-release", str(EXPORTS / "helm-list.json"))
+    assert result.code == 0, result.err
+    assert result.out.startswith("# Drafted by `gpuspec import`")
+    assert f"GS760 1 node of pool 'h100-main' is labelled as GPU node but advertises no allocatable GPUs: {DEAD}" \
+        in result.err
+    assert "gpuspec-import-" not in result.err  # the scratch fleet never shows
