@@ -93,6 +93,24 @@ def read_helm_release(text: str, display: str) -> Read | None:
     return None
 
 
+def read_namespace(helm_list: str | None, helm_display: str, policies: str | None,
+                   policies_display: str) -> Read | None:
+    """The operator's namespace: the gpu-operator release's in `helm list -o json`, else a ClusterPolicy's status."""
+    if helm_list is not None:
+        data = _load_any(helm_list, helm_display)
+        for item in data if isinstance(data, list) else []:
+            if isinstance(item, dict) and _CHART.match(str(item.get("chart", ""))) and item.get("namespace"):
+                return Read(str(item["namespace"]), f"helm list: release {item.get('name', '?')} namespace")
+    if policies is not None:
+        data = load_json(policies, policies_display)
+        items = data.get("items", [data]) if isinstance(data, dict) else []
+        for item in items:
+            namespace = _get(item, "status", "namespace")
+            if _get(item, "kind") == "ClusterPolicy" and isinstance(namespace, str) and namespace:
+                return Read(namespace, "ClusterPolicy status.namespace")
+    return None
+
+
 def read_helm_values(text: str, display: str) -> dict[str, Any]:
     """The values of `helm get values -a -o json` (or YAML) of the GPU Operator release."""
     data = _load_any(text, display)
@@ -123,7 +141,7 @@ def _operator_from_images(spec: dict[str, Any], where: str) -> Read | None:
 
 
 def running_state(policy_specs: list[dict[str, Any]], helm_values: dict[str, Any] | None,
-                  helm_release: Read | None) -> RunningState:
+                  helm_release: Read | None, namespace: Read | None = None) -> RunningState:
     """Combine the exports: the ClusterPolicy (what the operator applies) first, then the Helm values."""
     state = RunningState()
     layers: list[tuple[dict[str, Any], str]] = []
@@ -132,6 +150,7 @@ def running_state(policy_specs: list[dict[str, Any]], helm_values: dict[str, Any
     if helm_values:
         layers.append((helm_values, "helm values"))
     state.operator_version = helm_release
+    state.namespace = namespace
     for spec, where in layers:
         if state.operator_version is None:
             state.operator_version = _operator_from_images(spec, where)

@@ -17,7 +17,14 @@ from gpuspec.audit.adopt import adoption_pack, needed_rules, pack_name
 from gpuspec.audit.draft import draft_cluster, dump_yaml
 from gpuspec.audit.facts import NodeFacts, node_facts
 from gpuspec.audit.inventory import OperatorResource, parse_nodes, read_input
-from gpuspec.audit.running import Read, read_cluster_policies, read_helm_release, read_helm_values, running_state
+from gpuspec.audit.running import (
+    Read,
+    read_cluster_policies,
+    read_helm_release,
+    read_helm_values,
+    read_namespace,
+    running_state,
+)
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
 from gpuspec.redaction import redact_text
@@ -112,10 +119,15 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
     if sources.count("-") > 1:
         raise GpuspecError("only one input can be read from standard input (-)")
     nodes = parse_nodes(*read_input(nodes_source))
-    specs, resources = read_cluster_policies(*read_input(policies_source)) if policies_source else ([], [])
+    policies_text, policies_display = read_input(policies_source) if policies_source else (None, "")
+    specs, resources = read_cluster_policies(policies_text, policies_display) if policies_text is not None else ([], [])
     values = read_helm_values(*read_input(values_source)) if values_source else None
-    release: Read | None = read_helm_release(*read_input(release_source)) if release_source else None
-    state = running_state(specs, values, release)
+    release: Read | None = None
+    release_text, release_display = read_input(release_source) if release_source else (None, "")
+    if release_text is not None:
+        release = read_helm_release(release_text, release_display)
+    namespace = read_namespace(release_text, release_display, policies_text, policies_display)
+    state = running_state(specs, values, release, namespace)
     facts = [node_facts(n) for n in nodes]
     doc, notes = draft_cluster(cluster_name, nodes, facts, operator_version, gitops_tool, state, pool_label)
     text = redact_text(dump_yaml(doc))  # a credential in a node label never reaches the draft

@@ -64,6 +64,8 @@ def test_draft_pins_what_runs_and_reports_faulty_nodes(repo: Path) -> None:
     assert doc["operator"]["version"] == "v24.9.2"
     assert "helm list: release gpu-operator chart gpu-operator-v24.9.2" in text
     assert doc["kubernetes"] == {"version": "1.31", "distribution": "eks", "runtime": "containerd"}
+    assert doc["operator"]["namespace"] == "gpu-operator"
+    assert "namespace: gpu-operator # from the cluster: helm list: release gpu-operator namespace" in text
     pools = {p["name"]: p for p in doc["pools"]}
     assert sorted(pools) == ["h100-canary", "h100-main"]  # one pool per node group and product, faults no pools
     assert pools["h100-main"]["nodeSelector"] == {"eks.amazonaws.com/nodegroup": "h100-main"}
