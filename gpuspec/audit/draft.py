@@ -33,6 +33,7 @@ from gpuspec.audit.facts import (
 )
 from gpuspec.audit.inventory import Node
 from gpuspec.audit.products import base_product
+from gpuspec.audit.running import RunningState
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.query import mig_layout, mig_profiles
 from gpuspec.spec.models import API_VERSION, DNS_LABEL_PATTERN, Cluster
@@ -172,36 +173,97 @@ def _selector(pool: DraftPool, all_nodes: Sequence[NodeFacts]) -> tuple[str, str
     return min(exact, key=rank)
 
 
-def group_pools(nodes: Sequence[NodeFacts]) -> tuple[list[DraftPool], list[NodeFacts]]:
-    """Group GPU nodes into proposed pools; also return GPU nodes that cannot be drafted (no GFD labels)."""
-    groups: dict[PoolKey, list[NodeFacts]] = defaultdict(list)
+#: Labels the provisioning layer sets on every node of a node group / node pool (stable across replacement).
+PROVISIONING_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool",
+                       "kubernetes.azure.com/agentpool", "karpenter.sh/nodepool",
+                       "cluster.x-k8s.io/deployment-name")
+
+
+def _majority(values: Sequence[Any]) -> Any:
+    """The most common value (ties: the one that sorts first as text)."""
+    counts: dict[Any, int] = defaultdict(int)
+    for value in values:
+        counts[value] += 1
+    return sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))[0][0]
+
+
+def _majority_key(members: Sequence[NodeFacts]) -> PoolKey:
+    healthy = [n for n in members if n.product_label is not None and n.advertised > 0] or list(members)
+    keys = [pool_key(n) for n in healthy]
+    fields = {name: _majority([getattr(k, name) for k in keys]) for name in PoolKey.__dataclass_fields__}
+    return PoolKey(**fields)
+
+
+def _provisioning(node: NodeFacts, pool_label: str | None) -> tuple[str, str] | None:
+    for key in ((pool_label,) if pool_label else PROVISIONING_LABELS):
+        value = node.labels.get(key)
+        if value:
+            return key, value
+    return None
+
+
+def group_pools(nodes: Sequence[NodeFacts], pool_label: str | None = None) -> tuple[list[DraftPool], list[NodeFacts]]:
+    """Group GPU nodes into pools by provisioning label, then GPU product; also return GPU nodes left out.
+
+    A node's pool is its node group (the label its provisioning sets) and its GPU product; a node of the
+    group without a product label (GFD did not run) joins the group's most common product.  How the members
+    of a pool differ from its majority is for the audit checks to report, not a reason for another pool.
+    Nodes without a provisioning label (and no GFD product) are left out.
+    """
+    groups: dict[tuple[str, str, str], list[NodeFacts]] = defaultdict(list)
+    pending: list[NodeFacts] = []
     skipped: list[NodeFacts] = []
     for node in nodes:
         if not node.has_gpus:
             continue
-        if node.product_label is None or not (node.gpu_count or node.capacity.get("nvidia.com/gpu")):
-            skipped.append(node)
+        prov = _provisioning(node, pool_label)
+        if node.product_label is None:
+            (pending if prov else skipped).append(node)
             continue
-        groups[pool_key(node)].append(node)
+        product = node.product.product_id if node.product else base_product(node.product_label)
+        groups[(*(prov or ("", "")), product)].append(node)
+    for node in pending:
+        prov = _provisioning(node, pool_label)
+        assert prov is not None
+        candidates = sorted(((len(ms), k) for k, ms in groups.items() if k[:2] == prov), reverse=True)
+        if candidates:
+            groups[candidates[0][1]].append(node)
+        else:
+            skipped.append(node)
+    per_group: dict[tuple[str, str], int] = defaultdict(int)
+    for key in groups:
+        per_group[key[:2]] += 1
     pools: list[DraftPool] = []
     used: set[str] = set()
     for key in sorted(groups):
         members = sorted(groups[key], key=lambda n: n.name)
-        pool = DraftPool(key, members, product_known=members[0].product is not None)
-        base = _name(key)
+        pool_key_ = _majority_key(members)
+        pool = DraftPool(pool_key_, members, product_known=any(n.product is not None for n in members))
+        label_key, value, product = key
+        if value:
+            base = _slug(value) if per_group[key[:2]] == 1 else _slug(f"{value}-{product}")
+            pool.selector = {label_key: value}
+            if per_group[key[:2]] > 1:
+                pool.selector["nvidia.com/gpu.product"] = members[0].product_label or product
+        else:
+            base = _name(pool_key_)
         name, index = base, 2
         while name in used:
             name, index = f"{base}-{index}", index + 1
         pool.name = name
         used.add(name)
-        common = set(members[0].taints)
-        for node in members[1:]:
-            common &= node.taints
-        pool.taints = sorted(t for t in common if not t[0].startswith("node.kubernetes.io/")
+        counts: dict[tuple[str, str, str], int] = defaultdict(int)
+        for node in members:
+            for taint in node.taints:
+                counts[taint] += 1
+        pool.taints = sorted(t for t, n in counts.items() if n * 2 > len(members)
+                             and not t[0].startswith("node.kubernetes.io/")
                              and t[2] in ("NoSchedule", "PreferNoSchedule", "NoExecute")
                              and _LABEL_KEY.match(t[0]) and _LABEL_VALUE.match(t[1]))
         pools.append(pool)
     for pool in pools:
+        if pool.selector:
+            continue
         found = _selector(pool, nodes)
         if found:
             pool.selector = {found[0]: found[1]}
@@ -225,54 +287,124 @@ def _todo(cm: CommentedMap, key: str, text: str = TODO) -> None:
     cm.yaml_add_eol_comment(text if text.startswith("TODO") else f"{TODO}: {text}", key)
 
 
-def _kube_facts(nodes: Sequence[Node]) -> tuple[str | None, str, str]:
+_OS_IMAGES = (("ubuntu", "ubuntu", r"([0-9]{2}\.[0-9]{2})"),
+              ("red hat enterprise linux coreos", "rhcos", r"([0-9]+\.[0-9]+)"),
+              ("red hat enterprise linux", "rhel", r"([0-9]+\.[0-9]+)"), ("rocky", "rocky", r"([0-9]+\.[0-9]+)"),
+              ("amazon linux", "amazonlinux", r"([0-9]{4}|\b2\b)"), ("sles", "sles", r"([0-9]+(?:\.[0-9]+)?)"),
+              ("suse", "sles", r"([0-9]+(?:\.[0-9]+)?)"), ("container-optimized os", "cos", r"([0-9]+)"),
+              ("azure linux", "azurelinux", r"([0-9]+\.[0-9]+)"))
+
+
+def os_from_image(image: str) -> tuple[str, str] | None:
+    """Distribution and version from a node's `status.nodeInfo.osImage` (e.g. "Ubuntu 22.04.5 LTS")."""
+    lower = image.lower()
+    for marker, distribution, version in _OS_IMAGES:
+        if marker in lower:
+            match = re.search(version, image[lower.index(marker) + len(marker):])
+            if match:
+                return distribution, match.group(1)
+    return None
+
+
+def _distribution(nodes: Sequence[Node]) -> tuple[str, str] | None:
+    """The Kubernetes distribution and the evidence, from provider IDs, labels and kubelet versions."""
+    for node in nodes:
+        labels, provider = node.labels, node.spec.provider_id
+        kubelet = node.status.node_info.kubelet_version.lower()
+        if any(k.startswith("node.openshift.io/") for k in labels) or "rhcos" in node.status.node_info.os_image.lower():
+            return "openshift", f"node {node.name}: OpenShift labels / RHCOS"
+        if provider.startswith("aws://") and ("eks.amazonaws.com/nodegroup" in labels or "-eks-" in kubelet
+                                              or "eks.amazonaws.com/compute-type" in labels):
+            return "eks", f"node {node.name}: providerID aws://, EKS labels"
+        if provider.startswith("gce://") and ("cloud.google.com/gke-nodepool" in labels or "-gke." in kubelet):
+            return "gke", f"node {node.name}: providerID gce://, GKE labels"
+        if provider.startswith("azure://") and "kubernetes.azure.com/agentpool" in labels:
+            return "aks", f"node {node.name}: providerID azure://, AKS labels"
+        for marker, name in (("rke2", "rke2"), ("k3s", "k3s"), ("-eks-", "eks"), ("-gke.", "gke")):
+            if marker in kubelet:
+                return name, f"node {node.name}: kubeletVersion {node.status.node_info.kubelet_version}"
+    return None
+
+
+def _kube_facts(nodes: Sequence[Node]) -> tuple[str | None, tuple[str, str] | None, str]:
     versions = [n.status.node_info.kubelet_version for n in nodes if n.status.node_info.kubelet_version]
     runtimes = [n.status.node_info.container_runtime_version for n in nodes]
     kube = None
     if versions:
-        match = re.match(r"^v?(1\.[0-9]{1,2})\.", min(versions))
+        match = re.match(r"^v?(1\.[0-9]{1,2})\.", _majority(versions))
         kube = match.group(1) if match else None
-    sample = " ".join(versions).lower()
-    distribution = "upstream"
-    for marker, name in (("rke2", "rke2"), ("k3s", "k3s"), ("-eks-", "eks"), ("-gke.", "gke"), ("k0s", "k0s")):
-        if marker in sample:
-            distribution = name
-            break
     runtime = "cri-o" if any(r.startswith("cri-o://") for r in runtimes) else "containerd"
-    return kube, distribution, runtime
+    return kube, _distribution(nodes), runtime
 
 
-def _pool_map(pool: DraftPool) -> CommentedMap:
+def _from(cm: CommentedMap, key: str, origin: str) -> None:
+    cm.yaml_add_eol_comment(f"from the cluster: {origin}", key)
+
+
+def _pool_map(pool: DraftPool, nodes: dict[str, Node], state: RunningState, keep_strategy: bool) -> CommentedMap:
     key = pool.key
+    names = [n.name for n in pool.nodes if n.name in nodes]
     selector = CommentedMap(pool.selector)
     if pool.selector_proposed:
         selector.yaml_add_eol_comment(
             f"TODO: no existing label selects exactly these nodes; apply it: kubectl label node "
             f"{' '.join(n.name for n in pool.nodes)} {POOL_LABEL}={pool.name}", POOL_LABEL)
+    else:
+        for label in pool.selector:
+            _from(selector, label, "the node group's provisioning label" if label in PROVISIONING_LABELS
+                  else "a label these nodes share")
     gpu = _map(("product", key.product), ("count", key.count))
+    _from(gpu, "count", "GFD labels nvidia.com/gpu.product, nvidia.com/gpu.count")
     if not pool.product_known:
         _todo(gpu, "product", "TODO: GFD product string not in gpuspec's map; write the support-matrix product id")
     if key.mig_strategy == "single":
         _todo(gpu, "count", "TODO: with MIG strategy single GFD reports MIG devices; write physical GPUs per node")
-    os_map = _map(("distribution", OS_IDS.get(key.os_id, key.os_id or "ubuntu")),
-                  ("version", key.os_version or "22.04"))
-    if key.os_id not in OS_IDS:
-        _todo(os_map, "distribution", f"TODO: NFD reported OS id {key.os_id or '<none>'!r}; set a supported one")
-    if not key.os_version:
-        _todo(os_map, "version", "TODO: NFD reported no OS version")
-    if key.kernel:
-        os_map["kernel"] = key.kernel
-    driver = _map(("source", "host" if key.driver_host else "operator"))
-    if _DRIVER_VERSION.match(key.driver):
-        driver["branch"] = key.driver.split(".", 1)[0]
-        driver["version"] = key.driver
-        _todo(driver, "version", "TODO: review: the version the nodes run today; pin the one you want")
+    images = [os_from_image(nodes[n].status.node_info.os_image) for n in names]
+    image = _majority([i for i in images if i]) if any(images) else None
+    kernels = [nodes[n].status.node_info.kernel_version for n in names if nodes[n].status.node_info.kernel_version]
+    if image:
+        os_map = _map(("distribution", image[0]), ("version", image[1]))
+        _from(os_map, "version", "status.nodeInfo.osImage")
     else:
-        _todo(driver, "source", "TODO: review: GFD reported no driver version; pin branch/version")
+        os_map = _map(("distribution", OS_IDS.get(key.os_id, key.os_id or "ubuntu")),
+                      ("version", key.os_version or "22.04"))
+        if key.os_id not in OS_IDS:
+            _todo(os_map, "distribution", f"TODO: NFD reported OS id {key.os_id or '<none>'!r}; set a supported one")
+        if not key.os_version:
+            _todo(os_map, "version", "TODO: the export reports no OS version")
+    kernel = _majority(kernels) if kernels else key.kernel
+    if kernel:
+        os_map["kernel"] = kernel
+        _from(os_map, "kernel", "status.nodeInfo.kernelVersion" if kernels else "NFD kernel label")
+    driver = _map(("source", "host" if key.driver_host else "operator"))
+    version = key.driver if _DRIVER_VERSION.match(key.driver) else None
+    origin = "node labels nvidia.com/cuda.driver-version.*"
+    if version is None and state.driver_version is not None and not key.driver_host:
+        version, origin = state.driver_version.value, state.driver_version.origin
+    if version:
+        driver["branch"] = version.split(".", 1)[0]
+        driver["version"] = version
+        _from(driver, "version", origin)
+    else:
+        _todo(driver, "source", "TODO: review: the export reports no driver version; pin branch/version")
+    if state.kernel_module_type is not None and not key.driver_host:
+        driver["kernelModuleType"] = state.kernel_module_type.value
+        _from(driver, "kernelModuleType", state.kernel_module_type.origin)
     out = _map(("name", pool.name), ("nodeSelector", selector), ("nodes", len(pool.nodes)), ("gpu", gpu),
                ("os", os_map), ("driver", driver))
     if key.mig_strategy != "none":
         out["mig"] = _mig_map(pool)
+    elif keep_strategy:
+        running = _majority([n.mig_strategy or "" for n in pool.nodes])
+        origin = "node label nvidia.com/mig.strategy"
+        if not running and state.mig_strategy is not None:
+            running, origin = state.mig_strategy.value, state.mig_strategy.origin
+        if running in ("single", "mixed") and _majority([n.mig_config or "" for n in pool.nodes]) == MIG_DISABLED:
+            # MIG-capable GPUs with MIG off under a single/mixed strategy: keep the strategy the operator runs
+            mig = _map(("strategy", running), ("layout", MIG_DISABLED))
+            _from(mig, "strategy", origin)
+            _from(mig, "layout", "node label nvidia.com/mig.config")
+            out["mig"] = mig
     if key.sharing != "none":
         out["sharing"] = _map(("mode", key.sharing), ("replicas", key.replicas),
                               ("justification", "TODO: why sharing GPUs without memory or fault isolation is "
@@ -282,6 +414,7 @@ def _pool_map(pool: DraftPool) -> CommentedMap:
         for t_key, t_value, effect in pool.taints:
             taints.append(_map(("key", t_key), ("value", t_value), ("effect", effect)))
         out["taints"] = taints
+        out.yaml_add_eol_comment("from the cluster: taints most of the pool's nodes carry", "taints")
     return out
 
 
@@ -328,52 +461,109 @@ def _mig_map(pool: DraftPool) -> CommentedMap:
         custom.append(_map(("devices", CommentedSeq(devices)), ("profiles", _map((profile, instances)))))
         custom[-1]["devices"].fa.set_flow_style()
     mig["custom"] = custom
+    if key.mig_config != f"custom-{pool.name}":
+        mig["configName"] = key.mig_config
+        _from(mig, "configName", "node label nvidia.com/mig.config (kept: a new name would relabel the nodes and "
+                                 "MIG Manager would repartition them)")
     _todo(mig, "custom", f"TODO: review: inferred from the MIG resources of config {key.mig_config!r}; "
                          "which GPU holds which profile is not in the node labels")
     return mig
 
 
-def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], operator_version: str,
-                  gitops_tool: str = "argocd") -> tuple[CommentedMap, list[str]]:
-    """A commented cluster spec for ``nodes`` and notes for the user (nodes skipped, drafts that need work)."""
+def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], operator_version: str | None,
+                  gitops_tool: str = "argocd", state: RunningState | None = None,
+                  pool_label: str | None = None) -> tuple[CommentedMap, list[str]]:
+    """A commented cluster spec for ``nodes`` as they run, and notes for the user (nodes left out, open TODOs).
+
+    ``operator_version`` is a release the user chose (--operator-version); otherwise the release ``state``
+    read from the Helm release or the ClusterPolicy; otherwise a TODO.
+    """
+    state = state or RunningState()
     if not re.match(DNS_LABEL_PATTERN, name):
         raise GpuspecError(f"cluster name {name!r} is not a DNS-1123 label (lowercase letters, digits, -)")
-    pools, skipped = group_pools(facts)
+    pools, skipped = group_pools(facts, pool_label)
     if not pools:
         raise GpuspecError("the inventory has no node with NVIDIA GPUs and GPU Feature Discovery labels; "
                            "nothing to draft", hint="is the GPU Operator (GFD) running on the cluster?")
+    by_name = {n.name: n for n in nodes}
     kube, distribution, runtime = _kube_facts(nodes)
     doc = CommentedMap()
     doc["apiVersion"] = API_VERSION
     doc["kind"] = "Cluster"
     doc["metadata"] = _map(("name", name))
-    kubernetes = _map(("version", kube or "1.33"), ("distribution", distribution), ("runtime", runtime))
+    kubernetes = _map(("version", kube or TODO), ("distribution", distribution[0] if distribution else "upstream"),
+                      ("runtime", runtime))
     if kube is None:
-        _todo(kubernetes, "version", "TODO: the inventory reports no kubelet version")
-    _todo(kubernetes, "distribution", "guessed from the kubelet version")
+        _todo(kubernetes, "version", "TODO: review: the inventory reports no kubelet version")
+    else:
+        _from(kubernetes, "version", "status.nodeInfo.kubeletVersion")
+    if distribution:
+        _from(kubernetes, "distribution", distribution[1])
+    else:
+        _todo(kubernetes, "distribution", "TODO: review: no provider ID or label names the distribution")
+    _from(kubernetes, "runtime", "status.nodeInfo.containerRuntimeVersion")
     doc["kubernetes"] = kubernetes
-    operator = _map(("version", operator_version), ("namespace", "gpu-operator"))
-    _todo(operator, "version", "TODO: review: pin the release the cluster runs, or use channel: from fleet.yaml")
+    namespace = state.namespace.value if state.namespace else "gpu-operator"
+    if operator_version is not None:
+        operator = _map(("version", operator_version), ("namespace", namespace))
+        operator.yaml_add_eol_comment("chosen with --operator-version", "version")
+    elif state.operator_version is not None:
+        operator = _map(("version", state.operator_version.value), ("namespace", namespace))
+        _from(operator, "version", state.operator_version.origin)
+    else:
+        operator = _map(("version", TODO), ("namespace", namespace))
+        _todo(operator, "version", "TODO: review: no export names the running release; pass --helm-release or "
+                                   "--clusterpolicies, or write the release the cluster runs")
+    if state.namespace is None:
+        _todo(operator, "namespace", "TODO: review: the namespace the operator runs in")
+    else:
+        _from(operator, "namespace", state.namespace.origin)
+    operands = CommentedMap()
+    if "dcgmExporter" in state.operands:
+        dcgm = _map(("enabled", state.operands["dcgmExporter"].value))
+        _from(dcgm, "enabled", state.operands["dcgmExporter"].origin)
+        if state.service_monitor is not None:
+            dcgm["serviceMonitor"] = state.service_monitor.value
+            _from(dcgm, "serviceMonitor", state.service_monitor.origin)
+        operands["dcgmExporter"] = dcgm
+    for key in ("nfd", "cdi", "gds", "gdrcopy", "rdma", "sandboxWorkloads"):
+        if key in state.operands:
+            operands[key] = state.operands[key].value
+            _from(operands, key, state.operands[key].origin)
+    if operands:
+        operator["operands"] = operands
     doc["operator"] = operator
+    if state.repositories or state.pull_secrets:
+        registries = sorted({r.split("/", 1)[0] for r in state.repositories.values()})
+        doc.yaml_set_comment_before_after_key(
+            "operator", after=f"TODO: review: the cluster pulls images from {', '.join(registries) or 'nvcr.io'}"
+            f" (pull secrets: {', '.join(state.pull_secrets) or 'none'}); declare that mirror in fleet.yaml "
+            "mirrors: and name it here with `mirror: <name>`", after_indent=0)
     gitops = _map(("tool", gitops_tool))
     _todo(gitops, "tool", "TODO: review: argocd or flux, with their settings")
     doc["gitops"] = gitops
-    rollout = _map(("autoUpgrade", True), ("maxParallelUpgrades", 1), ("maxUnavailable", "25%"))
-    _todo(rollout, "autoUpgrade", "TODO: review: canaryPool, waves and drain settings")
-    doc["rollout"] = rollout
-    seq = CommentedSeq(_pool_map(p) for p in pools)
+    doc["rollout"] = _rollout_map(state, pools)
+    # MIG off under a single/mixed strategy keeps that strategy, unless a MIG pool sets the cluster's anyway
+    keep = all(p.key.mig_strategy == "none" for p in pools)
+    seq = CommentedSeq(_pool_map(p, by_name, state, keep) for p in pools)
+    canary = doc["rollout"].get("canaryPool")
+    for pool_map in seq:
+        if canary and pool_map["name"] != canary:
+            pool_map["wave"] = 2
+            pool_map.yaml_add_eol_comment("after the canary node group (wave 1)", "wave")
     for index, pool in enumerate(pools):
         names = ", ".join(n.name for n in pool.nodes[:6])
         more = f" and {len(pool.nodes) - 6} more" if len(pool.nodes) > 6 else ""
         seq.yaml_set_comment_before_after_key(index, before=f"{len(pool.nodes)} node(s): {names}{more}", indent=2)
     doc["pools"] = seq
+    read = ", ".join(["node inventory", *state.sources])
     doc.yaml_set_start_comment(
-        f"Drafted by `gpuspec import` from a node inventory of cluster {name}: {len(pools)} pool(s).\n"
+        f"Drafted by `gpuspec import` from cluster {name} as it runs ({read}): {len(pools)} pool(s).\n"
         "Review every line marked TODO, then run `gpuspec validate`.")
     notes = []
     if skipped:
-        notes.append(f"{len(skipped)} GPU node(s) without GPU Feature Discovery labels were left out: "
-                     + ", ".join(n.name for n in skipped))
+        notes.append(f"{len(skipped)} GPU node(s) without GPU Feature Discovery labels or a node group label "
+                     "were left out: " + ", ".join(n.name for n in skipped))
         doc.yaml_set_comment_before_after_key(
             "pools", before="Left out (GPU nodes without GFD labels): " + ", ".join(n.name for n in skipped))
     proposed = [p.name for p in pools if p.selector_proposed]
@@ -384,6 +574,29 @@ def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], 
     if problems:
         notes.append("the draft does not validate yet: " + "; ".join(problems))
     return doc, notes
+
+
+def _rollout_map(state: RunningState, pools: Sequence[DraftPool]) -> CommentedMap:
+    rollout = CommentedMap()
+    canary = [p.name for p in pools if "canary" in p.name]
+    if len(canary) == 1 and len(pools) > 1:
+        rollout["canaryPool"] = canary[0]
+        _from(rollout, "canaryPool", "a node group named canary")
+    defaults = {"autoUpgrade": True, "maxParallelUpgrades": 1, "maxUnavailable": "25%"}
+    for key, default in defaults.items():
+        read = state.upgrade.get(key)
+        rollout[key] = read.value if read else default
+        if read:
+            _from(rollout, key, read.origin)
+        else:
+            _todo(rollout, key, "TODO: review: not in the exports (chart default)")
+    if state.drain:
+        drain = CommentedMap()
+        for key, read in state.drain.items():
+            drain[key] = read.value
+            _from(drain, key, read.origin)
+        rollout["drain"] = drain
+    return rollout
 
 
 def validation_problems(doc: CommentedMap) -> list[str]:

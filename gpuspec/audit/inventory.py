@@ -45,6 +45,7 @@ class NodeSpec(_Model):
 
     unschedulable: bool = False
     taints: list[NodeTaint] = Field(default_factory=list)
+    provider_id: str = Field(default="", alias="providerID")
 
 
 class Condition(_Model):

@@ -1,27 +1,34 @@
-"""`gpuspec import`: draft a cluster spec from a node inventory (`kubectl get nodes -o json`)."""
+"""`gpuspec import`: draft a cluster spec from what a cluster runs (nodes, ClusterPolicy, Helm release)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
+from gpuspec.audit.adopt import adoption_pack, needed_rules, pack_name
 from gpuspec.audit.draft import draft_cluster, dump_yaml
-from gpuspec.audit.facts import node_facts
-from gpuspec.audit.inventory import parse_nodes, read_input
+from gpuspec.audit.facts import NodeFacts, node_facts
+from gpuspec.audit.inventory import OperatorResource, parse_nodes, read_input
+from gpuspec.audit.running import (
+    Read,
+    read_cluster_policies,
+    read_helm_release,
+    read_helm_values,
+    read_namespace,
+    running_state,
+)
 from gpuspec.cli.common import outside_git
 from gpuspec.errors import GpuspecError
-from gpuspec.matrix.query import latest_release
+from gpuspec.findings import Finding
 from gpuspec.redaction import redact_text
-
-
-def default_operator_version() -> str:
-    """The newest GPU Operator release gpuspec's support matrix knows (the draft's default pin)."""
-    release = latest_release()
-    return release.tag if release else "v26.7.0"
 
 
 def write_new_file(path: Path, text: str, force: bool) -> None:
@@ -47,38 +54,176 @@ def write_new_file(path: Path, text: str, force: bool) -> None:
         raise GpuspecError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
+def _select_pack(fleet_file: Path, name: str) -> str | None:
+    """Add pack ``name`` to fleet.yaml's policy.packs (comments kept); the new text, or None when already there."""
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    try:
+        doc = yaml.load(fleet_file.read_text(encoding="utf-8"))
+    except (OSError, YAMLError) as exc:
+        raise GpuspecError(f"{fleet_file}: cannot read it to select pack {name}: {exc}") from None
+    policy = doc.setdefault("policy", {}) if isinstance(doc, dict) else None
+    if not isinstance(policy, dict):
+        raise GpuspecError(f"{fleet_file}: policy is not a mapping; add {name} to policy.packs by hand")
+    packs = policy.setdefault("packs", ["default"])
+    if name in packs:
+        return None
+    packs.append(name)
+    stream = io.StringIO()
+    yaml.dump(doc, stream)
+    return stream.getvalue()
+
+
 @click.command("import")
 @click.option("--nodes", "nodes_source", required=True, metavar="FILE", callback=outside_git,
               help="Output of `kubectl get nodes -o json` (- for standard input).")
+@click.option("--clusterpolicies", "policies_source", default=None, metavar="FILE", callback=outside_git,
+              help="Output of `kubectl get clusterpolicies,nvidiadrivers -o json`.")
+@click.option("--helm-values", "values_source", default=None, metavar="FILE", callback=outside_git,
+              help="Output of `helm get values -a -o json` (or YAML) of the GPU Operator release.")
+@click.option("--helm-release", "release_source", default=None, metavar="FILE", callback=outside_git,
+              help="Output of `helm list -o json` (for the chart version).")
 @click.option("--name", "cluster_name", required=True, help="Name of the cluster (its spec file name).")
+@click.option("--pool-label", default=None, metavar="KEY",
+              help="Node label that names each node's provisioning group [default: the EKS/GKE/AKS/Karpenter/"
+                   "Cluster API node group labels].")
 @click.option("--out", "out_file", type=click.Path(path_type=Path, dir_okay=False), default=None, callback=outside_git,
               help="Write the draft here (e.g. fleet/clusters/NAME.yaml) instead of standard output.")
-@click.option("--force", is_flag=True, help="Replace --out if it exists.")
+@click.option("--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              callback=outside_git,
+              help="Fleet repository (made by `gpuspec init`): write fleet/clusters/NAME.yaml and the "
+                   "exceptions pack policies/adopted-NAME.yaml, select it in fleet.yaml, report findings.")
+@click.option("--force", is_flag=True, help="Replace files that exist.")
 @click.option("--operator-version", default=None, metavar="VERSION",
-              help="GPU Operator release to pin in the draft [default: newest in the support matrix].")
+              help="GPU Operator release to pin [default: the one the Helm release or ClusterPolicy runs].")
 @click.option("--gitops", "gitops_tool", type=click.Choice(["argocd", "flux"]), default="argocd", show_default=True,
               help="GitOps tool to put in the draft.")
-def import_command(nodes_source: str, cluster_name: str, out_file: Path | None, force: bool,
-                   operator_version: str | None, gitops_tool: str) -> None:
-    """Draft a cluster spec from a node inventory.
+def import_command(nodes_source: str, policies_source: str | None, values_source: str | None,
+                   release_source: str | None, cluster_name: str, pool_label: str | None, out_file: Path | None,
+                   output_dir: Path | None, force: bool, operator_version: str | None, gitops_tool: str) -> None:
+    """Draft a cluster spec from what a cluster runs.
 
-    Groups GPU nodes into pools by GPU product and count, OS, kernel, driver,
-    MIG and sharing; proposes a nodeSelector per pool; writes commented YAML
-    with `# TODO: review` on every guessed value. Exit 0 when drafted, 2 on
-    input errors or when --out exists (use --force).
+    Pools follow the nodes' provisioning (node group labels, or --pool-label),
+    then GPU product; the nodeSelector is that label. The draft pins the
+    operator release, driver, MIG and operands the cluster runs, says in a
+    comment where each value was read, and marks what it could not read
+    `# TODO: review`. Nodes that differ from their pool's majority are
+    reported as audit reports them. With --output the exceptions the draft
+    needs are written as a policy pack (owner and expiry TODO). Exit 0 when
+    drafted, 2 on input errors or when a file exists (use --force).
     """
     if operator_version is not None and not re.match(r"^v[0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2}$", operator_version):
         raise GpuspecError(f"--operator-version {operator_version!r} is not a GPU Operator release such as v26.7.0")
-    if out_file is not None and out_file.exists() and not force:
-        raise GpuspecError(f"{out_file} already exists; not overwriting it", hint="pass --force to replace it")
+    if out_file is not None and output_dir is not None:
+        raise GpuspecError("pass --out or --output, not both")
+    sources = [s for s in (nodes_source, policies_source, values_source, release_source) if s is not None]
+    if sources.count("-") > 1:
+        raise GpuspecError("only one input can be read from standard input (-)")
     nodes = parse_nodes(*read_input(nodes_source))
-    doc, notes = draft_cluster(cluster_name, nodes, [node_facts(n) for n in nodes],
-                               operator_version or default_operator_version(), gitops_tool)
+    policies_text, policies_display = read_input(policies_source) if policies_source else (None, "")
+    specs, resources = read_cluster_policies(policies_text, policies_display) if policies_text is not None else ([], [])
+    values = read_helm_values(*read_input(values_source)) if values_source else None
+    release: Read | None = None
+    release_text, release_display = read_input(release_source) if release_source else (None, "")
+    if release_text is not None:
+        release = read_helm_release(release_text, release_display)
+    namespace = read_namespace(release_text, release_display, policies_text, policies_display)
+    state = running_state(specs, values, release, namespace)
+    facts = [node_facts(n) for n in nodes]
+    doc, notes = draft_cluster(cluster_name, nodes, facts, operator_version, gitops_tool, state, pool_label)
     text = redact_text(dump_yaml(doc))  # a credential in a node label never reaches the draft
-    if out_file is None:
-        click.echo(text, nl=False)
+    if output_dir is None:
+        if out_file is not None and out_file.exists() and not force:
+            raise GpuspecError(f"{out_file} already exists; not overwriting it", hint="pass --force to replace it")
+        if out_file is None:
+            click.echo(text, nl=False)
+        else:
+            write_new_file(out_file, text, force)
+            click.echo(f"gpuspec: wrote {out_file} ({len(doc['pools'])} pools)", err=True)
     else:
-        write_new_file(out_file, text, force)
-        click.echo(f"gpuspec: wrote {out_file} ({len(doc['pools'])} pools)", err=True)
+        _write_repository(output_dir, cluster_name, text, force)
     for note in notes:
         click.echo(f"gpuspec: note: {redact_text(note)}", err=True)
+    if output_dir is not None:
+        _report(output_dir, cluster_name, nodes_source, facts, resources, policies_source is not None)
+    else:
+        _report_standalone(text, cluster_name, nodes_source, facts, resources, policies_source is not None, out_file)
+
+
+_STANDALONE_FLEET = """apiVersion: gpuspec.io/v1alpha1
+kind: Fleet
+metadata:
+  name: import
+git:
+  repoURL: https://git.example.com/import.git
+"""
+
+
+def _report_standalone(text: str, name: str, nodes_source: str, facts: Sequence[NodeFacts],
+                       resources: Sequence[OperatorResource], expect_policy: bool, out_file: Path | None) -> None:
+    """Audit the export against a draft written to standard output or --out (in a scratch fleet of its own)."""
+    from dataclasses import replace
+
+    with tempfile.TemporaryDirectory(prefix="gpuspec-import-") as scratch:
+        root = Path(scratch)
+        (root / "fleet" / "clusters").mkdir(parents=True)
+        (root / "fleet" / "fleet.yaml").write_text(_STANDALONE_FLEET, encoding="utf-8")
+        (root / "fleet" / "clusters" / f"{name}.yaml").write_text(text, encoding="utf-8")
+        _report(root, name, nodes_source, facts, resources, expect_policy,
+                rename=lambda f: replace(f, file=str(out_file) if out_file else "<draft>"))
+
+
+def _write_repository(root: Path, name: str, text: str, force: bool) -> None:
+    """Write the draft and its exceptions pack into the fleet repository ``root``."""
+    from gpuspec.pipeline.lint import lint_fleet
+    from gpuspec.pipeline.validate import validate_fleet
+
+    fleet_file = root / "fleet" / "fleet.yaml"
+    if not fleet_file.is_file():
+        raise GpuspecError(f"{root}: no fleet/fleet.yaml; make the repository with `gpuspec init {root}` first")
+    cluster_file = root / "fleet" / "clusters" / f"{name}.yaml"
+    pack_file = root / "policies" / f"{pack_name(name)}.yaml"
+    for path in (cluster_file, pack_file):
+        if path.exists() and not force:
+            raise GpuspecError(f"{path} already exists; not overwriting it", hint="pass --force to replace it")
+    cluster_file.parent.mkdir(parents=True, exist_ok=True)
+    pack_file.parent.mkdir(parents=True, exist_ok=True)
+    write_new_file(cluster_file, text, force)
+    findings = [*validate_fleet(root / "fleet", root / "policies").findings,
+                *lint_fleet(root / "fleet", root / "policies").findings]
+    rules = needed_rules(findings, f"clusters/{name}.yaml")
+    write_new_file(pack_file, adoption_pack(name, rules), True)
+    selected = _select_pack(fleet_file, pack_name(name))
+    if selected is not None:
+        write_new_file(fleet_file, selected, True)
+    click.echo(f"gpuspec: wrote {cluster_file} and {pack_file}"
+               + (f" (exceptions for {', '.join(rules)}; fill in owner, reason and expires)" if rules else ""),
+               err=True)
+
+
+def _report(root: Path, name: str, nodes_source: str, facts: Sequence[NodeFacts],
+            resources: Sequence[OperatorResource], expect_policy: bool,
+            rename: Callable[[Finding], Finding] | None = None) -> None:
+    """Audit the export against the draft just written: the nodes that differ from their pool, by name."""
+    from gpuspec.audit.check import audit_cluster
+    from gpuspec.cli.common import emit_report
+    from gpuspec.loader.fleetload import load_fleet
+    from gpuspec.loader.positions import locate_findings
+
+    load = load_fleet(root / "fleet")
+    if load.fleet is None or load.fleet.cluster(name) is None:
+        click.echo("gpuspec: note: the draft does not load yet, so its nodes were not audited; run "
+                   "`gpuspec audit` once it validates", err=True)
+        return
+    cluster = load.fleet.cluster(name)
+    assert cluster is not None
+    result = audit_cluster(load.fleet, cluster, facts, resources, expect_policy=expect_policy)
+    if result.findings:
+        click.echo(f"gpuspec: {len(result.findings)} finding(s) in {nodes_source} against the draft "
+                   "(the same as `gpuspec audit`):", err=True)
+        if rename is None:
+            emit_report(result.findings, "text", "audit", raw=load.raw, err=True)
+        else:
+            located = locate_findings(result.findings)
+            emit_report([rename(f) for f in located], "text", "audit", raw=load.raw, err=True, located=True)

@@ -46,7 +46,7 @@ SUMMARIES: dict[str, str] = {
     "init": "Create a fleet repository in DIR (default: the current folder) that validates, lints and renders at "
             "once.",
     "images": "Print every image:tag the clusters pull, sorted and de-duplicated.",
-    "import": "Draft a cluster spec from a node inventory.",
+    "import": "Draft a cluster spec from what a cluster runs.",
     "lint": "Lint the fleet: schema, references, support matrix and policy rules.",
     "matrix": "Show what a GPU Operator release supports and pins; without VERSION, list release lines and status.",
     "plan": "Show what changes between the fleet at REV and the working tree.",

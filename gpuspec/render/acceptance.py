@@ -72,6 +72,8 @@ def _pool_facts(pool: Pool) -> dict[str, Any]:
     """The pool as its Job names hash it: facts that only inform findings (``os.selinux``) change no Job."""
     data: dict[str, Any] = pool.model_dump(mode="json", by_alias=True)
     data["os"].pop("selinux", None)
+    if data["mig"].get("configName") is None:  # a field added later: absent, it changes no Job name
+        data["mig"].pop("configName", None)
     return data
 
 

@@ -38,6 +38,8 @@ LabelKey = Annotated[
     str,
     StringConstraints(pattern=r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"),
 ]
+#: A mig-parted config name, as the value of the nvidia.com/mig.config node label.
+MigConfigName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")]
 LabelValue = Annotated[str, StringConstraints(pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")]
 #: A GPU product id such as "H100-SXM5-80GB" (letters, digits, '-', '_', '.', '+').
 PRODUCT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
@@ -507,6 +509,20 @@ class MigSpec(SpecModel):
     custom: list[MigDeviceGroup] | None = Field(
         default=None, description="A custom layout; exactly one of layout/custom when strategy is not none."
     )
+    config_name: MigConfigName | None = Field(
+        default=None, alias="configName",
+        description="Name of the custom layout's mig-parted config, the nvidia.com/mig.config value its nodes carry "
+                    "(default custom-<pool>); `gpuspec import` keeps the name an adopted cluster's nodes carry, so "
+                    "adoption does not relabel them (MIG Manager would repartition).",
+    )
+
+    @model_validator(mode="after")
+    def _config_name_needs_custom(self) -> MigSpec:
+        if self.config_name is not None and self.custom is None:
+            raise ValueError("configName names a custom layout: it needs custom: (a named layout has its own name)")
+        if self.config_name == "all-disabled":
+            raise ValueError("configName all-disabled is the operator's config for MIG off; choose another name")
+        return self
 
 
 class SharingMode(StrEnum):
@@ -686,6 +702,23 @@ class Cluster(SpecModel):
     def pool(self, name: str) -> Pool | None:
         """The pool called ``name``, if any."""
         return next((p for p in self.pools if p.name == name), None)
+
+    @model_validator(mode="after")
+    def _mig_config_names_distinct(self) -> Cluster:
+        named = {p.mig.layout for p in self.pools if p.mig.layout}
+        seen: dict[str, str] = {}
+        for pool in self.pools:
+            if pool.mig.custom is None or pool.mig.strategy is MigStrategy.NONE:
+                continue
+            config = pool.mig.config_name or f"custom-{pool.name}"
+            if config in named:
+                raise ValueError(f"pool {pool.name!r}: MIG configName {config!r} is the named layout another pool "
+                                 "selects; the rendered mig-parted config holds one entry per name")
+            if config in seen:
+                raise ValueError(f"pools {seen[config]!r} and {pool.name!r} both name their custom MIG layout "
+                                 f"{config!r}; the rendered mig-parted config holds one entry per name")
+            seen[config] = pool.name
+        return self
 
 
 class Fleet(BaseModel):

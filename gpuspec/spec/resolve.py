@@ -71,5 +71,6 @@ def mig_config_value(pool: Pool) -> str:
 
 
 def custom_layout_name(pool: Pool) -> str:
-    """The mig-parted config name of a pool's custom MIG layout (render writes it, audit expects it on nodes)."""
-    return f"custom-{pool.name}"
+    """The mig-parted config name of a pool's custom MIG layout (render writes it, audit expects it on nodes):
+    its ``configName``, else ``custom-<pool>``."""
+    return pool.mig.config_name or f"custom-{pool.name}"

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from audit_cli import run_gpuspec, run_gpuspec_process
 from audit_fixtures import FLEET_DIR, NODES_DIR, healthy, node_list
 from ruamel.yaml import YAML
@@ -38,7 +39,8 @@ def draft(nodes: list[dict[str, Any]], name: str = "lab2") -> tuple[str, list[st
 
 def test_three_pool_inventory_round_trips(tmp_path: Path) -> None:
     out = tmp_path / "lab2.yaml"
-    result = run_gpuspec("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "lab2", "--out", str(out))
+    result = run_gpuspec("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "lab2", "--out", str(out),
+                         "--operator-version", "v26.7.0")
     assert result.code == 0, result.err
     fleet_dir = fleet_with(tmp_path, "lab2", out.read_text(encoding="utf-8"))
     load = load_fleet(fleet_dir)
@@ -89,7 +91,7 @@ def test_draft_is_commented_round_trip_yaml() -> None:
     text, notes = draft(healthy())
     assert notes == []
     assert text.startswith("# Drafted by `gpuspec import`")
-    assert "version: v26.7.0  # TODO: review" in text
+    assert "version: v26.7.0  # chosen with --operator-version" in text
     assert "# 2 node(s): gpu-h100-0, gpu-h100-1" in text
     yaml = YAML(typ="rt")
     doc = yaml.load(text)
@@ -118,14 +120,14 @@ def test_selector_is_proposed_when_no_label_fits(tmp_path: Path) -> None:
     assert load.fleet is not None, load.findings
 
 
-def test_pools_split_by_driver_and_unknown_products_are_flagged() -> None:
+def test_other_driver_is_no_new_pool_and_unknown_products_are_flagged() -> None:
     nodes = healthy()
     nodes[3]["metadata"]["labels"]["nvidia.com/cuda.driver-version.full"] = "580.82.07"
     nodes[5]["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-A10G"
     text, _ = draft(nodes)
     doc = YAML(typ="safe").load(text)
     names = [p["name"] for p in doc["pools"]]
-    assert names.count("h100-sxm5-80gb") == 1 and "h100-sxm5-80gb-2" in names
+    assert names.count("h100-sxm5-80gb") == 1 and "h100-sxm5-80gb-2" not in names  # a driver outlier is a finding
     assert "product: NVIDIA-A10G  # TODO: GFD product string not in gpuspec's map" in text
     Cluster.model_validate(doc)
 
@@ -167,3 +169,43 @@ def test_no_gpu_nodes_and_bad_names_exit_2(tmp_path: Path) -> None:
     version = run_gpuspec("import", "--nodes", str(NODES_DIR / "healthy.json"), "--name", "lab2",
                           "--operator-version", "26.7")
     assert version.code == 2 and "--operator-version" in version.err
+
+
+def test_hand_named_custom_mig_config_is_kept_under_its_own_name(tmp_path: Path) -> None:
+    nodes = healthy()
+    for node in nodes:
+        labels = node["metadata"]["labels"]
+        if labels.get("nvidia.com/mig.config") == "custom-a100-mig":
+            labels["nvidia.com/mig.config"] = "training-split"
+    text, _ = draft(nodes)
+    doc = YAML(typ="safe").load(text)
+    pool = next(p for p in doc["pools"] if p["mig"]["strategy"] == "mixed")
+    assert pool["mig"]["configName"] == "training-split" and "custom" in pool["mig"]
+    fleet_dir = fleet_with(tmp_path, "lab2", text)
+    load = load_fleet(fleet_dir)
+    assert load.fleet is not None, load.findings
+    cluster = load.fleet.cluster("lab2")
+    assert cluster is not None
+    parsed = parse_nodes(json.dumps(node_list(nodes)), "nodes.json")
+    findings = audit_cluster(load.fleet, cluster, [node_facts(n) for n in parsed]).findings
+    assert [f.rule_id for f in findings if f.rule_id == "GS782"] == []  # adoption relabels no MIG node
+    out = tmp_path / "rendered"
+    result = run_gpuspec("render", str(fleet_dir), "--out", str(out))
+    assert result.code == 0, result.err + result.out
+    labels = (out / "clusters" / "lab2" / "node-labels.yaml").read_text(encoding="utf-8")
+    assert "nvidia.com/mig.config: training-split" in labels
+
+
+def test_config_name_needs_custom_and_distinct_names() -> None:
+    text, _ = draft(healthy())
+    doc = YAML(typ="safe").load(text)
+    mig_pool = next(p for p in doc["pools"] if p["mig"]["strategy"] == "mixed")
+    twin = json.loads(json.dumps(mig_pool))
+    twin["name"], twin["nodeSelector"] = "a100-twin", {"acme.example/gpu-pool": "twin"}
+    mig_pool["mig"]["configName"] = twin["mig"]["configName"] = "split"
+    doc["pools"].append(twin)
+    with pytest.raises(ValueError, match="both name their custom MIG layout 'split'"):
+        Cluster.model_validate(doc)
+    named = {"strategy": "mixed", "layout": "all-balanced", "configName": "split"}
+    with pytest.raises(ValueError, match="configName names a custom layout"):
+        Cluster.model_validate({**doc, "pools": [{**mig_pool, "mig": named}]})

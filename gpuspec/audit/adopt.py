@@ -1,0 +1,69 @@
+"""The policy pack of accepted deviations an imported cluster needs to validate as it runs (`gpuspec import --output`).
+
+The exceptions name the findings and the cluster; owner, reason and expiry stay ``TODO: review`` so that
+validate reports GS009 until a person fills them in.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from gpuspec.findings import Finding, Severity
+from gpuspec.policy.acceptance import refusal
+
+TODO = "TODO: review"
+
+
+def pack_name(cluster: str) -> str:
+    """Name of the pack that holds an adopted cluster's exceptions."""
+    return f"adopted-{cluster}"[:63].rstrip("-")
+
+
+def needed_rules(findings: Sequence[Finding], cluster_file: str) -> dict[str, list[str]]:
+    """Rule id → messages of the error findings in ``cluster_file`` an exception may accept."""
+    out: dict[str, list[str]] = {}
+    for finding in findings:
+        if finding.severity is not Severity.ERROR or refusal(finding.rule_id) is not None:
+            continue
+        if finding.file is not None and not finding.file.replace("\\", "/").endswith(cluster_file):
+            continue
+        messages = out.setdefault(finding.rule_id, [])
+        if finding.message not in messages:
+            messages.append(finding.message)
+    return dict(sorted(out.items()))
+
+
+def adoption_pack(cluster: str, rules: dict[str, list[str]], extends: str = "default") -> str:
+    """The YAML text of the pack that accepts ``rules`` for ``cluster`` (owner, reason, expiry to fill in)."""
+    doc = CommentedMap()
+    doc["apiVersion"] = "gpuspec.io/v1alpha1"
+    doc["kind"] = "PolicyPack"
+    doc["metadata"] = CommentedMap([("name", pack_name(cluster)),
+                                    ("description", f"Deviations cluster {cluster} runs with as adopted")])
+    doc["extends"] = extends
+    exceptions = CommentedSeq()
+    if rules:
+        exc = CommentedMap()
+        exc["rules"] = CommentedSeq(rules)
+        exc["rules"].fa.set_flow_style()
+        exc["cluster"] = cluster
+        exc["owner"] = TODO
+        exc["reason"] = TODO
+        exc["expires"] = TODO
+        exc.yaml_set_start_comment("\n".join(f"{rule}: {message}" for rule, messages in rules.items()
+                                             for message in messages[:3]), indent=4)
+        exceptions.append(exc)
+    doc["exceptions"] = exceptions
+    doc.yaml_set_start_comment(
+        f"Written by `gpuspec import` for cluster {cluster}: what it runs today is outside the support matrix.\n"
+        "Fill in owner, reason and expires (YYYY-MM-DD); validate reports GS009 until then.")
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    stream = io.StringIO()
+    yaml.dump(doc, stream)
+    return stream.getvalue()

@@ -1,0 +1,201 @@
+"""What a cluster runs, read from its ClusterPolicy / NVIDIADriver objects and its Helm release (for `gpuspec import`).
+
+Every value keeps where it was read (``origin``), so the draft can say so in a comment.  Values that none of
+the exports give stay ``None``; the draft marks them ``# TODO: review``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from gpuspec.audit.inventory import OperatorResource, load_json, parse_operator_resources
+from gpuspec.errors import GpuspecError
+
+_RELEASE = re.compile(r"^v?([0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2})$")
+_CHART = re.compile(r"^gpu-operator-(v?[0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2})$")
+_DRIVER = re.compile(r"^([0-9]{3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?)")
+#: ClusterPolicy spec keys of operands whose images carry a repository and pull secrets.
+IMAGE_KEYS = ("operator", "validator", "driver", "toolkit", "devicePlugin", "dcgm", "dcgmExporter",
+              "gfd", "migManager", "nodeStatusExporter", "gds", "gdrcopy", "vgpuManager", "sandboxDevicePlugin",
+              "vfioManager", "kataManager", "ccManager")
+#: Spec operand toggle → ClusterPolicy / Helm path of its ``enabled`` flag.
+OPERAND_FLAGS = {"dcgmExporter": ("dcgmExporter", "enabled"), "cdi": ("cdi", "enabled"),
+                 "gds": ("gds", "enabled"), "gdrcopy": ("gdrcopy", "enabled"), "rdma": ("driver", "rdma", "enabled"),
+                 "sandboxWorkloads": ("sandboxWorkloads", "enabled"), "nfd": ("nfd", "enabled")}
+
+
+@dataclass(frozen=True)
+class Read:
+    """A value read from the cluster and where it came from."""
+
+    value: Any
+    origin: str
+
+
+@dataclass
+class RunningState:
+    """The operator configuration a cluster runs, as far as its exports tell."""
+
+    operator_version: Read | None = None
+    namespace: Read | None = None
+    driver_version: Read | None = None
+    kernel_module_type: Read | None = None
+    mig_strategy: Read | None = None
+    operands: dict[str, Read] = field(default_factory=dict)
+    service_monitor: Read | None = None
+    upgrade: dict[str, Read] = field(default_factory=dict)
+    drain: dict[str, Read] = field(default_factory=dict)
+    repositories: dict[str, str] = field(default_factory=dict)
+    pull_secrets: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _load_any(text: str, display: str) -> Any:
+    """JSON or YAML text (helm prints either), with a message naming ``display`` on a syntax error."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        raise GpuspecError(f"{display}{where}: invalid YAML/JSON: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:
+        raise GpuspecError(f"{display}: nested too deeply") from None
+
+
+def read_helm_release(text: str, display: str) -> Read | None:
+    """The operator release of the gpu-operator entry of `helm list -o json` (chart version, else appVersion)."""
+    data = _load_any(text, display)
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise GpuspecError(f"{display}: not the output of `helm list -o json` (a list of releases)")
+    for item in data:
+        chart = str(item.get("chart", ""))
+        match = _CHART.match(chart)
+        if match:
+            version = match.group(1)
+            return Read(version if version.startswith("v") else f"v{version}",
+                        f"helm list: release {item.get('name', '?')} chart {chart}")
+    for item in data:
+        app = _RELEASE.match(str(item.get("app_version", "")))
+        if app and "gpu-operator" in str(item.get("chart", "")):
+            return Read(f"v{app.group(1)}", f"helm list: release {item.get('name', '?')} appVersion")
+    return None
+
+
+def read_namespace(helm_list: str | None, helm_display: str, policies: str | None,
+                   policies_display: str) -> Read | None:
+    """The operator's namespace: the gpu-operator release's in `helm list -o json`, else a ClusterPolicy's status."""
+    if helm_list is not None:
+        data = _load_any(helm_list, helm_display)
+        for item in data if isinstance(data, list) else []:
+            if isinstance(item, dict) and _CHART.match(str(item.get("chart", ""))) and item.get("namespace"):
+                return Read(str(item["namespace"]), f"helm list: release {item.get('name', '?')} namespace")
+    if policies is not None:
+        data = load_json(policies, policies_display)
+        items = data.get("items", [data]) if isinstance(data, dict) else []
+        for item in items:
+            namespace = _get(item, "status", "namespace")
+            if _get(item, "kind") == "ClusterPolicy" and isinstance(namespace, str) and namespace:
+                return Read(namespace, "ClusterPolicy status.namespace")
+    return None
+
+
+def read_helm_values(text: str, display: str) -> dict[str, Any]:
+    """The values of `helm get values -a -o json` (or YAML) of the GPU Operator release."""
+    data = _load_any(text, display)
+    if not isinstance(data, dict):
+        raise GpuspecError(f"{display}: not the output of `helm get values -a -o json` (a mapping of values)")
+    return data
+
+
+def read_cluster_policies(text: str, display: str) -> tuple[list[dict[str, Any]], list[OperatorResource]]:
+    """ClusterPolicy specs (raw) and operator resources of `kubectl get clusterpolicies,nvidiadrivers -o json`."""
+    resources = parse_operator_resources(text, display)  # validates the shape, names the file on errors
+    data = load_json(text, display)
+    items = [data] if isinstance(data, dict) and "items" not in data else list(data.get("items", []))
+    specs = [item.get("spec") or {} for item in items if isinstance(item, dict) and item.get("kind") == "ClusterPolicy"]
+    return [s for s in specs if isinstance(s, dict)], list(resources)
+
+
+def _operator_from_images(spec: dict[str, Any], where: str) -> Read | None:
+    for key in ("operator", "validator"):
+        tag = _get(spec, key, "version")
+        if isinstance(tag, str) and _RELEASE.match(tag):
+            return Read(f"v{_RELEASE.match(tag).group(1)}", f"{where} spec.{key}.version")  # type: ignore[union-attr]
+        image = _get(spec, key, "image")
+        if isinstance(image, str) and ":" in image and _RELEASE.match(image.rsplit(":", 1)[1]):
+            return Read(f"v{_RELEASE.match(image.rsplit(':', 1)[1]).group(1)}",  # type: ignore[union-attr]
+                        f"{where} spec.{key}.image")
+    return None
+
+
+def running_state(policy_specs: list[dict[str, Any]], helm_values: dict[str, Any] | None,
+                  helm_release: Read | None, namespace: Read | None = None) -> RunningState:
+    """Combine the exports: the ClusterPolicy (what the operator applies) first, then the Helm values."""
+    state = RunningState()
+    layers: list[tuple[dict[str, Any], str]] = []
+    if policy_specs:
+        layers.append((policy_specs[0], "ClusterPolicy"))
+    if helm_values:
+        layers.append((helm_values, "helm values"))
+    state.operator_version = helm_release
+    state.namespace = namespace
+    for spec, where in layers:
+        if state.operator_version is None:
+            state.operator_version = _operator_from_images(spec, where)
+        version = _get(spec, "driver", "version")
+        if state.driver_version is None and isinstance(version, str) and _DRIVER.match(version):
+            state.driver_version = Read(_DRIVER.match(version).group(1), f"{where} spec.driver.version")  # type: ignore[union-attr]
+        kmt = _get(spec, "driver", "kernelModuleType")
+        if state.kernel_module_type is None:
+            if kmt in ("auto", "open", "proprietary"):
+                state.kernel_module_type = Read(kmt, f"{where} driver.kernelModuleType")
+            elif isinstance(_get(spec, "driver", "useOpenKernelModules"), bool):
+                open_ = _get(spec, "driver", "useOpenKernelModules")
+                state.kernel_module_type = Read("open" if open_ else "proprietary",
+                                                f"{where} driver.useOpenKernelModules")
+        strategy = _get(spec, "mig", "strategy")
+        if state.mig_strategy is None and strategy in ("single", "mixed", "none"):
+            state.mig_strategy = Read(strategy, f"{where} mig.strategy")
+        for name, path in OPERAND_FLAGS.items():
+            flag = _get(spec, *path)
+            if name not in state.operands and isinstance(flag, bool):
+                state.operands[name] = Read(flag, f"{where} {'.'.join(path)}")
+        monitor = _get(spec, "dcgmExporter", "serviceMonitor", "enabled")
+        if state.service_monitor is None and isinstance(monitor, bool):
+            state.service_monitor = Read(monitor, f"{where} dcgmExporter.serviceMonitor.enabled")
+        policy = _get(spec, "driver", "upgradePolicy")
+        if isinstance(policy, dict):
+            for key in ("autoUpgrade", "maxParallelUpgrades", "maxUnavailable"):
+                if key not in state.upgrade and policy.get(key) is not None:
+                    state.upgrade[key] = Read(policy[key], f"{where} driver.upgradePolicy.{key}")
+            drain = policy.get("drain")
+            if isinstance(drain, dict):
+                for key in ("enable", "force", "timeoutSeconds", "deleteEmptyDir", "podSelector"):
+                    if key not in state.drain and drain.get(key) is not None:
+                        state.drain[key] = Read(drain[key], f"{where} driver.upgradePolicy.drain.{key}")
+        for key in IMAGE_KEYS:
+            repo = _get(spec, key, "repository")
+            if isinstance(repo, str) and repo and not repo.startswith("nvcr.io"):
+                state.repositories.setdefault(key, repo)
+            secrets = _get(spec, key, "imagePullSecrets")
+            if isinstance(secrets, list):
+                for secret in secrets:
+                    if isinstance(secret, str) and secret not in state.pull_secrets:
+                        state.pull_secrets.append(secret)
+        namespace = _get(spec, "operator", "namespace") if where == "helm values" else None
+        if state.namespace is None and isinstance(namespace, str):
+            state.namespace = Read(namespace, f"{where} operator.namespace")
+        state.sources.append(where)
+    return state
