@@ -168,6 +168,24 @@ def test_action_verifies_an_air_gapped_cluster_from_a_chart_input(installed: Ins
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "GS914" not in verified.stdout
 
+    # The example fleet's air-gapped cluster (infer-north, chart from the dc-north mirror) gets its chart the
+    # same way: a stand-in chart of its pinned version, so helm templates it instead of failing to pull.
+    example = tmp_path / "example-repo"
+    for folder in ("fleet", "policies", "rendered"):
+        shutil.copytree(REPO / folder, example / folder)
+    git(example, "init", "-q")
+    pinned = tmp_path / "gpu-operator-v26.7.0"
+    shutil.copytree(chart, pinned)
+    meta = pinned / "Chart.yaml"
+    meta.write_text(meta.read_text().replace("v25.10.1", "v26.7.0"))
+    runner = Runner(example, env_dir / "bin", tmp_path)
+    args = {"check": "verify", "shard": "", "crds": ""}
+    pulled = runner.step("Verify", args)
+    assert "GS914" in pulled.stdout and "infer-north" in pulled.stdout, pulled.stdout + pulled.stderr
+    given = runner.step("Verify", {**args, "chart": f"{pinned}\n"})
+    assert given.returncode in (0, 1) and "Traceback" not in given.stderr, given.stdout + given.stderr
+    assert "GS914" not in given.stdout and "GS902" not in given.stdout, given.stdout
+
 
 def snapshot(dest: Path) -> Path:
     """This checkout's files (tracked and untracked, not ignored) as a one-commit repository, as a tag would be.
