@@ -240,6 +240,8 @@ def _check_driver(c: _Collector, fleet: Fleet, cluster: Cluster, pool: Pool, nod
 
 
 def _expected_operands(cluster: Cluster, pool: Pool) -> list[str]:
+    if not pool.managed:
+        return []  # hybrid mode: nvidia.com/gpu.deploy.operands=false is the spec
     operands = ["container-toolkit", "device-plugin", "gpu-feature-discovery", "operator-validator"]
     if pool.driver.source is not DriverSource.HOST:
         operands.append("driver")

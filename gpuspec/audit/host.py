@@ -182,6 +182,24 @@ def _check_hand_labels(out: _Out, cluster: Cluster, pool: Pool, nodes: Sequence[
                     "(gpuspec migrate prints the commands)")
 
 
+#: The node label that switches every operand off (hybrid mode).
+DEPLOY_OPERANDS = "nvidia.com/gpu.deploy.operands"
+
+
+def _check_unmanaged(out: _Out, cluster: Cluster, pool: Pool, nodes: Sequence[NodeFacts]) -> None:
+    if pool.managed:
+        return
+    for node in sorted(nodes, key=lambda n: n.name):
+        running = sorted(k for k, v in node.deploy.items() if v == "true" and k != "operands")
+        if node.labels.get(DEPLOY_OPERANDS) != "false" or running:
+            what = f"operands {', '.join(running)} deployed" if running else "no nvidia.com/gpu.deploy.operands=false"
+            out.add(R.OPERATOR_ON_UNMANAGED,
+                    f"node {node.name} of unmanaged pool {pool.name!r} has {what}",
+                    pool_path(cluster, pool, "managed"),
+                    f"kubectl label node {node.name} {DEPLOY_OPERANDS}=false --overwrite "
+                    "(rendered node-labels.yaml lists it)")
+
+
 def audit_hosts(cluster: Cluster, nodes: Sequence[NodeFacts], members: dict[str, list[Pool]],
                 display: str = "the node export") -> list[Finding]:
     """Findings about the nodes' kernel, OS, kubelet, runtime and hand-set labels, and an export of another cluster.
@@ -204,4 +222,5 @@ def audit_hosts(cluster: Cluster, nodes: Sequence[NodeFacts], members: dict[str,
         pool_nodes = [n for n in in_pools if pool in members[n.name]]
         _check_pool_hosts(out, cluster, pool, pool_nodes)
         _check_hand_labels(out, cluster, pool, pool_nodes)
+        _check_unmanaged(out, cluster, pool, pool_nodes)
     return out.findings

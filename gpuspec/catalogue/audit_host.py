@@ -1,10 +1,21 @@
-"""Findings of `gpuspec audit` about what sits under the GPU stack (GS794-GS799): kernel, OS, kubelet, runtime,
+"""Findings of `gpuspec audit` about what sits under the GPU stack (GS789, GS794-GS799): kernel, OS, kubelet, runtime,
 hand-set labels, and an export that belongs to another cluster."""
 
 from __future__ import annotations
 
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Severity
+
+OPERATOR_ON_UNMANAGED = Entry(
+    id="GS789",
+    title="GPU Operator operands on a node of an unmanaged pool",
+    severity=Severity.ERROR,
+    rationale=(
+        "A `managed: false` pool is configured by hand: its nodes must carry nvidia.com/gpu.deploy.operands=false. "
+        "Without it the operator deploys its driver, toolkit and device plugin over the host's."
+    ),
+    tags=("audit",),
+)
 
 KERNEL_MISMATCH = Entry(
     id="GS794",
@@ -75,6 +86,7 @@ NO_NODE_OF_CLUSTER = Entry(
 
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
+    OPERATOR_ON_UNMANAGED,
     KERNEL_MISMATCH,
     OS_IMAGE_MISMATCH,
     KUBELET_MISMATCH,

@@ -213,7 +213,8 @@ class _Builder:
 
     def role(self, pool: Pool) -> str:
         canary = self.cluster.rollout.canary_pool == pool.name
-        return f"canary, pool wave {pool.wave}" if canary else f"pool wave {pool.wave}"
+        role = f"canary, pool wave {pool.wave}" if canary else f"pool wave {pool.wave}"
+        return role if pool.managed else role + ", unmanaged (the operator deploys nothing on its nodes)"
 
     def pools(self) -> list[dict[str, Any]]:
         out = []
@@ -227,6 +228,7 @@ class _Builder:
                 "name": pool.name,
                 "role": self.role(pool),
                 "canary": self.cluster.rollout.canary_pool == pool.name,
+                "managed": pool.managed,
                 "wave": pool.wave,
                 "nodes": pool.nodes,
                 "product": pool.gpu.product,
