@@ -72,6 +72,7 @@ def _pool_facts(pool: Pool) -> dict[str, Any]:
     """The pool as its Job names hash it: facts that only inform findings (``os.selinux``) change no Job."""
     data: dict[str, Any] = pool.model_dump(mode="json", by_alias=True)
     data["os"].pop("selinux", None)
+    data.pop("managed", None)  # only managed pools get a Job at all
     return data
 
 
