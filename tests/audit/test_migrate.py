@@ -130,7 +130,8 @@ def test_migrate_batches_order_and_rollback(tmp_path: Path) -> None:
     order = ["kubectl cordon ip-10-0-1-11",
              "kubectl drain ip-10-0-1-11 --ignore-daemonsets --timeout=600s --delete-emptydir-data --force "
              "--pod-selector='app!=critical'",
-             "kubectl get node ip-10-0-1-11 -o jsonpath='{.metadata.labels}' > gpuspec-migrate-ip-10-0-1-11.labels.json",
+             "kubectl get node ip-10-0-1-11 -o jsonpath='{.metadata.labels}' > "
+             "gpuspec-migrate-ip-10-0-1-11.labels.json",
              "kubectl label node ip-10-0-1-11 team-",
              "[HOST STEP: run on the node]",
              "sudo apt-get purge -y '^nvidia-.*' '^libnvidia-.*'",
