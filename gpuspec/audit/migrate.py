@@ -105,7 +105,8 @@ def migration_reasons(node: NodeFacts, cluster: Cluster, pool: Pool) -> list[str
     return reasons
 
 
-def _drain(node: str, drain: DrainSpec) -> str:
+def drain_command(node: str, drain: DrainSpec) -> str:
+    """The `kubectl drain` of ``node`` with the rollout's drain settings."""
     parts = ["kubectl", "drain", node, "--ignore-daemonsets", f"--timeout={drain.timeout_seconds}s"]
     if drain.delete_empty_dir:
         parts.append("--delete-emptydir-data")
@@ -151,7 +152,7 @@ def node_migration(node: NodeFacts, cluster: Cluster, pool: Pool, reasons: Seque
     host_driver = takes_over and node.labels.get(DEPLOY_DRIVER) in (PREINSTALLED, None)
     steps: list[Step] = [
         Step("cordon", (f"kubectl cordon {name}",)),
-        Step("drain", (_drain(name, drain),)),
+        Step("drain", (drain_command(name, drain),)),
         Step("record labels and taints", (
             f"kubectl get node {name} -o jsonpath='{{.metadata.labels}}' > {record}.labels.json",
             f"kubectl get node {name} -o jsonpath='{{.spec.taints}}' > {record}.taints.json",
