@@ -93,9 +93,10 @@ def migration_reasons(node: NodeFacts, cluster: Cluster, pool: Pool) -> list[str
     if not pool.managed:
         reasons.append("its pool is managed: false (hybrid mode)")
     deploy_driver = node.labels.get(DEPLOY_DRIVER)
-    if deploy_driver == PREINSTALLED:
+    operator_driver = pool.managed and pool.driver.source is not DriverSource.HOST
+    if deploy_driver == PREINSTALLED and operator_driver:
         reasons.append(f"host-installed driver ({DEPLOY_DRIVER}={PREINSTALLED})")
-    elif deploy_driver is None and pool.managed:
+    elif deploy_driver is None and operator_driver:
         reasons.append(f"no operator driver labels ({DEPLOY_DRIVER} absent)")
     if node.advertised > 0 and DEPLOY_DEVICE_PLUGIN not in node.labels and pool.managed:
         reasons.append(f"advertises GPUs without the operator's device plugin ({DEPLOY_DEVICE_PLUGIN} absent)")

@@ -189,3 +189,17 @@ def test_migrate_bad_json(tmp_path: Path) -> None:
     result = run_gpuspec("migrate", "--cluster", "train", "--nodes", "nodes.json", "fleet", cwd=root)
     assert result.code == 2
     assert "nodes.json:3:" in result.err
+
+
+def test_host_driver_pool_keeps_its_driver(tmp_path: Path) -> None:
+    """A managed pool that declares driver.source host: a pre-installed driver is the spec, not a migration."""
+    root = _repo(tmp_path, _export())
+    train = root / "fleet" / "clusters" / "train.yaml"
+    train.write_text(TRAIN.replace("      version: 580.95.05\n", "      source: host\n", 1), encoding="utf-8")
+    result = run_gpuspec("migrate", "--cluster", "train", "--nodes", "nodes.json", "fleet", cwd=root)
+    assert result.code == 0, result.err
+    first = result.out[result.out.index("node ip-10-0-1-11"):result.out.index("node ip-10-0-1-12")]
+    assert "why: hand-set labels: team=research" in first  # not the pre-installed driver
+    assert "HOST STEP" not in result.out
+    # no operator labels at all: its GPUs come from a device plugin outside the operator
+    assert "ip-10-0-1-12 (pool h100)\n    why: advertises GPUs without the operator's device plugin" in result.out
