@@ -15,6 +15,7 @@ from gpuspec.audit.facts import (
     NodeFacts,
     version_key,
 )
+from gpuspec.audit.host import audit_hosts
 from gpuspec.audit.inventory import OperatorResource
 from gpuspec.catalogue import audit as R
 from gpuspec.catalogue.entry import Entry
@@ -239,6 +240,8 @@ def _check_driver(c: _Collector, fleet: Fleet, cluster: Cluster, pool: Pool, nod
 
 
 def _expected_operands(cluster: Cluster, pool: Pool) -> list[str]:
+    if not pool.managed:
+        return []  # hybrid mode: nvidia.com/gpu.deploy.operands=false is the spec
     operands = ["container-toolkit", "device-plugin", "gpu-feature-discovery", "operator-validator"]
     if pool.driver.source is not DriverSource.HOST:
         operands.append("driver")
@@ -439,6 +442,7 @@ def audit_cluster(fleet: Fleet, cluster: Cluster, nodes: Sequence[NodeFacts],
         _check_pool(c, fleet, cluster, pool, [n for n in nodes if pool in members[n.name]]) for pool in cluster.pools
     ]
     _check_operator(c, fleet, cluster, resources, nodes, members, expect_policy)
+    c.findings.extend(audit_hosts(cluster, nodes, members))
     gpu_nodes = sum(1 for n in nodes if n.has_gpus)
     return AuditResult(c.findings, summaries, gpu_nodes, len(unmatched))
 

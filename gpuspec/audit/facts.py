@@ -113,6 +113,10 @@ class NodeFacts:
     mig_strategy: str | None
     upgrade_state: str | None
     deploy: dict[str, str] = field(default_factory=dict)
+    kernel: str = ""
+    os_image: str = ""
+    kubelet: str = ""
+    runtime: str = ""
 
     @property
     def advertised(self) -> int:
@@ -158,4 +162,8 @@ def node_facts(node: Node) -> NodeFacts:
         mig_strategy=labels.get(MIG_STRATEGY),
         upgrade_state=labels.get(UPGRADE_STATE) or None,
         deploy={k[len(DEPLOY_PREFIX):]: v for k, v in labels.items() if k.startswith(DEPLOY_PREFIX)},
+        kernel=node.status.node_info.kernel_version,
+        os_image=node.status.node_info.os_image,
+        kubelet=node.status.node_info.kubelet_version,
+        runtime=node.status.node_info.container_runtime_version,
     )

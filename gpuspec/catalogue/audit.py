@@ -1,7 +1,9 @@
-"""Findings of `gpuspec audit` (GS750-GS79x): exported node state compared with the spec."""
+"""Findings of `gpuspec audit` (GS750-GS79x): exported node state compared with the spec (GS794-GS799 in
+:mod:`gpuspec.catalogue.audit_host`)."""
 
 from __future__ import annotations
 
+from gpuspec.catalogue import audit_host
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Severity
 
@@ -272,4 +274,5 @@ ENTRIES: tuple[Entry, ...] = (
     NVIDIADRIVER_NOT_READY,
     OPERATOR_RESOURCE_MISSING,
     NVIDIADRIVER_VERSION_MISMATCH,
+    *audit_host.ENTRIES,
 )

@@ -213,7 +213,8 @@ class _Builder:
 
     def role(self, pool: Pool) -> str:
         canary = self.cluster.rollout.canary_pool == pool.name
-        return f"canary, pool wave {pool.wave}" if canary else f"pool wave {pool.wave}"
+        role = f"canary, pool wave {pool.wave}" if canary else f"pool wave {pool.wave}"
+        return role if pool.managed else role + ", unmanaged (the operator deploys nothing on its nodes)"
 
     def pools(self) -> list[dict[str, Any]]:
         out = []
@@ -227,6 +228,7 @@ class _Builder:
                 "name": pool.name,
                 "role": self.role(pool),
                 "canary": self.cluster.rollout.canary_pool == pool.name,
+                "managed": pool.managed,
                 "wave": pool.wave,
                 "nodes": pool.nodes,
                 "product": pool.gpu.product,
@@ -649,6 +651,22 @@ class _Builder:
                          for j in jobs]
         return {"checks": checks, "jobs": jobs, "job_commands": job_commands}
 
+    def migration(self) -> dict[str, Any]:
+        """How hand-configured nodes move onto the spec: batch size, drain command, unmanaged pools."""
+        from gpuspec.audit.migrate import drain_command, scaled_max_unavailable
+        from gpuspec.spec.models import DrainSpec
+
+        rollout = self.cluster.rollout
+        total = sum(p.nodes for p in self.cluster.pools)
+        return {
+            "batch": scaled_max_unavailable(rollout.max_unavailable, total),
+            "max_unavailable": str(rollout.max_unavailable),
+            "total": total,
+            "drain": drain_command("<node>", rollout.drain or DrainSpec()),
+            "unmanaged": [p.name for p in self.cluster.pools if not p.managed],
+            "command": f"gpuspec migrate --cluster {self.cluster.name} --nodes nodes.json --format markdown",
+        }
+
     def build(self) -> dict[str, Any]:
         pools = self.pools()
         return {
@@ -663,6 +681,7 @@ class _Builder:
             "rbac": self.rbac(),
             "update": self.update(),
             "rollback": self.rollback(),
+            "migration": self.migration(),
             "alerts": self.alerts(),
             "failures": self.failures(pools),
             "acceptance": self.acceptance(pools),

@@ -74,6 +74,7 @@ def _pool_facts(pool: Pool) -> dict[str, Any]:
     data["os"].pop("selinux", None)
     if data["mig"].get("configName") is None:  # a field added later: absent, it changes no Job name
         data["mig"].pop("configName", None)
+    data.pop("managed", None)  # only managed pools get a Job at all
     return data
 
 

@@ -219,6 +219,8 @@ def device_plugin_configmap(ctx: ClusterContext) -> dict[str, Any]:
 #: The node label the operator reads for a node's GPU workload (container, vm-passthrough, vm-vgpu).
 WORKLOAD_CONFIG_LABEL = "nvidia.com/gpu.workload.config"
 WORKLOAD_VM_PASSTHROUGH = "vm-passthrough"
+#: The node label that switches every GPU Operator operand off on a node (hybrid mode, `managed: false`).
+DEPLOY_OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
 
 
 def node_labels(ctx: ClusterContext) -> dict[str, Any]:
@@ -236,6 +238,9 @@ def node_labels(ctx: ClusterContext) -> dict[str, Any]:
             # (controllers/state_manager.go getWorkloadConfig; sandboxWorkloads.defaultWorkload): the VM pool
             # would run the container stack. gpuspec renders the passthrough stack (vfio-manager, sandbox plugin).
             expected[WORKLOAD_CONFIG_LABEL] = WORKLOAD_VM_PASSTHROUGH
+        if not pool.managed:
+            # Hybrid mode: the operator deploys no operand on the node (its deploy labels all default to this one).
+            expected[DEPLOY_OPERANDS_LABEL] = "false"
         pools[pool.name] = {"labels": expected}
     return {"pools": pools}
 

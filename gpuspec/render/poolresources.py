@@ -35,8 +35,9 @@ def pool_resources(pool: Pool) -> tuple[str, ...]:
 
 
 def has_acceptance_check(pool: Pool) -> bool:
-    """True when the pool gets an acceptance Job: enabled, with nodes, advertising a known resource."""
-    return pool.acceptance.enabled and pool.nodes > 0 and bool(pool_resources(pool))
+    """True when the pool gets an acceptance Job: managed by the operator, enabled, with nodes, advertising a known
+    resource (an unmanaged pool's GPUs are not the rollout's to check)."""
+    return pool.managed and pool.acceptance.enabled and pool.nodes > 0 and bool(pool_resources(pool))
 
 
 #: The whole-GPU resource names the device plugin advertises: plain, and with sharing ``renameByDefault``.

@@ -621,6 +621,24 @@ class Pool(SpecModel):
         description="Deliberate deviations in this pool's NVIDIADriver `spec` (only for pools that get one: "
         "clusters whose pools need different drivers).",
     )
+    managed: bool = Field(
+        default=True,
+        description="false: hybrid mode, the GPU Operator must not touch this pool's nodes (node label "
+        "`nvidia.com/gpu.deploy.operands=false`; no NVIDIADriver, no acceptance Job); needs `driver.source: host`, "
+        "no MIG and no sharing. Audit still checks the nodes; `gpuspec migrate` moves them one by one.",
+    )
+
+    @model_validator(mode="after")
+    def _unmanaged_is_hands_off(self) -> Pool:
+        if self.managed:
+            return self
+        if self.driver.source is not DriverSource.HOST:
+            raise ValueError("managed: false needs driver.source: host (the operator installs nothing on the pool)")
+        if self.mig.strategy is not MigStrategy.NONE:
+            raise ValueError("managed: false cannot have MIG: mig-manager does not run on the pool's nodes")
+        if self.sharing.mode is not SharingMode.NONE:
+            raise ValueError("managed: false cannot have sharing: the operator's device plugin does not run there")
+        return self
 
 
 class Tenant(SpecModel):
