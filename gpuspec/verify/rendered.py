@@ -123,6 +123,13 @@ class ClusterOutput:
         return docs[0] if docs and isinstance(docs[0], dict) else {}
 
 
+def _sub_kustomization(directory: Path, display_dir: str, folder: str, problems: list[str]) -> RenderedFile | None:
+    """The kustomization of sub-folder ``folder`` of a cluster's output (acceptance, prerequisites, ...), if any."""
+    sub = directory / folder
+    found = next((sub / n for n in KUSTOMIZATION_FILES if (sub / n).is_file()), None)
+    return _read(found, f"{display_dir}/{folder}/{found.name}", problems) if found is not None else None
+
+
 def read_cluster_output(rendered_dir: Path, display_root: str, name: str) -> ClusterOutput:
     """Read ``<rendered>/clusters/<name>/``; unreadable or missing parts are listed in ``problems``."""
     directory = rendered_dir / "clusters" / name
@@ -154,22 +161,10 @@ def read_cluster_output(rendered_dir: Path, display_root: str, name: str) -> Clu
             problems.append(f"{display_dir}/{IMAGES_FILE}: cannot be read: {exc}")
     else:
         problems.append(f"{display_dir}/{IMAGES_FILE} does not exist")
-    accept_dir = directory / ACCEPTANCE_DIR
-    accept = next((accept_dir / n for n in KUSTOMIZATION_FILES if (accept_dir / n).is_file()), None)
-    if accept is not None:
-        output.acceptance = _read(accept, f"{display_dir}/{ACCEPTANCE_DIR}/{accept.name}", problems)
-    pre_dir = directory / PREREQUISITES_DIR
-    pre = next((pre_dir / n for n in KUSTOMIZATION_FILES if (pre_dir / n).is_file()), None)
-    if pre is not None:
-        output.prerequisites = _read(pre, f"{display_dir}/{PREREQUISITES_DIR}/{pre.name}", problems)
-    monitoring_dir = directory / MONITORING_DIR
-    monitoring = next((monitoring_dir / n for n in KUSTOMIZATION_FILES if (monitoring_dir / n).is_file()), None)
-    if monitoring is not None:
-        output.monitoring = _read(monitoring, f"{display_dir}/{MONITORING_DIR}/{monitoring.name}", problems)
-    olm_dir = directory / OLM_DIR
-    olm = next((olm_dir / n for n in KUSTOMIZATION_FILES if (olm_dir / n).is_file()), None)
-    if olm is not None:
-        output.olm = _read(olm, f"{display_dir}/{OLM_DIR}/{olm.name}", problems)
+    output.acceptance = _sub_kustomization(directory, display_dir, ACCEPTANCE_DIR, problems)
+    output.prerequisites = _sub_kustomization(directory, display_dir, PREREQUISITES_DIR, problems)
+    output.monitoring = _sub_kustomization(directory, display_dir, MONITORING_DIR, problems)
+    output.olm = _sub_kustomization(directory, display_dir, OLM_DIR, problems)
     for path in sorted(directory.rglob("*")):
         if path.is_file() and path.suffix in _YAML_SUFFIXES and not (
                 path.name in KUSTOMIZATION_FILES or (path.parent == directory and path.name == VALUES_FILE)):
