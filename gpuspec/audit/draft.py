@@ -32,6 +32,7 @@ from gpuspec.audit.facts import (
     NodeFacts,
 )
 from gpuspec.audit.inventory import Node
+from gpuspec.audit.mirror_match import matching_mirror, registry_prefixes
 from gpuspec.audit.products import base_product
 from gpuspec.audit.running import RunningState
 from gpuspec.errors import GpuspecError
@@ -472,11 +473,12 @@ def _mig_map(pool: DraftPool) -> CommentedMap:
 
 def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], operator_version: str | None,
                   gitops_tool: str = "argocd", state: RunningState | None = None,
-                  pool_label: str | None = None) -> tuple[CommentedMap, list[str]]:
+                  pool_label: str | None = None, mirrors: Sequence[Any] = ()) -> tuple[CommentedMap, list[str]]:
     """A commented cluster spec for ``nodes`` as they run, and notes for the user (nodes left out, open TODOs).
 
     ``operator_version`` is a release the user chose (--operator-version); otherwise the release ``state``
-    read from the Helm release or the ClusterPolicy; otherwise a TODO.
+    read from the Helm release or the ClusterPolicy; otherwise a TODO. ``mirrors`` are the fleet's
+    (fleet.yaml ``mirrors``): the one whose registries the cluster's image repositories follow is named.
     """
     state = state or RunningState()
     if not re.match(DNS_LABEL_PATTERN, name):
@@ -533,12 +535,20 @@ def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], 
     if operands:
         operator["operands"] = operands
     doc["operator"] = operator
-    if state.repositories or state.pull_secrets:
+    release = operator.get("version")
+    prefixes = registry_prefixes(state.repositories, release if isinstance(release, str) else None)
+    matched = matching_mirror(prefixes, mirrors)
+    if matched is not None:
+        doc["mirror"] = matched
+        doc.yaml_add_eol_comment(f"from the cluster: its image repositories follow fleet mirror {matched}", "mirror")
+    elif state.repositories or state.pull_secrets:
         registries = sorted({r.split("/", 1)[0] for r in state.repositories.values()})
+        rewrite = ", ".join(f"{host}: {prefix}" for host, prefix in sorted(prefixes.items()))
         doc.yaml_set_comment_before_after_key(
             "operator", after=f"TODO: review: the cluster pulls images from {', '.join(registries) or 'nvcr.io'}"
-            f" (pull secrets: {', '.join(state.pull_secrets) or 'none'}); declare that mirror in fleet.yaml "
-            "mirrors: and name it here with `mirror: <name>`", after_indent=0)
+            f" (pull secrets: {', '.join(state.pull_secrets) or 'none'}"
+            + (f"; registries {rewrite}" if rewrite else "") + "); declare that mirror in fleet.yaml "
+            "mirrors: (with its chart repository) and name it here with `mirror: <name>`", after_indent=0)
     gitops = _map(("tool", gitops_tool))
     _todo(gitops, "tool", "TODO: review: argocd or flux, with their settings")
     doc["gitops"] = gitops

@@ -8,6 +8,7 @@ import re
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 from ruamel.yaml import YAML
@@ -131,7 +132,8 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
     namespace = read_namespace(release_text, release_display, policies_text, policies_display)
     state = running_state(specs, values, release, namespace)
     facts = [node_facts(n) for n in nodes]
-    doc, notes = draft_cluster(cluster_name, nodes, facts, operator_version, gitops_tool, state, pool_label)
+    mirrors = _fleet_mirrors(output_dir) if output_dir is not None else []
+    doc, notes = draft_cluster(cluster_name, nodes, facts, operator_version, gitops_tool, state, pool_label, mirrors)
     text = redact_text(dump_yaml(doc))  # a credential in a node label never reaches the draft
     if output_dir is None:
         if out_file is not None and out_file.exists() and not force:
@@ -172,6 +174,18 @@ def _report_standalone(text: str, name: str, nodes_source: str, facts: Sequence[
         (root / "fleet" / "clusters" / f"{name}.yaml").write_text(text, encoding="utf-8")
         _report(root, name, nodes_source, facts, resources, expect_policy,
                 rename=lambda f: replace(f, file=str(out_file) if out_file else "<draft>"))
+
+
+def _fleet_mirrors(root: Path) -> list[Any]:
+    """The ``mirrors`` of the fleet repository ``root`` (its fleet/fleet.yaml), [] when it has none or none yet."""
+    import yaml as pyyaml
+
+    try:
+        settings = pyyaml.safe_load((root / "fleet" / "fleet.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, pyyaml.YAMLError):
+        return []  # _write_repository reports a missing or broken fleet.yaml
+    mirrors = settings.get("mirrors") if isinstance(settings, dict) else None
+    return list(mirrors) if isinstance(mirrors, list) else []
 
 
 def _write_repository(root: Path, name: str, text: str, force: bool) -> None:

@@ -168,3 +168,52 @@ def test_draft_on_standard_output_reports_the_outliers_too() -> None:
     assert f"GS760 1 node of pool 'h100-main' is labelled as GPU node but advertises no allocatable GPUs: {DEAD}" \
         in result.err
     assert "gpuspec-import-" not in result.err  # the scratch fleet never shows
+
+
+def _mirrored_exports(tmp_path: Path) -> Path:
+    """The brownfield ClusterPolicy export as an air-gapped cluster runs it: every nvcr.io repository mirrored."""
+    text = (EXPORTS / "clusterpolicies.json").read_text(encoding="utf-8")
+    mirrored = text.replace('"repository": "nvcr.io/', '"repository": "harbor.dc-east.acme.internal/nvcr/')
+    assert mirrored != text
+    path = tmp_path / "clusterpolicies.json"
+    path.write_text(mirrored, encoding="utf-8")
+    return path
+
+
+def _import_mirrored(repo: Path, policies: Path) -> tuple[int, str]:
+    result = run_gpuspec(
+        "import", "--name", "train-east", "--output", str(repo), "--nodes", str(EXPORTS / "nodes.json"),
+        "--clusterpolicies", str(policies), "--helm-release", str(EXPORTS / "helm-list.json"))
+    return result.code, result.err
+
+
+def test_draft_names_the_fleet_mirror_the_cluster_pulls_from(repo: Path, tmp_path: Path) -> None:
+    settings = repo / "fleet" / "fleet.yaml"
+    settings.write_text(settings.read_text(encoding="utf-8") + (
+        "mirrors:\n  - name: dc-east\n    registries:\n      nvcr.io: harbor.dc-east.acme.internal/nvcr\n"
+        "    chart:\n      repository: oci://harbor.dc-east.acme.internal/charts/nvidia\n"), encoding="utf-8")
+    code, err = _import_mirrored(repo, _mirrored_exports(tmp_path))
+    assert code == 0, err
+    draft = (repo / "fleet" / "clusters" / "train-east.yaml").read_text(encoding="utf-8")
+    assert "mirror: dc-east  # from the cluster: its image repositories follow fleet mirror dc-east" in draft
+
+
+def test_draft_without_a_matching_mirror_says_which_registries_to_declare(repo: Path, tmp_path: Path) -> None:
+    code, err = _import_mirrored(repo, _mirrored_exports(tmp_path))
+    assert code == 0, err
+    draft = (repo / "fleet" / "clusters" / "train-east.yaml").read_text(encoding="utf-8")
+    assert "\nmirror:" not in draft
+    assert "registries nvcr.io: harbor.dc-east.acme.internal/nvcr" in draft and "TODO: review" in draft
+
+
+def test_registry_prefixes_follow_the_chart_defaults() -> None:
+    from gpuspec.audit.mirror_match import matching_mirror, registry_prefixes
+
+    repos = {"driver": "harbor.x/nvcr/nvidia", "dcgm": "harbor.x/nvcr/nvidia/cloud-native", "toolkit": "quay.io/me"}
+    assert registry_prefixes(repos, "v24.9.2") == {"nvcr.io": "harbor.x/nvcr"}
+    assert registry_prefixes(repos, "v1.0.0") == {}, "no chart index for the release: nothing inferred"
+    mirrors = [{"name": "other", "registries": {"nvcr.io": "harbor.y/nvcr"}},
+               {"name": "x", "registries": {"nvcr.io": "harbor.x/nvcr/", "registry.k8s.io": "harbor.x/k8s"}}]
+    assert matching_mirror({"nvcr.io": "harbor.x/nvcr"}, mirrors) == "x"
+    assert matching_mirror({"nvcr.io": "harbor.z/nvcr"}, mirrors) is None
+    assert matching_mirror({}, mirrors) is None
