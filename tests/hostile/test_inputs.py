@@ -133,7 +133,7 @@ def test_huge_blob_at_the_base_revision_is_not_read(tmp_path: Path, monkeypatch:
     assert huge and huge[0].object_id not in asked
 
 
-@pytest.mark.parametrize("kind", ["outside-link", "oversized"])
+@pytest.mark.parametrize("kind", ["outside-link", "oversized", "fifo", "directory", "dangling-link"])
 def test_unusable_policy_pack_is_a_clean_error_in_render_and_handover(kind: str, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,6 +143,12 @@ def test_unusable_policy_pack_is_a_clean_error_in_render_and_handover(kind: str,
     if kind == "outside-link":
         (tmp_path / "outside.yaml").write_text("x: 1\n")
         pack.symlink_to(tmp_path / "outside.yaml")
+    elif kind == "fifo":  # the shadowed built-in pack of the same name must not be used instead
+        os.mkfifo(pack)
+    elif kind == "directory":
+        pack.mkdir()
+    elif kind == "dangling-link":
+        pack.symlink_to(tmp_path / "missing.yaml")
     else:
         with pack.open("wb") as handle:
             handle.truncate(3 * 1024 ** 3)
