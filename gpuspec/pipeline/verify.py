@@ -28,7 +28,7 @@ from gpuspec.verify.checks import Origin
 from gpuspec.verify.gitops_apply import Located, SyncInputs, check_sync
 from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_template, normalize_kube_version
 from gpuspec.verify.intent import check_intent
-from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
+from gpuspec.verify.kustomize import KustomizeResult, kustomize_build, refused_build, special_entries
 from gpuspec.verify.kustomize_many import NO_RESTRICTIONS, build_together
 from gpuspec.verify.manifests import Manifest
 from gpuspec.verify.platform_crds import platform_crds
@@ -93,6 +93,11 @@ class Toolbox:
                 results[directory] = found
             else:
                 todo.append(directory)
+        for directory in list(todo):
+            special = special_entries(directory)
+            if special:
+                results[directory] = refused_build(directory, special)
+                todo.remove(directory)
         joint = build_together(todo, self.kustomize, extra_args)
         for directory in todo:
             if joint is None:
