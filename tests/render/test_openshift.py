@@ -58,7 +58,7 @@ def test_openshift_cluster_renders_pinned_olm_subscription(tmp_path: Path) -> No
     assert values["operator"]["use_ocp_driver_toolkit"] is True
     assert values["nfd"] == {"enabled": False}  # the NFD Operator labels the nodes; no second NFD
     cp = _docs(plan, "clusters/ocp/clusterpolicy.yaml")[0]
-    assert cp["spec"] == clusterpolicy_spec(values)
+    assert cp["spec"] == clusterpolicy_spec(values, "v26.7.0")
     assert cp["spec"]["operator"]["use_ocp_driver_toolkit"] is True
     assert "clusters/ocp/gpu-operator.application.yaml" not in plan.clusters[0].files
 
