@@ -11,11 +11,17 @@ helper adds for Helm (``helm.sh/chart``, ``app.kubernetes.io/managed-by``) are n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuspec.catalogue import verify_openshift as ids
+from gpuspec.findings import Finding
 from gpuspec.matrix.chartspec import HELM_LABELS
+from gpuspec.verify.checks import Origin, make_finding
+from gpuspec.verify.manifests import Manifest
+from gpuspec.verify.schemas import CrdSet
 
 #: Kinds compared, with the name of the chart's object (None: the only one of its kind).
 COMPARED: Mapping[str, str | None] = {"ClusterPolicy": None, "NVIDIADriver": "default"}
@@ -88,10 +94,56 @@ def compare(chart_obj: Mapping[str, Any], custom_obj: Mapping[str, Any]) -> list
     return list(differences(normalized(chart_obj.get("spec") or {}), normalized(custom_obj.get("spec") or {})))
 
 
-def compared_pairs(chart_objects: Sequence[Mapping[str, Any]], custom_objects: Sequence[Mapping[str, Any]],
-                   ) -> Iterator[tuple[str, Mapping[str, Any] | None, Mapping[str, Any]]]:
-    """``(kind, chart object or None, custom resource)`` for every compared kind the overlay carries."""
+def check_custom_resources(templated: Sequence[Manifest], overlay: Sequence[tuple[dict[str, Any], Origin]],
+                           crds: CrdSet, chart_label: str) -> list[Finding]:
+    """GS950 for one cluster: the overlay's ClusterPolicy / default NVIDIADriver against helm's, path by path.
+
+    ``templated`` is ``helm template``'s output for the cluster's values, ``chart_label`` names the chart in messages.
+    Nothing is compared when helm rendered nothing (its own finding says why).
+    """
+    if not templated:
+        return []
+    chart_objects = [m.obj for m in templated]
+    findings: list[Finding] = []
     for kind, chart_name in COMPARED.items():
-        custom = find(custom_objects, kind, chart_name)
-        if custom is not None:
-            yield kind, find(chart_objects, kind, chart_name), custom
+        located = next(((obj, origin) for obj, origin in overlay if obj.get("kind") == kind
+                        and (chart_name is None or (obj.get("metadata") or {}).get("name") == chart_name)), None)
+        if located is None:
+            continue
+        custom, origin = located
+        name = (custom.get("metadata") or {}).get("name")
+        chart_obj = find(chart_objects, kind, chart_name)
+        if chart_obj is None:
+            findings.append(make_finding(
+                ids.CUSTOM_RESOURCE_DIFFERS,
+                f"{kind} {name}: the chart ({chart_label}) renders no {kind}"
+                f"{f' {chart_name}' if chart_name else ''} for these values, but the overlay carries one",
+                origin, hint="render again with `gpuspec render`, or drop the object"))
+            continue
+        for diff in compare(crds.defaulted(chart_obj), crds.defaulted(custom)):
+            findings.append(make_finding(
+                ids.CUSTOM_RESOURCE_DIFFERS,
+                f"{kind} {name}: {diff.path} is {_show(diff.custom)}; the chart ({chart_label}) writes "
+                f"{_show(diff.chart)} for the same values",
+                origin, _present(custom, diff.path),
+                hint="render again with `gpuspec render` (the custom resource is built from the chart's defaults "
+                     "and the values); do not edit it by hand"))
+    return findings
+
+
+def _show(value: Any) -> str:
+    if value is MISSING:
+        return "absent"
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _present(obj: Mapping[str, Any], dotted: str) -> tuple[str | int, ...]:
+    """The longest prefix of ``dotted`` that ``obj`` has (an absent field is reported at its parent)."""
+    found: list[str | int] = []
+    node: Any = obj
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            break
+        found.append(part)
+        node = node[part]
+    return tuple(found)
