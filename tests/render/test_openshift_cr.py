@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -255,3 +256,22 @@ def _leaves(tree: Any, prefix: str = "") -> list[str]:
         return [leaf for k, v in tree.items() for leaf in _leaves(v, f"{prefix}{k}.")]
     return [prefix]
 
+
+
+def test_render_refuses_openshift_on_a_release_without_chart_data(tmp_path: Path) -> None:
+    """v26.3.0 has no packaged values index: render names GS510, exits 2 and writes nothing; lint reports GS510."""
+    doc = _ocp()
+    doc["operator"]["version"] = "v26.3.0"
+    fleet_dir = write_fleet(tmp_path, [doc])
+    out = tmp_path / "rendered"
+    gpuspec = str(Path(sys.executable).parent / "gpuspec")
+    policies = str(tmp_path / "policies")
+    result = subprocess.run([gpuspec, "render", str(fleet_dir), "--policies", policies, "--out", str(out)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert "no chart-values data" in result.stderr and "GS510" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+    linted = subprocess.run([gpuspec, "lint", str(fleet_dir), "--policies", policies], capture_output=True, text=True)
+    assert linted.returncode == 1
+    assert "GS510" in linted.stdout
