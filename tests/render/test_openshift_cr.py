@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuspec.matrix.chartintent import chart_intent
+from gpuspec.matrix.chartvalues import indexed_releases
 from gpuspec.pipeline.render import expected_bytes
 from gpuspec.render.filetree import YamlFile
 from gpuspec.verify.custom_resource import MISSING, compare, normalized
@@ -34,6 +36,8 @@ MINI_ONLY_UNDER_NVIDIADRIVER = frozenset(f"spec.driver.{k}" for k in (
     "repository", "image", "version", "imagePullPolicy", "imagePullSecrets", "kernelModuleType", "usePrecompiled"))
 #: A real GPU Operator chart of TAG (folder or .tgz), e.g. from `scripts/real-chart`.
 REAL_CHART_ENV = "GPUSPEC_GPU_OPERATOR_CHART"
+#: A folder of real charts of other releases, `gpu-operator-<tag>.tgz` as `scripts/real-chart` names them.
+REAL_CHARTS_ENV = "GPUSPEC_GPU_OPERATOR_CHARTS"
 
 
 def _ocp(*extra_pools: dict[str, Any], operands: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
@@ -221,6 +225,26 @@ def test_custom_resources_equal_the_real_chart(doc: dict[str, Any], tmp_path: Pa
     kinds = {o["kind"] for o in chart if o["kind"] == "ClusterPolicy" or
              (o["kind"] == "NVIDIADriver" and o["metadata"]["name"] == "default")}
     assert kinds == set(objects)
+    for kind, ours in objects.items():
+        assert compare(crds.defaulted(_chart_object(chart, kind)), crds.defaulted(ours)) == []
+
+
+@pytest.mark.parametrize("tag", [t for t in indexed_releases() if chart_intent(t) is not None])
+def test_every_release_with_chart_data_equals_its_real_chart(tag: str, tmp_path: Path, tools_bin: Path,
+                                                             shared_dir: Path) -> None:
+    """The ClusterPolicy of an OpenShift cluster on each release gpuspec has chart data for equals that release's
+    real chart (its default driver; the release's CRDs from ../shared/upstream)."""
+    folder = os.environ.get(REAL_CHARTS_ENV, "")
+    archive = Path(folder) / f"gpu-operator-{tag}.tgz"
+    if not folder or not archive.is_file():
+        pytest.skip(f"NO REAL CHART: set {REAL_CHARTS_ENV} to a folder with gpu-operator-{tag}.tgz "
+                    f"(scripts/real-chart <clone> {tag} <folder>)")
+    doc = _ocp()
+    doc["operator"]["version"] = tag
+    doc["pools"][0]["driver"] = {"source": "operator"}
+    values, objects = _rendered(tmp_path, doc)
+    chart = _helm(tools_bin, archive, values, tmp_path)
+    crds = CrdSet.from_paths([shared_dir / "upstream" / "gpu-operator" / tag / "crds"])
     for kind, ours in objects.items():
         assert compare(crds.defaulted(_chart_object(chart, kind)), crds.defaulted(ours)) == []
 
