@@ -183,6 +183,22 @@ def test_custom_resources_validate_against_the_release_crds(doc: dict[str, Any],
         assert crds.validate(obj) == [], crds.validate(obj)
 
 
+@pytest.mark.parametrize("tag", [t for t in indexed_releases() if chart_intent(t) is not None])
+def test_every_release_with_chart_data_validates_against_its_crds(tag: str, tmp_path: Path, shared_dir: Path) -> None:
+    """No OpenShift field the custom resource carries is unknown to the ClusterPolicy CRD of its release."""
+    release_crds = shared_dir / "upstream" / "gpu-operator" / tag / "crds"
+    if not release_crds.is_dir():
+        pytest.fail(f"no CRDs of {tag} in ../shared/upstream (every release with chart data has them)")
+    doc = _ocp()
+    doc["operator"]["version"] = tag
+    doc["pools"][0]["driver"] = {"source": "operator"}
+    _, objects = _rendered(tmp_path, doc)
+    crds = CrdSet.from_paths([release_crds])
+    assert objects["ClusterPolicy"]["spec"]["operator"]["use_ocp_driver_toolkit"] is True
+    for obj in objects.values():
+        assert crds.validate(obj) == [], crds.validate(obj)
+
+
 # ----------------------------------------------------------------------------- against charts, with real helm
 
 
