@@ -13,7 +13,13 @@ from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import MONITORING_DIR, argocd_applications, flux_kustomizations, flux_release_files
 from gpuspec.render.inputs import InputDigests
-from gpuspec.render.openshift import cluster_policy, is_openshift, olm_objects, openshift_images, openshift_values
+from gpuspec.render.openshift import (
+    custom_resources,
+    is_openshift,
+    olm_objects,
+    openshift_images,
+    openshift_values,
+)
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.overlay import (
     OPERATOR_PSA,
@@ -93,8 +99,9 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         openshift_values(values)
     values = apply_overrides(values, cluster.overrides)
     if is_openshift(ctx):
-        # OLM installs the operator; the ClusterPolicy is a custom resource built from the same values.
-        overlay["clusterpolicy.yaml"] = [cluster_policy(ctx, values)]
+        # OLM installs the operator; the ClusterPolicy (and the chart's default NVIDIADriver) are custom resources,
+        # written as the chart would write them for the same values.
+        overlay.update(custom_resources(ctx, values))
         olm = olm_objects(ctx)
         for name, docs in olm.items():
             plan.files[f"{base}/{OLM_DIR}/{name}"] = YamlFile(tuple(docs))
