@@ -7,11 +7,12 @@ DNS-1123 labels, so no ``..`` or ``/`` can ever reach a path.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, field_validator, model_validator
 
 API_VERSION = "gpuspec.io/v1alpha1"
 
@@ -94,6 +95,14 @@ class ChartSource(SpecModel):
     repository: str = Field(
         description="Helm repository URL (https://…) or OCI repository (oci://registry/path) holding gpu-operator."
     )
+
+    @field_validator("repository")
+    @classmethod
+    def _filled_in(cls, value: str) -> str:
+        if re.match(r"\s*(?i:todo)\b", value):
+            raise ValueError("the chart repository is still to be filled in (gpuspec import drafts a mirror with "
+                             "'TODO: review' here): name the oci:// or https:// repository the chart is mirrored to")
+        return value
     secret_ref: Name | None = Field(
         default=None, alias="secretRef",
         description="Secret in the Flux namespace with the credentials to pull the chart (a docker-registry Secret "

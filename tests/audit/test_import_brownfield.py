@@ -200,12 +200,36 @@ def test_draft_names_the_fleet_mirror_the_cluster_pulls_from(repo: Path, tmp_pat
     assert "mirror: dc-east  # from the cluster: its image repositories follow fleet mirror dc-east" in draft
 
 
-def test_draft_without_a_matching_mirror_says_which_registries_to_declare(repo: Path, tmp_path: Path) -> None:
+def test_draft_without_a_matching_mirror_drafts_it_into_fleet_yaml(repo: Path, tmp_path: Path) -> None:
+    """The mirror the cluster pulls through is added to fleet.yaml (registries as the cluster rewrites them); its
+    chart repository, which no export shows, stays a placeholder validate refuses until it is filled in."""
     code, err = _import_mirrored(repo, _mirrored_exports(tmp_path))
     assert code == 0, err
-    draft = (repo / "fleet" / "clusters" / "train-east.yaml").read_text(encoding="utf-8")
-    assert "\nmirror:" not in draft
-    assert "registries nvcr.io: harbor.dc-east.acme.internal/nvcr" in draft and "TODO: review" in draft
+    assert "added mirror harbor-dc-east-acme-internal" in err
+    draft = YAML(typ="safe").load((repo / "fleet" / "clusters" / "train-east.yaml").read_text(encoding="utf-8"))
+    assert draft["mirror"] == "harbor-dc-east-acme-internal"
+    settings = repo / "fleet" / "fleet.yaml"
+    [mirror] = YAML(typ="safe").load(settings.read_text(encoding="utf-8"))["mirrors"]
+    assert mirror == {"name": "harbor-dc-east-acme-internal", "registries": {"nvcr.io": "harbor.dc-east.acme.internal/nvcr"},
+                      "chart": {"repository": "TODO: review"}}
+    _fill(repo / "policies" / "adopted-train-east.yaml", "2099-12-31")
+    validate = run_gpuspec("validate", str(repo / "fleet"), "--policies", str(repo / "policies"))
+    assert validate.code == 2 and "fleet.yaml:" in validate.out + validate.err
+    assert "the chart repository is still to be filled in" in validate.out + validate.err
+    settings.write_text(settings.read_text(encoding="utf-8").replace(
+        "repository: 'TODO: review'", "repository: oci://harbor.dc-east.acme.internal/charts/nvidia"), encoding="utf-8")
+    assert _gates(repo) == [0, 0, 0]
+    values = (repo / "rendered" / "clusters" / "train-east" / "gpu-operator.values.yaml").read_text(encoding="utf-8")
+    assert "harbor.dc-east.acme.internal/nvcr/nvidia" in values and "repository: nvcr.io" not in values
+
+
+def test_standalone_draft_without_a_matching_mirror_says_which_registries_to_declare(tmp_path: Path) -> None:
+    result = run_gpuspec("import", "--name", "train-east", "--nodes", str(EXPORTS / "nodes.json"),
+                         "--clusterpolicies", str(_mirrored_exports(tmp_path)),
+                         "--helm-release", str(EXPORTS / "helm-list.json"))
+    assert result.code == 0, result.err
+    assert "\nmirror:" not in result.out
+    assert "registries nvcr.io: harbor.dc-east.acme.internal/nvcr" in result.out and "TODO: review" in result.out
 
 
 def test_registry_prefixes_follow_the_chart_defaults() -> None:
