@@ -236,3 +236,29 @@ def run(name: str, pool: str, outcome: str, nodes: list[str], *, check: str | No
 def job_list(items: list[Obj]) -> Obj:
     """Jobs and Pods as `kubectl get jobs,pods -n gpuspec-acceptance -o json` prints them."""
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": copy.deepcopy(items)}
+
+
+def render_fleet(out: Path) -> Path:
+    """Render the gate fixture fleet into ``out`` with the real `gpuspec render`; return the rendered folder."""
+    from tests.audit.audit_cli import run_gpuspec
+
+    result = run_gpuspec("render", str(FLEET_DIR), "--out", str(out))
+    assert result.code == 0, result.err
+    return out
+
+
+def write_json(path: Path, document: Obj) -> str:
+    """Write ``document`` as kubectl's indented JSON to ``path``; return the path as text."""
+    path.write_text(json.dumps(document, indent=4) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def passing_runs(expected: list[Any]) -> list[Obj]:
+    """A passing run of every expected Job (ExpectedJob records) on its pool's nodes, within budget and floor."""
+    items: list[Obj] = []
+    for wanted in expected:
+        seconds = 38.0 if wanted.budget_seconds is None else min(38.0, wanted.budget_seconds / 2)
+        busbw = None if wanted.min_busbw_gbps is None else wanted.min_busbw_gbps + 40
+        items += run(wanted.name, wanted.pool, "passed", POOL_NODES.get(wanted.pool, ["gpu-h100-0"]),
+                     check=None if wanted.check == "smoke" else wanted.check, seconds=seconds, busbw=busbw)
+    return items
