@@ -8,14 +8,14 @@ file, the line and column of a JSON syntax error, or the item path of a field of
 from __future__ import annotations
 
 import json
-from collections import Counter
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gpuspec.acceptance.contract import JOB_NAME_LABELS
+from gpuspec.acceptance.contract import ACCEPTANCE_NAMESPACE, JOB_NAME_LABELS
 from gpuspec.audit.inventory import load_json
 from gpuspec.errors import GpuspecError
 from gpuspec.redaction import one_line
@@ -171,15 +171,23 @@ class Pod(_Model):
 
 @dataclass(frozen=True)
 class AcceptanceExport:
-    """The Jobs and Pods of one export of the acceptance namespace."""
+    """The Jobs and Pods of one export of the acceptance namespace (objects of other namespaces left out)."""
 
     jobs: tuple[Job, ...]
     pods: tuple[Pod, ...]
     display: str
+    _by_job: dict[str, tuple[Pod, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        groups: dict[str, list[Pod]] = defaultdict(list)
+        for pod in self.pods:
+            if pod.job_name:
+                groups[pod.job_name].append(pod)
+        self._by_job.update({job: tuple(sorted(pods, key=lambda p: p.name)) for job, pods in groups.items()})
 
     def pods_of(self, job: str) -> list[Pod]:
         """The Pods the Job named ``job`` created, by name."""
-        return sorted((p for p in self.pods if p.job_name == job), key=lambda p: p.name)
+        return list(self._by_job.get(job, ()))
 
 
 #: Kinds `kubectl get jobs,pods -o json` prints.
@@ -221,7 +229,10 @@ def _items(data: Any, display: str) -> list[Any]:
 
 
 def parse_export(text: str, display: str) -> AcceptanceExport:
-    """The Jobs and Pods of a `kubectl get jobs,pods -o json` document (a List, a JobList, a PodList or one object)."""
+    """The Jobs and Pods of a `kubectl get jobs,pods -o json` document (a List, a JobList, a PodList or one object).
+
+    Objects of another namespace than the acceptance namespace (an export with ``-A``) are left out.
+    """
     jobs: list[Job] = []
     pods: list[Pod] = []
     for index, item in enumerate(_items(load_json(text, display), display)):
@@ -235,6 +246,8 @@ def parse_export(text: str, display: str) -> AcceptanceExport:
                 pods.append(Pod.model_validate(item))
         except ValidationError as exc:
             raise _shape_error(display, exc, ("items", index)) from None
+    jobs = [j for j in jobs if j.metadata.namespace in ("", ACCEPTANCE_NAMESPACE)]
+    pods = [p for p in pods if p.metadata.namespace in ("", ACCEPTANCE_NAMESPACE)]
     for what, names in (("Job", [j.name for j in jobs]), ("Pod", [p.name for p in pods])):
         duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:

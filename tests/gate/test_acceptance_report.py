@@ -232,3 +232,30 @@ def test_cli_bad_rendered_input_exits_2(rendered_dir: Path, tmp_path: Path) -> N
     missing = run_gpuspec("acceptance", "report", "--cluster", "lab", "--jobs", str(tmp_path / "none.json"),
                           "--rendered", str(rendered_dir))
     assert missing.code == 2 and "none.json: no such file" in missing.err
+
+
+def test_jobs_of_other_namespaces_are_left_out(rendered: RenderedAcceptance) -> None:
+    """An export with -A holds other teams' Jobs; one named like an acceptance Job does not count."""
+    items = passing_runs(list(rendered.jobs))
+    for item in items:
+        item["metadata"]["namespace"] = "team-a"
+    report = _report(rendered, items)
+    assert {c.status for c in report.checks} == {Status.NOT_RUN}
+
+
+def test_hostile_values_in_the_export_cannot_change_the_report(rendered_dir: Path, rendered: RenderedAcceptance,
+                                                               tmp_path: Path) -> None:
+    """A pod's messages are written by whoever runs in the cluster: no terminal control, no Markdown structure."""
+    h100 = next(j for j in rendered.jobs if j.pool == "h100")
+    items = run(h100.name, "h100", "failed", ["gpu-h100-0"])
+    for item in items:
+        for status in item.get("status", {}).get("containerStatuses", []):
+            status["state"]["terminated"]["reason"] = "Error\x1b[2J\n::error::owned\n| a | b |\n# heading"
+    jobs = write_json(tmp_path / "jobs.json", job_list(items))
+    for fmt in ("text", "markdown"):
+        result = run_gpuspec("acceptance", "report", "--cluster", "lab", "--jobs", jobs, "--rendered",
+                             str(rendered_dir), "--format", fmt)
+        assert result.code == 1
+        assert "\x1b" not in result.out
+        assert not any(line.startswith(("::error", "# heading")) for line in result.out.splitlines())
+    assert "\\| a \\| b \\|" in result.out
