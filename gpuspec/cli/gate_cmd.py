@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import DEFAULT_RENDERED, fleet_argument, outside_git, write_report
+from gpuspec.cli.common import DEFAULT_RENDERED, emit_report, fleet_argument, outside_git, write_report
 from gpuspec.errors import GpuspecError
 
 
@@ -57,7 +57,9 @@ def gate_command(cluster_name: str, pool_name: str | None, nodes_source: str, po
         raise GpuspecError("only one input can be read from standard input (-)")
     load = load_fleet(fleet_dir)
     if load.fleet is None:
-        raise GpuspecError(f"the fleet spec in {fleet_dir} does not load; fix it first (gpuspec validate)")
+        emit_report(load.findings, "text", "gate", raw=load.raw, err=True, successful=False)
+        click.echo("gpuspec: error: the fleet spec does not load; fix it first (gpuspec validate)", err=True)
+        raise SystemExit(exitcodes.INPUT_ERROR)
     fleet = load.fleet
     cluster = fleet.cluster(cluster_name)
     if cluster is None:
@@ -69,6 +71,9 @@ def gate_command(cluster_name: str, pool_name: str | None, nodes_source: str, po
         if not pools:
             known = ", ".join(p.name for p in cluster.pools) or "none"
             raise GpuspecError(f"cluster {cluster_name!r} has no pool {pool_name!r}", hint=f"its pools: {known}")
+        if not pools[0].managed:
+            raise GpuspecError(f"pool {pool_name!r} of cluster {cluster_name!r} is not managed by the operator "
+                               "(managed: false): its nodes are not the rollout's to promote")
     rendered = read_rendered(rendered_dir, cluster_name)
     drivers = rendered_drivers(rendered_dir, cluster_name)
     nodes = [node_facts(n) for n in parse_nodes(*read_input(nodes_source))]

@@ -93,6 +93,7 @@ class GateResult:
     cluster_criteria: tuple[Criterion, ...]
     pools: tuple[PoolGate, ...]
     acceptance: AcceptanceReport | None
+    unmanaged: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -308,13 +309,14 @@ def gate(fleet: Fleet, cluster: Cluster, pools: Sequence[Pool], nodes: Sequence[
          policies_exported: bool = True) -> GateResult:
     """The gate over ``pools`` of ``cluster``; ``resources`` / ``report`` None mean that evidence was not exported.
 
+    Pools the operator does not manage (``managed: false``) are not the rollout's: they are listed, not gated.
     ``policies_exported`` False says ``resources`` holds only NVIDIADrivers (no ClusterPolicy export was given).
     """
     results = tuple(
         pool_gate(fleet, cluster, pool, [n for n in nodes if matches(pool.node_selector, n.labels)], resources,
                   drivers, rendered, report)
-        for pool in pools
+        for pool in pools if pool.managed
     )
+    unmanaged = tuple(p.name for p in pools if not p.managed)
     policies = clusterpolicy_criterion(resources if policies_exported else None)
-    return GateResult(cluster.name, scope_pool, rendered.digest, (policies,), results,
-                      report)
+    return GateResult(cluster.name, scope_pool, rendered.digest, (policies,), results, report, unmanaged)

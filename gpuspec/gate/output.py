@@ -44,6 +44,8 @@ def to_text(result: GateResult) -> str:
     for pool in result.pools:
         for criterion in pool.criteria:
             lines += _criterion_lines(pool.pool.ljust(width), criterion)
+    if result.unmanaged:
+        lines.append(f"  not gated (managed: false): {terminal(', '.join(result.unmanaged))}")
     lines.append(("PASSED: " if result.passed else "FAILED: ") + terminal(verdict(result)))
     return "\n".join(lines) + "\n"
 
@@ -57,7 +59,7 @@ def report_data(result: GateResult) -> dict[str, Any]:
     """The report as plain data."""
     return {
         "cluster": result.cluster, "pool": result.pool, "revision": result.revision, "passed": result.passed,
-        "summary": verdict(result),
+        "summary": verdict(result), "unmanagedPools": list(result.unmanaged),
         "clusterCriteria": [_criterion_data(c) for c in result.cluster_criteria],
         "pools": [{"pool": p.pool, "passed": p.passed, "nodes": list(p.nodes), "targetDriver": p.target_driver,
                    "criteria": [_criterion_data(c) for c in p.criteria]} for p in result.pools],
@@ -86,6 +88,8 @@ def to_markdown(result: GateResult) -> str:
         lines.append(f"- {text(scope)} / {text(c.name)}: " + ("; ".join(text(d) for d in c.details) or text(c.summary)))
     if result.failures():
         lines.append("")
+    if result.unmanaged:
+        lines += [f"Not gated (`managed: false`, not the rollout's): {text(', '.join(result.unmanaged))}.", ""]
     if result.acceptance is not None:
         checks = [c for c in result.acceptance.checks if any(c.pool == p.pool for p in result.pools)]
         if checks:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,40 @@ def test_bad_node_export_exits_2(rendered_dir: Path, tmp_path: Path) -> None:
                          "--nodes", str(tmp_path / "nodes.json"))
     assert result.code == 2
     assert "nodes.json:3:20: invalid JSON" in result.err, result.err
+
+
+def test_a_pool_the_operator_does_not_manage_is_not_gated(rendered_dir: Path, passing_jobs: str,
+                                                          tmp_path: Path) -> None:
+    """Hybrid mode (managed: false, host driver): the pool's nodes are listed as not gated, and --pool refuses it."""
+    fleet = tmp_path / "fleet"
+    shutil.copytree(FLEET_DIR, fleet)
+    cluster = fleet / "clusters" / "lab.yaml"
+    text = cluster.read_text()
+    marker = "  - name: l40s\n"
+    assert marker in text
+    text = text[:text.index("    sharing:")]  # l40s is the last pool; an unmanaged pool has no sharing
+    cluster.write_text(text.replace(marker, marker + "    managed: false\n").replace(
+        "      version: 580.95.05\n", "      source: host\n      version: 580.95.05\n"))
+    nodes = after_upgrade()
+    next(n for n in nodes if n["metadata"]["name"] == "gpu-l40s-0")["metadata"]["labels"].update(
+        {"nvidia.com/gpu.deploy.operands": "false"})
+    args = ["gate", str(fleet), "--cluster", "lab", "--rendered", str(rendered_dir), "--format", "json",
+            "--nodes", write_json(tmp_path / "nodes.json", nodes_export(nodes)),
+            "--clusterpolicies", write_json(tmp_path / "cp.json", operator_export()), "--jobs", passing_jobs]
+    result = run_gpuspec(*args)
+    data = result.json()
+    assert data["unmanagedPools"] == ["l40s"]
+    assert [p["pool"] for p in data["pools"]] == ["h100", "a100-mig"]
+    refused = run_gpuspec(*args, "--pool", "l40s")
+    assert refused.code == 2 and "is not managed by the operator" in refused.err
+
+
+def test_a_fleet_that_does_not_load_exits_2(rendered_dir: Path, tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet"
+    shutil.copytree(FLEET_DIR, fleet)
+    cluster = fleet / "clusters" / "lab.yaml"
+    cluster.write_text(cluster.read_text().replace("    nodes: 2\n", "    nodes: two\n", 1))
+    result = run_gpuspec("gate", str(fleet), "--cluster", "lab", "--rendered", str(rendered_dir),
+                         "--nodes", write_json(tmp_path / "nodes.json", nodes_export(after_upgrade())))
+    assert result.code == 2 and result.out == ""
+    assert "lab.yaml:" in result.err and "fix it first" in result.err
