@@ -28,6 +28,8 @@ from gpuspec.loader.safefile import UnsafeFile, read_bounded
 
 #: Largest rendered acceptance file read.
 MAX_RENDERED_BYTES = 64 * 1024 * 1024
+#: Argo CD's hook deletion policy annotation: ``HookSucceeded`` deletes a hook Job once it succeeds.
+ARGOCD_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy"
 #: The input digest in the header `gpuspec render` writes on every file.
 _DIGEST = re.compile(r"^# (sha256:[0-9a-f]{64})\s*$", re.MULTILINE)
 
@@ -43,6 +45,7 @@ class ExpectedJob:
     min_busbw_gbps: float | None
     deadline_seconds: int | None
     file: str
+    deleted_on_success: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,7 @@ def _expected(doc: dict[str, Any], display: str, index: int) -> ExpectedJob | No
         min_busbw_gbps=busbw_value(annotations.get(MIN_BUSBW_ANNOTATION)),
         deadline_seconds=deadline if isinstance(deadline, int) and not isinstance(deadline, bool) else None,
         file=display,
+        deleted_on_success="HookSucceeded" in str(annotations.get(ARGOCD_DELETE_POLICY, "")).split(","),
     )
 
 

@@ -250,6 +250,9 @@ def _not_run(expected: ExpectedJob, older: tuple[OtherJob, ...]) -> CheckResult:
         reason = f"no Job of this revision in the export; only an older revision ran: {ran}"
     else:
         reason = "no Job of this revision in the export"
+    if expected.deleted_on_success:
+        reason += ("; Argo CD deletes this hook Job when it succeeds (hook-delete-policy HookSucceeded), so a "
+                   "success leaves nothing to export")
     return CheckResult(expected.pool, expected.check, expected.name, revision_of(expected.name), Status.NOT_RUN,
                        reason, expected.budget_seconds, min_busbw_gbps=expected.min_busbw_gbps, older=older)
 

@@ -259,3 +259,12 @@ def test_hostile_values_in_the_export_cannot_change_the_report(rendered_dir: Pat
         assert "\x1b" not in result.out
         assert not any(line.startswith(("::error", "# heading")) for line in result.out.splitlines())
     assert "\\| a \\| b \\|" in result.out
+
+
+def test_not_run_names_argo_cds_deletion_of_succeeded_hooks(rendered: RenderedAcceptance) -> None:
+    """The fixture cluster syncs with Argo CD; its rendered hooks say whether a success leaves evidence."""
+    report = _report(rendered, [])
+    for check in report.checks:
+        wanted = next(j for j in rendered.jobs if j.name == check.job)
+        assert check.status is Status.NOT_RUN
+        assert ("hook-delete-policy HookSucceeded" in check.reason) is wanted.deleted_on_success
