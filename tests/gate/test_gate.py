@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from gpuspec.acceptance.expected import read_rendered
-from tests.audit.audit_cli import CliResult, run_gpuspec
+from tests.audit.audit_cli import REPO, CliResult, run_gpuspec
+from tests.audit.audit_fixtures import driver_labels, h100
 from tests.gate.gate_fixtures import (
     FLEET_DIR,
     POOL_NODES,
@@ -236,3 +237,33 @@ def test_a_fleet_that_does_not_load_exits_2(rendered_dir: Path, tmp_path: Path) 
                          "--nodes", write_json(tmp_path / "nodes.json", nodes_export(after_upgrade())))
     assert result.code == 2 and result.out == ""
     assert "lab.yaml:" in result.err and "fix it first" in result.err
+
+
+def _canary_node(name: str, driver: tuple[str, str, str]) -> dict[str, Any]:
+    node = h100(name)
+    node["metadata"]["labels"].update({"acme.example/gpu-pool": "h100-canary", **driver_labels(*driver)})
+    return node
+
+
+def test_the_example_fleets_canary_pool_with_the_repository_defaults(tmp_path: Path) -> None:
+    """In a fleet repository with no paths: ./fleet and ./rendered; the driver comes from channel stable."""
+    rendered = read_rendered(REPO / "rendered", "train-east")
+    canary = rendered.of_pool("h100-canary")
+    assert canary, "the example fleet renders acceptance checks for its canary pool"
+    names = ["gpu-canary-0", "gpu-canary-1"]
+    items: list[dict[str, Any]] = []
+    for wanted in canary:
+        busbw = None if wanted.min_busbw_gbps is None else wanted.min_busbw_gbps + 40
+        items += run(wanted.name, wanted.pool, "passed", names, seconds=20,
+                     check=None if wanted.check == "smoke" else wanted.check, busbw=busbw)
+    jobs = write_json(tmp_path / "jobs.json", job_list(items))
+    operator = operator_export()
+    operator["items"] = operator["items"][:1]  # train-east runs the driver from the ClusterPolicy
+    cp = write_json(tmp_path / "cp.json", operator)
+    for driver, code in ((("580", "173", "02"), 0), (("580", "95", "05"), 1)):
+        nodes = write_json(tmp_path / "nodes.json", nodes_export([_canary_node(n, driver) for n in names]))
+        result = run_gpuspec("gate", "--cluster", "train-east", "--pool", "h100-canary", "--nodes", nodes,
+                             "--clusterpolicies", cp, "--jobs", jobs, "--format", "json", cwd=REPO)
+        assert result.code == code, result.out + result.err
+        pool = result.json()["pools"][0]
+        assert pool["targetDriver"] == "580.173.02"
