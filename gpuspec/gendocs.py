@@ -5,7 +5,8 @@ A section is ``<!-- NAME:start -->`` ... ``<!-- NAME:end -->``; its body is rege
 * ``spec-reference``: every key of the spec files (:func:`gpuspec.spec.reference.spec_reference`);
 * ``rules-reference``: every finding id (:func:`gpuspec.catalogue.reference.rules_reference`);
 * ``rule-areas``: one row per catalogue area, linking docs/rules.md;
-* ``rule-table:AREA``: the ids of one catalogue area (``engine``, ``validate``, ``matrix``, ... ``verify``).
+* ``rule-table:AREA``: the ids of one catalogue area (``engine``, ``validate``, ``matrix``, ... ``verify``);
+* ``cli-reference``: every command's usage, help and options (:func:`gpuspec.cli.reference.cli_reference`).
 
 ``python -m gpuspec.gendocs`` rewrites the sections in place; ``--check`` lists stale files and exits 1.
 The test suite runs the check, so a change to the catalogue or the models comes with its docs.
@@ -24,12 +25,19 @@ from gpuspec.spec.reference import spec_reference
 _MARKER = re.compile(r"<!-- (?P<name>[a-z][a-z0-9:-]*):start -->\n(?P<body>.*?)<!-- (?P=name):end -->", re.DOTALL)
 
 
+def _cli_reference() -> str:
+    from gpuspec.cli.reference import cli_reference
+
+    return cli_reference()
+
+
 def section_text(name: str, link: str) -> str:
     """The generated body of section ``name``; ``link`` is the path of docs/rules.md from the file it is in."""
     generators: dict[str, Callable[[], str]] = {
         "spec-reference": spec_reference,
         "rules-reference": rules_reference,
         "rule-areas": lambda: area_summary(link),
+        "cli-reference": _cli_reference,
     }
     if name.startswith("rule-table:"):
         area = name.split(":", 1)[1]

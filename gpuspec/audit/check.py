@@ -118,6 +118,11 @@ def _advertised_problem(node: NodeFacts, want: ResourceExpectation) -> str | Non
     return ", ".join(problems) if problems else None
 
 
+def advertised_problem(node: NodeFacts, want: ResourceExpectation) -> str | None:
+    """What ``node`` advertises that differs from ``want`` (e.g. ``7 nvidia.com/gpu``), None when it matches."""
+    return _advertised_problem(node, want)
+
+
 def _check_hardware(c: _Collector, cluster: Cluster, pool: Pool, nodes: Sequence[NodeFacts]) -> None:
     label = _pool_label(pool)
     with_labels = [n for n in nodes if n.product_label is not None]

@@ -34,12 +34,16 @@ COMMANDS: dict[str, str] = {
     "schema": "gpuspec.cli.schema_cmd:schema_command",
     "matrix": "gpuspec.cli.matrix_cmd:matrix_command",
     "tools": "gpuspec.cli.tools_cmd:tools_group",
+    "acceptance": "gpuspec.cli.acceptance_cmd:acceptance_group",
+    "gate": "gpuspec.cli.gate_cmd:gate_command",
 }
 
 
 #: Command name → first paragraph of its help, so `gpuspec --help` imports no command (a test keeps these
 #: equal to the commands' own help).
 SUMMARIES: dict[str, str] = {
+    "acceptance": "Acceptance evidence: report what the acceptance Jobs of the rendered revision proved.",
+    "gate": "Promote only on live evidence: exit 0 when the exported cluster (or pool) really runs the spec.",
     "audit": "Compare exported node state with the spec of one cluster (offline).",
     "deviations": "List every deliberate deviation of the fleet, by cluster.",
     "explain": "Show one finding id's documentation: title, severity, rationale, examples and parameters.",
