@@ -210,8 +210,8 @@ def test_draft_without_a_matching_mirror_drafts_it_into_fleet_yaml(repo: Path, t
     assert draft["mirror"] == "harbor-dc-east-acme-internal"
     settings = repo / "fleet" / "fleet.yaml"
     [mirror] = YAML(typ="safe").load(settings.read_text(encoding="utf-8"))["mirrors"]
-    assert mirror == {"name": "harbor-dc-east-acme-internal", "registries": {"nvcr.io": "harbor.dc-east.acme.internal/nvcr"},
-                      "chart": {"repository": "TODO: review"}}
+    assert mirror == {"name": "harbor-dc-east-acme-internal", "chart": {"repository": "TODO: review"},
+                      "registries": {"nvcr.io": "harbor.dc-east.acme.internal/nvcr"}}
     _fill(repo / "policies" / "adopted-train-east.yaml", "2099-12-31")
     validate = run_gpuspec("validate", str(repo / "fleet"), "--policies", str(repo / "policies"))
     assert validate.code == 2 and "fleet.yaml:" in validate.out + validate.err
