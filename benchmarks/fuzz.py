@@ -81,6 +81,8 @@ POLICY_FILES = ("policies/default.yaml", "policies/acme.yaml")
 NODES_FILE = "nodes.json"
 #: The brownfield exports (ClusterPolicies and NVIDIADrivers, Helm values, Helm releases) import and audit read.
 EXPORT_FILES = ("clusterpolicies.json", "helm-values.json", "helm-list.json")
+#: The acceptance namespace's Jobs and Pods (`kubectl get jobs,pods -o json`), made from the rendered Jobs.
+JOBS_FILE = "jobs.json"
 #: The stub chart verify renders (a copy in the workspace, mutated as text like any input).
 CHART_DIR = "chart"
 CHART_FILES = ("chart/Chart.yaml", "chart/values.yaml", "chart/templates/clusterpolicy.yaml",
@@ -109,6 +111,11 @@ COMMANDS: dict[str, list[list[str]]] = {
                 "--helm-values", "helm-values.json", "--helm-release", "helm-list.json"]],
     "verify": [["verify", "--rendered", "out-base", "--chart", CHART_DIR, "--format", f]
                for f in ("text", "json")],
+    "gate": [["gate", "--cluster", "train-east", "--nodes", NODES_FILE, "--clusterpolicies", "clusterpolicies.json",
+              "--jobs", JOBS_FILE, "--rendered", "out-base", "--format", f] for f in ("text", "json", "markdown")]
+    + [["gate", "--cluster", "train-east", "--pool", "h100", "--nodes", NODES_FILE, "--rendered", "out-base"]],
+    "acceptance": [["acceptance", "report", "--cluster", "train-east", "--jobs", JOBS_FILE, "--rendered", "out-base",
+                    "--format", f] for f in ("text", "json", "markdown")],
     # A rendered tree changed by hand, or holding special files, read back by the commands that read it.
     "rendered": [["render", "--check", "--out", "out-base"], ["render", "--out", "out-base"],
                  ["verify", "--rendered", "out-base", "--chart", CHART_DIR]],
@@ -117,7 +124,7 @@ COMMANDS: dict[str, list[list[str]]] = {
 }
 #: How often each command is picked, relative to the others (verify runs helm: fewer of those).
 WEIGHTS: dict[str, int] = {name: 10 for name in COMMANDS} | {"verify": 1, "plan": 5, "lint-base": 5, "rendered": 3,
-                                                             "cache": 4}
+                                                             "cache": 4, "gate": 5, "acceptance": 5}
 
 
 @dataclass
@@ -309,6 +316,32 @@ def _dump(doc: Any, json_style: bool) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10_000)
 
 
+def _acceptance_export(rendered: Path) -> dict[str, Any]:
+    """The acceptance namespace as `kubectl get jobs,pods -o json` shows it after every rendered Job passed."""
+    items: list[dict[str, Any]] = []
+    done = "2026-12-01T10:01:00Z"
+    for path in sorted(rendered.glob("clusters/*/acceptance/*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if not isinstance(doc, dict) or doc.get("kind") != "Job":
+                continue
+            job = copy.deepcopy(doc)
+            job["status"] = {"startTime": "2026-12-01T10:00:00Z", "completionTime": done, "succeeded": 1,
+                             "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": done}]}
+            items.append(job)
+            labels = {**doc["metadata"].get("labels", {}), "job-name": doc["metadata"]["name"]}
+            items.append({"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": f"{doc['metadata']['name']}-a1b2c", "namespace": "gpuspec-acceptance",
+                                       "labels": labels},
+                          "spec": {"nodeName": "gpu-node-1"},
+                          "status": {"phase": "Succeeded", "conditions": [
+                              {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-12-01T10:00:01Z"},
+                              {"type": "Ready", "status": "False", "reason": "PodCompleted",
+                               "lastTransitionTime": done}],
+                              "containerStatuses": [{"name": "gpu", "state": {"terminated": {
+                                  "exitCode": 0, "finishedAt": done, "message": '{"busbw_gbps": 180.5}'}}}]}})
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
 def _pinned_release() -> str:
     """The GPU Operator release the example fleet's clusters pin (read from the fleet)."""
     from gpuspec.pipeline.validate import validate_fleet
@@ -360,6 +393,9 @@ class Workspace:
                 run_cli()
         finally:
             sys.argv = argv
+        (root / JOBS_FILE).write_text(json.dumps(_acceptance_export(root / "out-base"), indent=1))
+        self.originals[JOBS_FILE] = (root / JOBS_FILE).read_bytes()
+        self.docs[JOBS_FILE] = json.loads(self.originals[JOBS_FILE])
         self.pristine_out = root.parent / "out-pristine"
         shutil.copytree(root / "out-base", self.pristine_out, symlinks=True)
         self.rendered_files = sorted(p.relative_to(root).as_posix() for p in (root / "out-base").rglob("*")
@@ -570,6 +606,8 @@ def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
             return based
     if command in ("audit", "import") and rng.random() < 0.8:
         target = NODES_FILE if rng.random() < 0.6 else rng.choice(EXPORT_FILES)
+    elif command in ("gate", "acceptance") and rng.random() < 0.8:
+        target = rng.choice((JOBS_FILE, JOBS_FILE, NODES_FILE, "clusterpolicies.json"))
     elif command.startswith("lint") and rng.random() < 0.3:
         target = rng.choice(POLICY_FILES)
     elif command in ("render", "render-check", "handover", "plan") and rng.random() < 0.15:
