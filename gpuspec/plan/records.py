@@ -159,6 +159,8 @@ class Plan:
     acceptance: dict[str, list[str]] = field(default_factory=dict)
     #: Rendered objects the change removes per GitOps unit (:class:`gpuspec.plan.removals.Removal`).
     removals: list[Any] = field(default_factory=list)
+    #: Step key ``(fleet wave, cluster, stage)`` → :class:`gpuspec.plan.step_durations.StepDuration`.
+    durations: dict[tuple[int, str, int], Any] = field(default_factory=dict)
 
     @property
     def worst(self) -> Disruption:
