@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuspec.catalogue import changeset_apiserver
+from gpuspec.catalogue import changeset_apiserver, changeset_windows
 from gpuspec.catalogue.entry import Entry, Param
 from gpuspec.findings import Severity
 
@@ -301,4 +301,5 @@ ENTRIES: tuple[Entry, ...] = (
     OVERRIDE_STALE_AFTER_UPGRADE,
     FLEET_WAVES_IN_ORDER,
     ROLLBACK_FLAG_LIFECYCLE,
+    *changeset_windows.ENTRIES,  # GS830, declared in its own module
 )

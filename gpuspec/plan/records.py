@@ -91,7 +91,8 @@ class Change:
     ``pool`` is ``None`` for cluster-wide changes.  ``file``/``path`` point at the head spec where the change
     is written (the base file for removals).  ``dimension`` is set when the change touches one of the layers
     GS801 counts; ``derived`` marks effects of another change (a release-default driver moving with the operator);
-    ``downgrade`` marks an operator or driver moving to an older release (GS803).
+    ``downgrade`` marks an operator or driver moving to an older release (GS803); ``pools`` names the pools a
+    cluster-wide record restarts when they are not all of them.
     """
 
     kind: ChangeKind
@@ -112,6 +113,8 @@ class Change:
     derived: bool = False
     details: tuple[str, ...] = ()
     downgrade: bool = False
+    #: For a cluster-wide record that restarts only some pools (a shared driver DaemonSet rolls): those pools.
+    pools: tuple[str, ...] = ()
 
     @property
     def stage(self) -> int:
@@ -145,6 +148,7 @@ class Change:
             "derived": self.derived,
             "details": list(self.details),
             "downgrade": self.downgrade,
+            "pools": list(self.pools),
         }
 
 

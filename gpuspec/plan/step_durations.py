@@ -58,7 +58,9 @@ def _targets(cluster: Cluster, changes: Iterable[Change]) -> list[tuple[Pool | N
     for change in changes:
         if change.disruption is Disruption.NONE:
             continue
-        if change.pool is None:
+        if change.pool is None and change.pools:
+            targets.extend((pool, change.disruption) for name in change.pools if (pool := cluster.pool(name)))
+        elif change.pool is None:
             targets.append((None, change.disruption))
         elif (pool := cluster.pool(change.pool)) is not None:
             targets.append((pool, change.disruption))

@@ -1,0 +1,45 @@
+"""Change-set findings about how long a rollout step takes (GS830)."""
+
+from __future__ import annotations
+
+from gpuspec.catalogue.entry import Entry
+from gpuspec.findings import Severity
+
+STEP_EXCEEDS_WINDOW = Entry(
+    id="GS830",
+    title="Disruptive step cannot finish in one maintenance window",
+    severity=Severity.WARNING,
+    rationale=(
+        "Nodes restart only inside `rollout.window`; a driver upgrade that the upgrade controller cannot finish "
+        "before the window closes goes on restarting nodes outside it, or leaves the pool half upgraded."
+    ),
+    doc="""
+For every disruptive step of the change (cluster-wide, canary pool, each pool wave) of a cluster with a
+`rollout.window`, `lint --base` estimates the worst-case duration as `gpuspec plan` shows it and warns when it is
+longer than the window's `length`, or has no bound at all.
+
+The estimate follows the GPU Operator's upgrade controller (k8s-operator-libs `pkg/upgrade` as vendored by
+gpu-operator v26.7.0): nodes upgrade `maxParallelUpgrades` at a time (0 = all), never more than `maxUnavailable`
+(a percentage of the nodes the ClusterPolicy or the pool's NVIDIADriver manages, rounded up); each node takes the
+`waitForCompletion` timeout (with a pod selector), the GPU pod deletion timeout, the drain timeout (when drain is
+on) and `rollout.perNodeSeconds.driverReload`.  A timeout of 0 waits without bound; `maxUnavailable: 0` never
+starts a node.  Operand restarts roll one node at a time (`perNodeSeconds.operandRestart`); a MIG repartition
+takes one node's `perNodeSeconds.migRepartition`, all nodes at once.  Steps no controller rolls
+(`autoUpgrade: false`, drivers on the host image) are not judged.
+
+Fix it by raising `maxParallelUpgrades`/`maxUnavailable`, bounding the timeouts, lengthening the window, or
+accept that the step spans windows (a policy exception for GS830 with its reason).  See docs/pr-workflow.md
+("How long a step takes, and maintenance windows").
+
+Failing: a driver change on a 12-node pool, one node at a time at 25 minutes each (5h), with a 4h window.
+Passing: the same change with `maxParallelUpgrades: 2` and `maxUnavailable: 2` (2h 30m).
+""",
+    tags=("change-set", "rollout"),
+    source="NVIDIA k8s-operator-libs pkg/upgrade (upgrade_inplace.go ProcessUpgradeRequiredNodes, common_manager.go "
+    "GetUpgradesAvailable, upgrade_state.go ApplyState) vendored by gpu-operator v26.7.0 "
+    "(k8s-operator-libs v0.0.0-20260629200812-d720f2557494); gpu-operator values.yaml v26.7.0 driver.upgradePolicy "
+    "and daemonsets.rollingUpdate",
+)
+
+#: This module's entries, in id order.
+ENTRIES: tuple[Entry, ...] = (STEP_EXCEEDS_WINDOW,)
