@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuspec.catalogue import changeset_windows as cat
+from gpuspec.catalogue import changeset_steps as cat
 from gpuspec.plan.durations import format_seconds
 from gpuspec.plan.records import Plan
 from gpuspec.plan.step_durations import step_durations

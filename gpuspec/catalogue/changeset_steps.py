@@ -1,4 +1,5 @@
-"""Change-set findings about how long a rollout step takes (GS830)."""
+"""Change-set findings about one step of a rollout: its duration against the maintenance window (GS830), the
+acknowledgment of its downgrade (GS831)."""
 
 from __future__ import annotations
 
@@ -41,5 +42,31 @@ Passing: the same change with `maxParallelUpgrades: 2` and `maxUnavailable: 2` (
     "and daemonsets.rollingUpdate",
 )
 
+STALE_ROLLBACK_ACKNOWLEDGMENT = Entry(
+    id="GS831",
+    title="Downgrade acknowledged only by a rollback flag left from an earlier change",
+    severity=Severity.ERROR,
+    rationale=(
+        "`operator.rollback: true` acknowledges the downgrade of the change that sets it. When the base revision "
+        "already carries it, the flag is not in this change's diff: a second downgrade would pass GS803 without "
+        "anyone having written, or reviewed, an acknowledgment for it."
+    ),
+    doc="""
+The rollback flag's life: the change that downgrades a cluster's operator or a pool's driver sets
+`operator.rollback: true` (GS803 asks for it); the next change removes it (GS822 reports it while it stays).
+This rule closes the gap between the two: a change that downgrades again while the flag is still there from the
+base revision is reported, because the flag in its spec acknowledges the earlier downgrade, not this one.
+
+Do the second rollback in two changes: remove `operator.rollback` (the change after the first rollback, as GS822
+asks), then downgrade with the flag set again, so the acknowledgment is a line of the downgrade's diff.  A team
+that deliberately rolls back twice in a row takes a GS831 exception with its reason.
+
+Failing: the base (the change after a rollback to v26.3.3) still has `operator.rollback: true`, and this change
+also downgrades a pool's driver `580.173.02 -> 535.309.01`.  Passing: the same driver downgrade, the base without
+the flag and this change setting it.
+""",
+    tags=("change-set", "rollout"),
+)
+
 #: This module's entries, in id order.
-ENTRIES: tuple[Entry, ...] = (STEP_EXCEEDS_WINDOW,)
+ENTRIES: tuple[Entry, ...] = (STEP_EXCEEDS_WINDOW, STALE_ROLLBACK_ACKNOWLEDGMENT)
