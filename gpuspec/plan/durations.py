@@ -139,7 +139,7 @@ def estimate_driver_reload(rollout: RolloutSpec, nodes: int, scope: int) -> Dura
     batches = math.ceil(nodes / at_once)
     per_node, parts = driver_node_seconds(rollout)
     head = (f"{nodes} node(s), {at_once} at a time (maxParallelUpgrades {parallel or 'unlimited'}, {unavailable})"
-            f" -> {batches} batch(es) x ({parts})")
+            f": {batches} batch(es) x ({parts})")
     if per_node is None:
         return DurationEstimate(None, head)
     return DurationEstimate(batches * per_node, f"{head} = {format_seconds(batches * per_node)}")
