@@ -33,8 +33,8 @@ from gpuspec.matrix.acceptance import sample_image
 from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
-from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
 from gpuspec.plan.durations import estimate_duration, operator_driver
+from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
 from gpuspec.plan.records import Disruption
 from gpuspec.render.alerts import DCGM_JOB
 from gpuspec.render.context import (

@@ -211,23 +211,23 @@ def estimate_targets(
     side, so the step takes as long as its longest part."""
     scopes = driver_scopes(cluster, fleet)
     scope_nodes: dict[str, int] = {}
-    for pool in cluster.pools:
-        if pool.name in scopes:
-            scope_nodes[scopes[pool.name]] = scope_nodes.get(scopes[pool.name], 0) + pool.nodes
+    for member in cluster.pools:
+        if member.name in scopes:
+            scope_nodes[scopes[member.name]] = scope_nodes.get(scopes[member.name], 0) + member.nodes
     driver: dict[str, int] = {}
     manual_driver: list[str] = []
     operand_nodes = 0
     mig_nodes = 0
     seen: set[tuple[str, Disruption]] = set()
-    for pool, disruption in targets:
-        for p in cluster.pools if pool is None else [pool]:
+    for target, disruption in targets:
+        for p in cluster.pools if target is None else [target]:
             if (p.name, disruption) in seen or not p.managed:
                 continue
             seen.add((p.name, disruption))
             if disruption is Disruption.DRIVER_RELOAD:
                 if p.name in scopes:
                     driver[scopes[p.name]] = driver.get(scopes[p.name], 0) + p.nodes
-                elif pool is not None:
+                elif target is not None:
                     manual_driver.append(p.name)
             elif disruption is Disruption.OPERAND_RESTART:
                 operand_nodes += p.nodes
