@@ -132,27 +132,6 @@ Failing: `platform: {argocd: v3.5.1}` before `gpuspec tools install`.  Passing: 
 """,
 )
 
-OPENSHIFT_CLUSTERPOLICY_DIFFERS = Entry(
-    id="GS950",
-    title="OpenShift ClusterPolicy differs from the chart's for the same values",
-    severity=Severity.ERROR,
-    rationale=(
-        "On OpenShift OLM installs the operator and the ClusterPolicy is a custom resource gpuspec builds from the "
-        "compiled values; a field the chart would write but the custom resource lacks or changes configures the "
-        "operands differently from what the values, the plan and the handover say."
-    ),
-    doc="""
-For an OpenShift cluster, `verify` templates the chart of the pinned release with the cluster's values (they set
-`platform.openshift`) and compares the chart's ClusterPolicy with the ClusterPolicy custom resource of the overlay,
-both with their CRD's defaults applied: every field the chart writes must be in the custom resource with the same
-value. Fields only the custom resource has are not reported.
-
-Failing: the overlay's ClusterPolicy sets `driver.enabled: false` while the values (and so the chart) enable the
-driver.  Passing: the rendered custom resource as `gpuspec render` writes it.
-""",
-    source="docs/openshift.md; the chart's templates/clusterpolicy.yaml",
-)
-
 RENDERED_MISSING = Entry(
     id="GS911",
     title="rendered output missing or unreadable",
@@ -332,7 +311,6 @@ ENTRIES: tuple[Entry, ...] = (
     CHART_PULL_FAILED,
     MIRRORED_IMAGE_WITHOUT_SECRET,
     PLATFORM_CRDS_MISSING,
-    OPENSHIFT_CLUSTERPOLICY_DIFFERS,
     ARGOCD_NAMESPACE_NOT_PERMITTED,
     ARGOCD_KIND_NOT_PERMITTED,
     FLUX_TARGET_NAMESPACE,

@@ -31,7 +31,6 @@ from gpuspec.verify.intent import check_intent
 from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
 from gpuspec.verify.kustomize_many import NO_RESTRICTIONS, build_together
 from gpuspec.verify.manifests import Manifest
-from gpuspec.verify.openshift_cr import check_openshift_cluster_policy
 from gpuspec.verify.platform_crds import platform_crds
 from gpuspec.verify.pull import chart_version, is_chart_reference, pull_chart
 from gpuspec.verify.rendered import (
@@ -397,9 +396,6 @@ def verify_cluster(
             findings.append(checks.make_finding(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
                 sub_origin))
-
-    if output.olm is not None:  # OpenShift: the ClusterPolicy custom resource says what the chart says
-        findings += check_openshift_cluster_policy(templated, overlay_objects, crds)
 
     # images
     expectations = checks.image_expectations(fleet, cluster, release)
