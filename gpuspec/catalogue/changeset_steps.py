@@ -61,9 +61,9 @@ Do the second rollback in two changes: remove `operator.rollback` (the change af
 asks), then downgrade with the flag set again, so the acknowledgment is a line of the downgrade's diff.  A team
 that deliberately rolls back twice in a row takes a GS831 exception with its reason.
 
-Failing: the base (the change after a rollback to v26.3.3) still has `operator.rollback: true`, and this change
-also downgrades a pool's driver `580.173.02 -> 535.309.01`.  Passing: the same driver downgrade, the base without
-the flag and this change setting it.
+Failing: the base (the change after a rollback) still has `operator.rollback: true`, and this change also
+downgrades pool `t4-batch`'s driver `535.309.01 -> 535.288.01`.  Passing: the same driver downgrade, the base
+without the flag and this change setting it.
 """,
     tags=("change-set", "rollout"),
 )

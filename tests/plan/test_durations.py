@@ -22,6 +22,7 @@ from gpuspec.plan.durations import (
     format_seconds,
     scaled_max_unavailable,
 )
+from gpuspec.plan.markdown import render_markdown
 from gpuspec.plan.output import render_json, render_text
 from gpuspec.plan.records import Disruption
 from gpuspec.plan.step_durations import step_duration
@@ -253,6 +254,10 @@ def test_plan_reports_the_duration_per_step_and_pool(repo: FleetRepo) -> None:
     assert "    duration: ≤ 5h (worst case); window sat, sun 01:00 for 4h (UTC): does NOT fit in one window" in text
     assert ("      l40s: NVIDIADriver default: 12 node(s), 1 at a time (maxParallelUpgrades 1, maxUnavailable 1 of 13 "
             "node(s) = 1): 12 batch(es) x (pod deletion 300s + drain 600s + reload 600s) = 5h") in text
+    markdown = render_markdown(plan)
+    assert "### How long each step takes (worst case)" in markdown
+    assert ("| `infer-north` | pool wave 2: l40s | whole step | ≤ 5h | ⚠️ window sat, sun 01:00 for 4h (UTC): does "
+            "NOT fit in one window |") in markdown
     steps = json.loads(render_json(plan))["steps"]
     wave = next(s for s in steps if s["label"] == "pool wave 2: l40s")
     assert wave["duration"]["total"]["seconds"] == 5 * 3600
