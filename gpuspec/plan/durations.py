@@ -125,21 +125,28 @@ def estimate_driver_reload(rollout: RolloutSpec, nodes: int, scope: int) -> Dura
     if nodes <= 0:
         return DurationEstimate(0, "no nodes")
     if not rollout.auto_upgrade:
-        return DurationEstimate(None, "rollout.autoUpgrade is false: no controller rolls the driver; nodes take it "
-                                "when their driver pods are restarted by hand", manual=True)
+        return DurationEstimate(
+            None,
+            "rollout.autoUpgrade is false: no controller rolls the driver; nodes take it "
+            "when their driver pods are restarted by hand",
+            manual=True,
+        )
     scope = max(scope, nodes)
     limit = scaled_max_unavailable(rollout.max_unavailable, scope)
     parallel = rollout.max_parallel_upgrades
     exact = isinstance(rollout.max_unavailable, int) or int(rollout.max_unavailable[:-1]) * scope % 100 == 0
-    unavailable = (f"maxUnavailable {rollout.max_unavailable} of {scope} node(s) = {limit}"
-                   + ("" if exact else " rounded up"))
+    unavailable = f"maxUnavailable {rollout.max_unavailable} of {scope} node(s) = {limit}" + (
+        "" if exact else " rounded up"
+    )
     if limit <= 0:
         return DurationEstimate(None, f"{unavailable}: the upgrade controller never starts a node")
     at_once = min(parallel or nodes, limit, nodes)
     batches = math.ceil(nodes / at_once)
     per_node, parts = driver_node_seconds(rollout)
-    head = (f"{nodes} node(s), {at_once} at a time (maxParallelUpgrades {parallel or 'unlimited'}, {unavailable})"
-            f": {batches} batch(es) x ({parts})")
+    head = (
+        f"{nodes} node(s), {at_once} at a time (maxParallelUpgrades {parallel or 'unlimited'}, {unavailable})"
+        f": {batches} batch(es) x ({parts})"
+    )
     if per_node is None:
         return DurationEstimate(None, head)
     return DurationEstimate(batches * per_node, f"{head} = {format_seconds(batches * per_node)}")
@@ -163,8 +170,9 @@ def estimate_mig_repartition(rollout: RolloutSpec, nodes: int) -> DurationEstima
     if nodes <= 0:
         return DurationEstimate(0, "no nodes")
     each = rollout.per_node_seconds.mig_repartition
-    return DurationEstimate(each, f"{nodes} node(s) at once (mig-manager on each node) x MIG repartition {each}s"
-                                  f" = {format_seconds(each)}")
+    return DurationEstimate(
+        each, f"{nodes} node(s) at once (mig-manager on each node) x MIG repartition {each}s = {format_seconds(each)}"
+    )
 
 
 def operator_driver(pool: Pool) -> bool:
@@ -187,8 +195,10 @@ def driver_scopes(cluster: Cluster, fleet: Fleet | None = None) -> dict[str, str
             ctx = None
         if ctx is not None and ctx.driver_mode == "nvidiadriver":
             default = ctx.default_driver
-            return {d.pool.name: ("default" if default is not None and d.key == default.key else d.resource_name)
-                    for d in ctx.drivers}
+            return {
+                d.pool.name: ("default" if default is not None and d.key == default.key else d.resource_name)
+                for d in ctx.drivers
+            }
     return {p.name: "clusterpolicy" for p in pools}
 
 
@@ -240,8 +250,14 @@ def estimate_targets(
         label = "" if scope == "clusterpolicy" else f"NVIDIADriver {scope}: "
         parts.append(DurationEstimate(estimate.seconds, label + estimate.explanation, estimate.manual))
     if manual_driver:
-        parts.append(DurationEstimate(None, f"pool(s) {', '.join(manual_driver)}: the driver is installed on the "
-                                            "host image; the node image rollout decides", manual=True))
+        parts.append(
+            DurationEstimate(
+                None,
+                f"pool(s) {', '.join(manual_driver)}: the driver is installed on the "
+                "host image; the node image rollout decides",
+                manual=True,
+            )
+        )
     if operand_nodes:
         parts.append(estimate_operand_restart(rollout, operand_nodes))
     if mig_nodes:
@@ -251,8 +267,9 @@ def estimate_targets(
     longest = _longest(parts)
     if len(parts) == 1:
         return longest
-    return DurationEstimate(longest.seconds, "longest of, side by side: " + "; ".join(p.explanation for p in parts),
-                            longest.manual)
+    return DurationEstimate(
+        longest.seconds, "longest of, side by side: " + "; ".join(p.explanation for p in parts), longest.manual
+    )
 
 
 def estimate_duration(

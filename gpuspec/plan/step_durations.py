@@ -46,9 +46,15 @@ class StepDuration:
         return {
             "total": self.total.to_json(),
             "pools": {name: estimate.to_json() for name, estimate in self.pools},
-            "window": None if self.window is None else {
-                "days": list(self.window.days), "start": self.window.start, "length": self.window.length,
-                "timeZone": self.window.time_zone, "seconds": self.window.seconds, "fits": self.fits,
+            "window": None
+            if self.window is None
+            else {
+                "days": list(self.window.days),
+                "start": self.window.start,
+                "length": self.window.length,
+                "timeZone": self.window.time_zone,
+                "seconds": self.window.seconds,
+                "fits": self.fits,
             },
         }
 
@@ -84,8 +90,9 @@ def step_duration(
         for name in names
     )
     worst = max((d for _, d in targets), key=lambda d: d.rank)
-    return StepDuration(cluster.name, stage, label, worst, estimate_targets(cluster, targets, fleet), pools,
-                        cluster.rollout.window)
+    return StepDuration(
+        cluster.name, stage, label, worst, estimate_targets(cluster, targets, fleet), pools, cluster.rollout.window
+    )
 
 
 def step_durations(fleet: Fleet, steps: Iterable[Step]) -> dict[tuple[int, str, int], StepDuration]:

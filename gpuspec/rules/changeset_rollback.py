@@ -35,7 +35,8 @@ class RollbackAcknowledgedInThisChange(ChangeSetRule):
             yield Problem(
                 f"cluster {change.cluster!r}: {what} downgrade {change.before} -> {change.after} is acknowledged only "
                 f"by operator.rollback: true left from an earlier change ({ctx.base_rev or 'the base'} has it)",
-                change.file or cluster.source_file, change.path,
+                change.file or cluster.source_file,
+                change.path,
                 hint="remove operator.rollback in a change of its own first (GS822), then downgrade with the flag "
                 "set again in the same change",
             )

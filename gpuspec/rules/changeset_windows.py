@@ -28,12 +28,16 @@ class StepFitsWindow(ChangeSetRule):
             if cluster is None:
                 continue
             window = duration.window
-            took = (f"takes up to {format_seconds(duration.total.seconds)}" if duration.total.seconds is not None
-                    else "has no upper bound")
+            took = (
+                f"takes up to {format_seconds(duration.total.seconds)}"
+                if duration.total.seconds is not None
+                else "has no upper bound"
+            )
             yield Problem(
                 f"cluster {cluster.name!r}: step {duration.label!r} ({duration.disruption.label}) {took}, longer "
                 f"than one maintenance window ({window.describe()}): {duration.total.explanation}",
-                cluster.source_file, ("rollout", "window"),
+                cluster.source_file,
+                ("rollout", "window"),
                 hint="raise rollout.maxParallelUpgrades and maxUnavailable, bound the timeouts, or lengthen "
                 "rollout.window; a step that deliberately spans windows takes a GS830 exception",
             )

@@ -57,18 +57,21 @@ def cluster(fleet: Fleet, name: str, **rollout_settings: Any) -> Cluster:
 # ------------------------------------------------------------------------------------------------ arithmetic
 
 
-@pytest.mark.parametrize(("value", "total", "expected"), [
-    (3, 40, 3),            # an integer is a node count
-    (0, 40, 0),
-    ("25%", 13, 4),        # 3.25 rounds up
-    ("10%", 40, 4),        # exact
-    ("10%", 12, 2),        # 1.2 rounds up
-    ("1%", 1, 1),          # any percentage of a node is a whole node
-    ("0%", 50, 0),
-    ("100%", 7, 7),
-    ("33%", 3, 1),         # 0.99 rounds up
-    ("50%", 0, 0),
-])
+@pytest.mark.parametrize(
+    ("value", "total", "expected"),
+    [
+        (3, 40, 3),  # an integer is a node count
+        (0, 40, 0),
+        ("25%", 13, 4),  # 3.25 rounds up
+        ("10%", 40, 4),  # exact
+        ("10%", 12, 2),  # 1.2 rounds up
+        ("1%", 1, 1),  # any percentage of a node is a whole node
+        ("0%", 50, 0),
+        ("100%", 7, 7),
+        ("33%", 3, 1),  # 0.99 rounds up
+        ("50%", 0, 0),
+    ],
+)
 def test_max_unavailable_percentage_rounds_up_as_the_controller_does(value: Any, total: int, expected: int) -> None:
     assert scaled_max_unavailable(value, total) == expected
 
@@ -80,11 +83,16 @@ def test_defaults_take_the_chart_pod_deletion_timeout_and_no_drain() -> None:
 
 
 def test_every_phase_of_a_node_adds_up() -> None:
-    spec = rollout(waitForCompletion={"podSelector": "app=train", "timeoutSeconds": 1800},
-                   podDeletion={"timeoutSeconds": 120}, drain={"enable": True, "timeoutSeconds": 900},
-                   perNodeSeconds={"driverReload": 420})
-    assert driver_node_seconds(spec) == (1800 + 120 + 900 + 420,
-                                         "wait for jobs 1800s + pod deletion 120s + drain 900s + reload 420s")
+    spec = rollout(
+        waitForCompletion={"podSelector": "app=train", "timeoutSeconds": 1800},
+        podDeletion={"timeoutSeconds": 120},
+        drain={"enable": True, "timeoutSeconds": 900},
+        perNodeSeconds={"driverReload": 420},
+    )
+    assert driver_node_seconds(spec) == (
+        1800 + 120 + 900 + 420,
+        "wait for jobs 1800s + pod deletion 120s + drain 900s + reload 420s",
+    )
 
 
 def test_a_drain_that_is_off_does_not_count_its_timeout() -> None:
@@ -92,11 +100,14 @@ def test_a_drain_that_is_off_does_not_count_its_timeout() -> None:
     assert seconds == 900 and "drain" not in words
 
 
-@pytest.mark.parametrize("settings", [
-    {"waitForCompletion": {"podSelector": "app=train", "timeoutSeconds": 0}},
-    {"podDeletion": {"timeoutSeconds": 0}},
-    {"drain": {"enable": True, "timeoutSeconds": 0}},
-])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"waitForCompletion": {"podSelector": "app=train", "timeoutSeconds": 0}},
+        {"podDeletion": {"timeoutSeconds": 0}},
+        {"drain": {"enable": True, "timeoutSeconds": 0}},
+    ],
+)
 def test_a_timeout_of_zero_has_no_bound(settings: dict[str, Any]) -> None:
     estimate = estimate_driver_reload(rollout(**settings), 4, 4)
     assert estimate.seconds is None and not estimate.manual
@@ -145,9 +156,18 @@ def test_operand_restart_rolls_node_by_node_and_mig_takes_one_node() -> None:
     assert estimate_operand_restart(spec, 0).seconds == 0 and estimate_mig_repartition(spec, 0).seconds == 0
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    (0, "0s"), (45, "45s"), (60, "1m"), (61, "2m"), (3600, "1h"), (5400, "1h 30m"), (33600, "9h 20m"),
-])
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "0s"),
+        (45, "45s"),
+        (60, "1m"),
+        (61, "2m"),
+        (3600, "1h"),
+        (5400, "1h 30m"),
+        (33600, "9h 20m"),
+    ],
+)
 def test_format_seconds(seconds: int, text: str) -> None:
     assert format_seconds(seconds) == text
 
@@ -163,7 +183,10 @@ def test_per_node_seconds_must_be_positive() -> None:
 def test_scopes_follow_the_driver_management(fleet: Fleet) -> None:
     # infer-north: NVIDIADriver resources, the L40S pools share the default one; train-east: the ClusterPolicy.
     assert driver_scopes(cluster(fleet, "infer-north"), fleet) == {
-        "l40s-canary": "default", "l40s": "default", "t4-batch": "t4-batch"}
+        "l40s-canary": "default",
+        "l40s": "default",
+        "t4-batch": "t4-batch",
+    }
     assert set(driver_scopes(cluster(fleet, "train-east"), fleet).values()) == {"clusterpolicy"}
     # Without the fleet every operator-installed pool counts as the ClusterPolicy's.
     assert set(driver_scopes(cluster(fleet, "infer-north")).values()) == {"clusterpolicy"}
@@ -215,10 +238,19 @@ def test_window_length_and_words() -> None:
     assert window(timeZone="Europe/Berlin").describe() == "sat 02:00 for 4h (Europe/Berlin)"
 
 
-@pytest.mark.parametrize("settings", [
-    {"length": "0h"}, {"length": "169h"}, {"length": "4 hours"}, {"start": "24:00"}, {"days": []},
-    {"days": ["sat", "sat"]}, {"days": ["saturday"]}, {"timeZone": "Europe/Berlin; rm"},
-])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"length": "0h"},
+        {"length": "169h"},
+        {"length": "4 hours"},
+        {"start": "24:00"},
+        {"days": []},
+        {"days": ["sat", "sat"]},
+        {"days": ["saturday"]},
+        {"timeZone": "Europe/Berlin; rm"},
+    ],
+)
 def test_window_refuses_nonsense(settings: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         window(**settings)
@@ -228,12 +260,16 @@ def test_step_fits_its_window_or_not(fleet: Fleet) -> None:
     from gpuspec.plan.records import Change, ChangeKind
 
     north = cluster(fleet, "infer-north")
-    change = Change(ChangeKind.DRIVER, "infer-north", "l40s", "driver", "a", "b", Disruption.DRIVER_RELOAD, "", "", 1,
-                    2)
+    change = Change(
+        ChangeKind.DRIVER, "infer-north", "l40s", "driver", "a", "b", Disruption.DRIVER_RELOAD, "", "", 1, 2
+    )
     for length, fits in (("4h", False), ("5h", True)):
         spec = north.rollout.model_copy(update={"window": window(length=length)})
-        head = fleet.model_copy(update={"clusters": [
-            north.model_copy(update={"rollout": spec}) if c is north else c for c in fleet.clusters]})
+        head = fleet.model_copy(
+            update={
+                "clusters": [north.model_copy(update={"rollout": spec}) if c is north else c for c in fleet.clusters]
+            }
+        )
         duration = step_duration(head, "infer-north", 4, "pool wave 2: l40s", [change])
         assert duration is not None and duration.total.seconds == 5 * 3600
         assert duration.fits is fits
@@ -252,18 +288,28 @@ def test_plan_reports_the_duration_per_step_and_pool(repo: FleetRepo) -> None:
     text = render_text(plan)
     assert "    duration: ≤ 25m (worst case); window sat, sun 01:00 for 4h (UTC): fits" in text
     assert "    duration: ≤ 5h (worst case); window sat, sun 01:00 for 4h (UTC): does NOT fit in one window" in text
-    assert ("      l40s: NVIDIADriver default: 12 node(s), 1 at a time (maxParallelUpgrades 1, maxUnavailable 1 of 13 "
-            "node(s) = 1): 12 batch(es) x (pod deletion 300s + drain 600s + reload 600s) = 5h") in text
+    assert (
+        "      l40s: NVIDIADriver default: 12 node(s), 1 at a time (maxParallelUpgrades 1, maxUnavailable 1 of 13 "
+        "node(s) = 1): 12 batch(es) x (pod deletion 300s + drain 600s + reload 600s) = 5h"
+    ) in text
     markdown = render_markdown(plan)
     assert "### How long each step takes (worst case)" in markdown
-    assert ("| `infer-north` | pool wave 2: l40s | whole step | ≤ 5h | ⚠️ window sat, sun 01:00 for 4h (UTC): does "
-            "NOT fit in one window |") in markdown
+    assert (
+        "| `infer-north` | pool wave 2: l40s | whole step | ≤ 5h | ⚠️ window sat, sun 01:00 for 4h (UTC): does "
+        "NOT fit in one window |"
+    ) in markdown
     steps = json.loads(render_json(plan))["steps"]
     wave = next(s for s in steps if s["label"] == "pool wave 2: l40s")
     assert wave["duration"]["total"]["seconds"] == 5 * 3600
     assert wave["duration"]["pools"]["l40s"]["text"] == "≤ 5h"
-    assert wave["duration"]["window"] == {"days": ["sat", "sun"], "start": "01:00", "length": "4h",
-                                          "timeZone": "UTC", "seconds": 4 * 3600, "fits": False}
+    assert wave["duration"]["window"] == {
+        "days": ["sat", "sun"],
+        "start": "01:00",
+        "length": "4h",
+        "timeZone": "UTC",
+        "seconds": 4 * 3600,
+        "fits": False,
+    }
 
 
 def test_plan_without_disruption_has_no_duration(repo: FleetRepo) -> None:
