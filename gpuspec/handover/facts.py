@@ -33,7 +33,9 @@ from gpuspec.matrix.acceptance import sample_image
 from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
+from gpuspec.plan.durations import estimate_duration, operator_driver
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
+from gpuspec.plan.records import Disruption
 from gpuspec.render.alerts import DCGM_JOB
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -461,7 +463,30 @@ class _Builder:
             "reload": [{"pool": p.name, "text": reload_procedure(self.cluster, p)} for p in self.cluster.pools
                        if p.driver.source is not DriverSource.HOST],
             "rules": rules,
+            "durations": self._durations(),
+            "window": r.window.describe() if r.window else "",
+            "per_node": {"driver_reload": r.per_node_seconds.driver_reload,
+                         "operand_restart": r.per_node_seconds.operand_restart,
+                         "mig_repartition": r.per_node_seconds.mig_repartition},
         }
+
+    def _durations(self) -> list[dict[str, str]]:
+        """Worst-case duration of a driver reload per pool (and of a MIG repartition on MIG pools), and of a
+        driver reload of every pool at once."""
+        out: list[dict[str, str]] = []
+        for pool in self.cluster.pools:
+            kinds = [Disruption.DRIVER_RELOAD] if operator_driver(pool) else []
+            if pool.mig.strategy is not MigStrategy.NONE:
+                kinds.append(Disruption.MIG_REPARTITION)
+            for kind in kinds:
+                estimate = estimate_duration(self.cluster, pool, kind, fleet=self.fleet)
+                out.append({"what": f"{kind.value} of pool {pool.name}", "pool": pool.name, "kind": kind.value,
+                            "text": estimate.text, "explanation": estimate.explanation})
+        if sum(1 for p in self.cluster.pools if operator_driver(p)) > 1:
+            estimate = estimate_duration(self.cluster, None, Disruption.DRIVER_RELOAD, fleet=self.fleet)
+            out.append({"what": "driver-reload of every pool", "pool": "", "kind": Disruption.DRIVER_RELOAD.value,
+                        "text": estimate.text, "explanation": estimate.explanation})
+        return out
 
     def _max_unavailable(self, value: Any) -> dict[str, str]:
         """maxUnavailable as the chart writes it into the ClusterPolicy, and a note when that differs."""

@@ -143,7 +143,13 @@ def comment_data(plan: Plan) -> dict[str, Any]:
         {"where": "/".join(p for p in (c.cluster, c.pool) if p) or "fleet", "change": c}
         for c in sorted(plan.changes, key=Change.sort_key) if c.disruption is not Disruption.NONE
     ]
+    durations = [
+        {"cluster": key[1], "wave": key[0], "step": duration.label, "total": duration.total,
+         "window": duration.window_text, "fits": duration.fits, "pools": duration.pools}
+        for key, duration in sorted(plan.durations.items())
+    ]
     return {
+        "durations": durations,
         "marker": Md(COMMENT_MARKER), "plan": plan, "base_commit": plan.base_commit[:12], "headline": headline(plan),
         "summary": summary, "diagram": [Md(line) for line in mermaid(steps)] if plan.changes else [],
         "sections": sections, "notes": notes,

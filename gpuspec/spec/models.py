@@ -414,6 +414,72 @@ class WaitForCompletionSpec(SpecModel):
     )
 
 
+#: Days of the week, as a maintenance window names them.
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+#: A window's length such as "4h", "90m" or "2h30m" (at most one week).
+WINDOW_LENGTH_PATTERN = r"^([0-9]{1,3}h([0-9]{1,5}m)?|[0-9]{1,5}m)$"
+#: An IANA time zone name such as "UTC" or "Europe/Berlin".
+TIME_ZONE_PATTERN = r"^[A-Za-z][A-Za-z0-9_+-]{0,30}(/[A-Za-z0-9_+-]{1,30}){0,2}$"
+
+
+class PerNodeSeconds(SpecModel):
+    """Worst-case time one node needs per kind of disruption, besides the timeouts of the upgrade policy.
+
+    gpuspec's defaults are assumptions, not NVIDIA figures: measure your nodes and write what they take.
+    """
+
+    driver_reload: int = Field(
+        default=600, ge=1, le=86400, alias="driverReload",
+        description="Seconds from a node's driver pod restart until the new driver is loaded and validated "
+        "(unload, install or compile, load, validator pods). Default 600 (10 minutes).",
+    )
+    operand_restart: int = Field(
+        default=60, ge=1, le=86400, alias="operandRestart",
+        description="Seconds one node needs to restart its operand pods (device plugin, GFD, DCGM exporter, "
+        "validator) in a DaemonSet rolling update. Default 60.",
+    )
+    mig_repartition: int = Field(
+        default=300, ge=1, le=86400, alias="migRepartition",
+        description="Seconds mig-manager needs on one node to stop the GPU clients, apply the new MIG layout and "
+        "restart them. Default 300.",
+    )
+
+
+class MaintenanceWindow(SpecModel):
+    """When the cluster's nodes may restart: weekly windows that open at ``start`` on ``days`` for ``length``."""
+
+    days: list[Weekday] = Field(min_length=1, max_length=7, description="Days the window opens, e.g. [sat, sun].")
+    start: str = Field(
+        pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$", description='Opening time (24-hour "HH:MM") in timeZone.'
+    )
+    length: str = Field(
+        pattern=WINDOW_LENGTH_PATTERN, description='How long the window stays open, e.g. "4h" or "2h30m".'
+    )
+    time_zone: str = Field(
+        default="UTC", alias="timeZone", pattern=TIME_ZONE_PATTERN,
+        description='IANA time zone of start, e.g. "Europe/Berlin" (default UTC).',
+    )
+
+    @property
+    def seconds(self) -> int:
+        """The window's length in seconds."""
+        match = re.fullmatch(r"(?:([0-9]+)h)?(?:([0-9]+)m)?", self.length)
+        hours, minutes = (int(g) if g else 0 for g in match.groups()) if match else (0, 0)
+        return hours * 3600 + minutes * 60
+
+    @model_validator(mode="after")
+    def _sensible(self) -> MaintenanceWindow:
+        if len(set(self.days)) != len(self.days):
+            raise ValueError("days lists a day twice")
+        if not 0 < self.seconds <= 7 * 86400:
+            raise ValueError(f"length {self.length!r} must be more than 0 and at most one week (168h)")
+        return self
+
+    def describe(self) -> str:
+        """The window in words, e.g. ``sat, sun 02:00 for 4h (Europe/Berlin)``."""
+        return f"{', '.join(self.days)} {self.start} for {self.length} ({self.time_zone})"
+
+
 class RolloutSpec(SpecModel):
     """How changes roll out across the cluster's pools."""
 
@@ -441,6 +507,16 @@ class RolloutSpec(SpecModel):
         default=0, ge=0, alias="waitForCompletionSeconds",
         description="Refused when above 0 (GS507): a timeout without a pod selector waits for nothing; use "
                     "waitForCompletion.",
+    )
+    per_node_seconds: PerNodeSeconds = Field(
+        default_factory=PerNodeSeconds, alias="perNodeSeconds",
+        description="Worst-case time one node needs per kind of disruption; `plan` and the handover estimate a "
+        "step's duration from it and the upgrade policy (docs/pr-workflow.md).",
+    )
+    window: MaintenanceWindow | None = Field(
+        default=None,
+        description="When nodes may restart; `lint --base` warns when a disruptive step cannot finish in one "
+        "window (GS830). Absent = any time.",
     )
 
 
