@@ -27,6 +27,7 @@ from gpuspec.audit.facts import (
 from gpuspec.catalogue import changeset, rollout
 from gpuspec.catalogue.entry import Entry
 from gpuspec.handover import operands
+from gpuspec.handover.ownership import alert_scope, alertmanager_route, ownership_facts, receiver_of
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
@@ -34,7 +35,7 @@ from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
-from gpuspec.render.alerts import DCGM_JOB
+from gpuspec.render.alerts import CLUSTER_LABEL, DCGM_JOB, POOL_LABEL, TEAM_LABEL
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
@@ -510,11 +511,15 @@ class _Builder:
             return {"name": "", "rules": []}
         rules = [
             {"alert": r["alert"], "expr": r["expr"], "for": r["for"], "severity": r["labels"]["severity"],
-             "summary": r["annotations"]["summary"], "description": r["annotations"]["description"]}
+             "summary": r["annotations"]["summary"], "description": r["annotations"]["description"],
+             "team": r["labels"].get(TEAM_LABEL, ""), "pool": r["labels"].get(POOL_LABEL, ""),
+             "receiver": receiver_of(self.ctx, r["labels"].get(TEAM_LABEL, "")),
+             "scope": alert_scope(self.ctx, r["alert"], r["labels"].get(POOL_LABEL, ""))}
             for group in doc["spec"]["groups"] for r in group["rules"]
         ]
         return {"name": doc["metadata"]["name"], "namespace": doc["metadata"]["namespace"], "rules": rules,
-                "dcgm_job": DCGM_JOB}
+                "dcgm_job": DCGM_JOB, "route": alertmanager_route(self.ctx, rules),
+                "routing_labels": [CLUSTER_LABEL, TEAM_LABEL, POOL_LABEL, "severity"]}
 
     # ------------------------------------------------------------------ failures and acceptance
 
@@ -671,6 +676,7 @@ class _Builder:
         pools = self.pools()
         return {
             "cluster": self.overview(),
+            "owners": ownership_facts(self.ctx),
             "pools": pools,
             "tenants": self.tenants(),
             "priority_classes": self.priority_classes(),

@@ -168,10 +168,10 @@ class Authorizer:
         for binding in self._bindings:
             meta = binding.get("metadata") or {}
             binding_namespace = meta.get("namespace", "") if binding.get("kind") == "RoleBinding" else ""
-            if binding.get("kind") == "RoleBinding":
-                # A RoleBinding grants only namespaced resource requests in its own namespace.
-                if not request.is_resource or request.namespace != binding_namespace:
-                    continue
+            # A RoleBinding grants only namespaced resource requests in its own namespace.
+            if binding.get("kind") == "RoleBinding" and (not request.is_resource
+                                                         or request.namespace != binding_namespace):
+                continue
             if not any(_subject_matches(s, binding_namespace, request) for s in binding.get("subjects") or []):
                 continue
             if any(rule_allows(rule, request) for rule in self._role_rules(binding.get("roleRef") or {},
