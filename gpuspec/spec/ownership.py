@@ -80,6 +80,10 @@ class Ownership(_Model):
     observability: Name | None = Field(
         default=None, description="Team that reads GPU metrics, alert rules and GPU node state (observability role).")
 
+    def get_role(self, role: str) -> str | None:
+        """The team this level names for ``role`` (one of :data:`ROLES`), if any."""
+        return {"platform": self.platform, "hardware": self.hardware, "observability": self.observability}[role]
+
 
 class PoolOwnership(_Model):
     """A pool's own hardware owner, where it differs from the cluster's."""
