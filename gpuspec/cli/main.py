@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "render": "gpuspec.cli.render_cmd:render_command",
     "verify": "gpuspec.cli.verify_cmd:verify_command",
     "images": "gpuspec.cli.images_cmd:images_command",
+    "codeowners": "gpuspec.cli.codeowners_cmd:codeowners_command",
     "deviations": "gpuspec.cli.deviations_cmd:deviations_command",
     "handover": "gpuspec.cli.handover_cmd:handover_command",
     "plan": "gpuspec.cli.plan_cmd:plan_command",
@@ -41,6 +42,7 @@ COMMANDS: dict[str, str] = {
 #: equal to the commands' own help).
 SUMMARIES: dict[str, str] = {
     "audit": "Compare exported node state with the spec of one cluster (offline).",
+    "codeowners": "Print the CODEOWNERS section that makes each cluster's owners review its files.",
     "deviations": "List every deliberate deviation of the fleet, by cluster.",
     "explain": "Show one finding id's documentation: title, severity, rationale, examples and parameters.",
     "handover": "Write the handover documents of the fleet's clusters (Markdown).",
