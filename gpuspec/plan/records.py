@@ -159,6 +159,8 @@ class Plan:
     acceptance: dict[str, list[str]] = field(default_factory=dict)
     #: Rendered objects the change removes per GitOps unit (:class:`gpuspec.plan.removals.Removal`).
     removals: list[Any] = field(default_factory=list)
+    #: Cluster → its owner teams and the changed pools' own hardware teams (:func:`plan.owners.affected_owners`).
+    owners: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def worst(self) -> Disruption:
