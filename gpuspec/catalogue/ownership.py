@@ -25,10 +25,18 @@ Failing: a cluster labelled `env: prod` with no `ownership` and no fleet-level `
 `fleet.yaml` sets `ownership: {platform: gpu-platform, hardware: gpu-hardware}` and declares both teams.
 """,
     params=(
-        Param("production_labels", dict, {"env": "prod"},
-              "Cluster labels that mark a production cluster (all must match); empty = every cluster."),
-        Param("roles", list, ("platform", "hardware"),
-              "Ownership roles a production cluster must have (platform, hardware, observability)."),
+        Param(
+            "production_labels",
+            dict,
+            {"env": "prod"},
+            "Cluster labels that mark a production cluster (all must match); empty = every cluster.",
+        ),
+        Param(
+            "roles",
+            list,
+            ("platform", "hardware"),
+            "Ownership roles a production cluster must have (platform, hardware, observability).",
+        ),
     ),
     tags=("ownership",),
 )
@@ -66,8 +74,12 @@ Failing: a team owning a production cluster with neither.  Passing: `onCall: Pag
 `groups: ["acme:gpu-platform"]`.
 """,
     params=(
-        Param("production_labels", dict, {"env": "prod"},
-              "Cluster labels that mark a production cluster (all must match); empty = every cluster."),
+        Param(
+            "production_labels",
+            dict,
+            {"env": "prod"},
+            "Cluster labels that mark a production cluster (all must match); empty = every cluster.",
+        ),
     ),
     tags=("ownership",),
 )

@@ -19,8 +19,10 @@ def _relative(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
-        raise GpuspecError(f"{path} is not inside the repository root {root}",
-                           hint="pass --root, the folder that holds .github/ (or CODEOWNERS)") from None
+        raise GpuspecError(
+            f"{path} is not inside the repository root {root}",
+            hint="pass --root, the folder that holds .github/ (or CODEOWNERS)",
+        ) from None
 
 
 def _target(root: Path, file: Path | None) -> Path:
@@ -59,18 +61,39 @@ def _write(path: Path, text: str) -> None:
 @click.command("codeowners")
 @fleet_argument
 @policies_option
-@click.option("--rendered", "rendered_dir", default="rendered", show_default=True,
-              type=click.Path(path_type=Path, file_okay=False), help="Folder of the rendered output.")
-@click.option("--root", "root", default=None, type=click.Path(path_type=Path, file_okay=False),
-              help="Repository root CODEOWNERS paths are relative to (default: the folder above FLEET_DIR).")
-@click.option("--file", "file", default=None, type=click.Path(path_type=Path, dir_okay=False),
-              help="CODEOWNERS file (default: the first of .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS that "
-                   "exists, else .github/CODEOWNERS).")
+@click.option(
+    "--rendered",
+    "rendered_dir",
+    default="rendered",
+    show_default=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder of the rendered output.",
+)
+@click.option(
+    "--root",
+    "root",
+    default=None,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Repository root CODEOWNERS paths are relative to (default: the folder above FLEET_DIR).",
+)
+@click.option(
+    "--file",
+    "file",
+    default=None,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="CODEOWNERS file (default: the first of .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS that "
+    "exists, else .github/CODEOWNERS).",
+)
 @click.option("--write", "mode", flag_value="write", help="Write gpuspec's section into the file (the rest is kept).")
-@click.option("--check", "mode", flag_value="check",
-              help="Exit 1 when the file lacks gpuspec's current section (missing or stale).")
-def codeowners_command(fleet_dir: Path, policies_dir: Path, rendered_dir: Path, root: Path | None,
-                       file: Path | None, mode: str | None) -> None:
+@click.option(
+    "--check",
+    "mode",
+    flag_value="check",
+    help="Exit 1 when the file lacks gpuspec's current section (missing or stale).",
+)
+def codeowners_command(
+    fleet_dir: Path, policies_dir: Path, rendered_dir: Path, root: Path | None, file: Path | None, mode: str | None
+) -> None:
     """Print the CODEOWNERS section that makes each cluster's owners review its files.
 
     The fleet's platform team owns fleet/, policies/ and rendered/; each cluster's
@@ -89,8 +112,9 @@ def codeowners_command(fleet_dir: Path, policies_dir: Path, rendered_dir: Path, 
         raise SystemExit(exitcodes.INPUT_ERROR)
     folder = fleet_dir if fleet_dir.is_dir() else fleet_dir.parent
     repo = root if root is not None else folder.resolve().parent
-    section = codeowners_section(result.fleet, _relative(folder, repo), _relative(policies_dir, repo),
-                                 _relative(rendered_dir, repo))
+    section = codeowners_section(
+        result.fleet, _relative(folder, repo), _relative(policies_dir, repo), _relative(rendered_dir, repo)
+    )
     target = _target(repo, file)
     if mode is None:
         click.echo("\n".join(terminal(line) for line in section))

@@ -406,16 +406,22 @@ class _Builder:
     def rbac(self) -> list[dict[str, Any]]:
         out = []
         docs = _docs(self.plan, f"{self.base}/rbac.yaml")
-        bindings = {(d["roleRef"]["kind"], d["roleRef"]["name"]): d for d in docs if "roleRef" in d}
+        bindings: dict[tuple[str, str], list[Any]] = {}
+        for d in docs:
+            if "roleRef" in d:
+                bindings.setdefault((d["roleRef"]["kind"], d["roleRef"]["name"]), []).append(d)
         for doc in docs:
             if doc["kind"] not in ("Role", "ClusterRole"):
                 continue
-            binding = bindings.get((doc["kind"], doc["metadata"]["name"]))
-            subjects = [f"{s['kind']} {s['name']}" for s in (binding or {}).get("subjects", [])]
+            bound = bindings.get((doc["kind"], doc["metadata"]["name"]), [])
+            subjects = list(dict.fromkeys(f"{s['kind']} {s['name']}" for b in bound for s in b.get("subjects", [])))
+            scope = f"namespace {doc['metadata']['namespace']}" if "namespace" in doc["metadata"] else "cluster-wide"
+            namespaces = [b["metadata"]["namespace"] for b in bound if b["kind"] == "RoleBinding"]
+            if doc["kind"] == "ClusterRole" and namespaces and all(b["kind"] == "RoleBinding" for b in bound):
+                scope = "namespaces " + ", ".join(namespaces)
             out.append({
                 "kind": doc["kind"], "name": doc["metadata"]["name"],
-                "scope": f"namespace {doc['metadata']['namespace']}" if "namespace" in doc["metadata"]
-                else "cluster-wide",
+                "scope": scope,
                 "subjects": subjects,
                 "rules": [{"groups": [g or "core" for g in r["apiGroups"]], "resources": list(r["resources"]),
                            "verbs": list(r["verbs"])} for r in doc["rules"]],

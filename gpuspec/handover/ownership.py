@@ -14,7 +14,7 @@ from gpuspec.spec.resolve import cluster_owners, pool_owner
 #: What each ownership role covers, as the documents say it.
 ROLE_TEXT: Mapping[str, str] = {
     "platform": "GPU Operator stack: the operator namespace, ClusterPolicy and NVIDIADrivers (through git), "
-                "reviews of the cluster's spec, the operator alerts",
+    "reviews of the cluster's spec, the operator alerts",
     "hardware": "GPU nodes: drivers on the nodes, firmware, ECC and XID faults, the hardware alerts",
     "observability": "metrics, alert rules and dashboards of the GPUs",
 }
@@ -23,11 +23,27 @@ ROLE_TEXT: Mapping[str, str] = {
 def team_facts(team: Team | None, name: str | None) -> dict[str, Any]:
     """One team as the documents show it (``known`` false when the spec names an undeclared team)."""
     if team is None:
-        return {"name": name or "", "known": False, "contact": "", "on_call": "", "escalation": [], "groups": [],
-                "code_owners": [], "receiver": ""}
-    return {"name": team.name, "known": True, "description": team.description or "", "contact": team.contact or "",
-            "on_call": team.on_call or "", "escalation": list(team.escalation), "groups": list(team.groups),
-            "code_owners": list(team.code_owners), "receiver": team.receiver or ""}
+        return {
+            "name": name or "",
+            "known": False,
+            "contact": "",
+            "on_call": "",
+            "escalation": [],
+            "groups": [],
+            "code_owners": [],
+            "receiver": "",
+        }
+    return {
+        "name": team.name,
+        "known": True,
+        "description": team.description or "",
+        "contact": team.contact or "",
+        "on_call": team.on_call or "",
+        "escalation": list(team.escalation),
+        "groups": list(team.groups),
+        "code_owners": list(team.code_owners),
+        "receiver": team.receiver or "",
+    }
 
 
 def ownership_facts(ctx: ClusterContext) -> dict[str, Any]:
@@ -37,17 +53,24 @@ def ownership_facts(ctx: ClusterContext) -> dict[str, Any]:
     roles = []
     for role in ROLES:
         name = owners.get(role)
-        roles.append({"role": role, "covers": ROLE_TEXT[role], "team": team_facts(index.get(name or ""), name),
-                      "owned": bool(name)})
+        roles.append(
+            {
+                "role": role,
+                "covers": ROLE_TEXT[role],
+                "team": team_facts(index.get(name or ""), name),
+                "owned": bool(name),
+            }
+        )
     pools = []
     for pool in ctx.cluster.pools:
         name = pool_owner(ctx.fleet, ctx.cluster, pool)
         if name != owners.hardware:
             pools.append({"pool": pool.name, "team": team_facts(index.get(name or ""), name)})
-    tenants = [{"tenant": t.name, "namespaces": list(t.namespaces), "team": team_facts(index.get(t.team or ""), t.team)}
-               for t in ctx.cluster.tenants]
-    return {"roles": roles, "pools": pools, "tenants": tenants,
-            "unowned": [r["role"] for r in roles if not r["owned"]]}
+    tenants = [
+        {"tenant": t.name, "namespaces": list(t.namespaces), "team": team_facts(index.get(t.team or ""), t.team)}
+        for t in ctx.cluster.tenants
+    ]
+    return {"roles": roles, "pools": pools, "tenants": tenants, "unowned": [r["role"] for r in roles if not r["owned"]]}
 
 
 def receiver_of(ctx: ClusterContext, team: str) -> str:
@@ -63,8 +86,12 @@ def alertmanager_route(ctx: ClusterContext, rules: Sequence[Mapping[str, Any]]) 
     routed = [(t, receiver) for t in teams if (receiver := receiver_of(ctx, t))]
     if not routed:
         return []
-    lines = ["routes:", f"  - matchers: ['cluster=\"{ctx.name}\"']", "    group_by: [alertname, cluster, pool]",
-             "    routes:"]
+    lines = [
+        "routes:",
+        f"  - matchers: ['cluster=\"{ctx.name}\"']",
+        "    group_by: [alertname, cluster, pool]",
+        "    routes:",
+    ]
     for team, receiver in routed:
         lines += [f"      - matchers: ['team=\"{team}\"']", f"        receiver: {receiver}"]
     return lines

@@ -77,8 +77,11 @@ def rule_allows(rule: Mapping[str, Any], request: Request) -> bool:
         return False
     if not request.is_resource:
         return _url_matches(rule, request.path)
-    return (_group_matches(rule, request.api_group) and _resource_matches(rule, request.resource, request.subresource)
-            and _name_matches(rule, request.name))
+    return (
+        _group_matches(rule, request.api_group)
+        and _resource_matches(rule, request.resource, request.subresource)
+        and _name_matches(rule, request.name)
+    )
 
 
 def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
@@ -130,12 +133,12 @@ class Authorizer:
                 cluster_roles[meta.get("name", "")] = obj
             elif kind in ("RoleBinding", "ClusterRoleBinding"):
                 self._bindings.append(obj)
-        self._cluster_roles = {name: self._aggregate(name, role, cluster_roles)
-                               for name, role in cluster_roles.items()}
+        self._cluster_roles = {name: self._aggregate(name, role, cluster_roles) for name, role in cluster_roles.items()}
 
     @staticmethod
-    def _aggregate(name: str, role: Mapping[str, Any],
-                   cluster_roles: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    def _aggregate(
+        name: str, role: Mapping[str, Any], cluster_roles: Mapping[str, Mapping[str, Any]]
+    ) -> list[Mapping[str, Any]]:
         """The rules of ClusterRole ``name``: its own, or with an aggregationRule, those of the roles it selects."""
         aggregation = role.get("aggregationRule")
         if not aggregation:
@@ -169,13 +172,15 @@ class Authorizer:
             meta = binding.get("metadata") or {}
             binding_namespace = meta.get("namespace", "") if binding.get("kind") == "RoleBinding" else ""
             # A RoleBinding grants only namespaced resource requests in its own namespace.
-            if binding.get("kind") == "RoleBinding" and (not request.is_resource
-                                                         or request.namespace != binding_namespace):
+            if binding.get("kind") == "RoleBinding" and (
+                not request.is_resource or request.namespace != binding_namespace
+            ):
                 continue
             if not any(_subject_matches(s, binding_namespace, request) for s in binding.get("subjects") or []):
                 continue
-            if any(rule_allows(rule, request) for rule in self._role_rules(binding.get("roleRef") or {},
-                                                                           binding_namespace)):
+            if any(
+                rule_allows(rule, request) for rule in self._role_rules(binding.get("roleRef") or {}, binding_namespace)
+            ):
                 where = f"{binding_namespace}/" if binding_namespace else ""
                 return f"{binding.get('kind')} {where}{meta.get('name', '')}"
         return None

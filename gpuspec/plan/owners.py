@@ -16,8 +16,11 @@ def _team(fleet: Fleet, name: str | None) -> dict[str, str] | None:
     if not name:
         return None
     team = team_index(fleet.settings.teams).get(name)
-    return {"team": name, "on_call": (team.on_call or "") if team else "", "contact": (team.contact or "") if team
-            else ""}
+    return {
+        "team": name,
+        "on_call": (team.on_call or "") if team else "",
+        "contact": (team.contact or "") if team else "",
+    }
 
 
 def affected_owners(head: Fleet, base: Fleet, changes: Sequence[Change]) -> dict[str, dict[str, Any]]:
@@ -32,9 +35,14 @@ def affected_owners(head: Fleet, base: Fleet, changes: Sequence[Change]) -> dict
         if cluster is None:
             continue
         owners = cluster_owners(fleet, cluster)
-        entry = out.setdefault(change.cluster, {
-            "platform": _team(fleet, owners.platform), "hardware": _team(fleet, owners.hardware), "pools": {},
-        })
+        entry = out.setdefault(
+            change.cluster,
+            {
+                "platform": _team(fleet, owners.platform),
+                "hardware": _team(fleet, owners.hardware),
+                "pools": {},
+            },
+        )
         pool = cluster.pool(change.pool) if change.pool else None
         if pool is not None:
             team = pool_owner(fleet, cluster, pool)

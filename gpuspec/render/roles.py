@@ -51,10 +51,19 @@ def operations_teams(ctx: ClusterContext) -> list[str]:
     return sorted(t for t in teams if t)
 
 
-def _binding(kind: str, name: str, role_kind: str, groups: list[str], namespace: str | None,
-             ctx: ClusterContext, role_name: str | None = None) -> dict[str, Any]:
+def _binding(
+    kind: str,
+    name: str,
+    role_kind: str,
+    groups: list[str],
+    namespace: str | None,
+    ctx: ClusterContext,
+    role_name: str | None = None,
+) -> dict[str, Any]:
     return {
-        "apiVersion": _RBAC, "kind": kind, "metadata": metadata(ctx, name, namespace),
+        "apiVersion": _RBAC,
+        "kind": kind,
+        "metadata": metadata(ctx, name, namespace),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role_name or name},
         "subjects": _subjects(groups),
     }
@@ -64,7 +73,9 @@ def _operations(ctx: ClusterContext) -> list[dict[str, Any]]:
     groups = _groups(ctx, operations_teams(ctx))
     docs: list[dict[str, Any]] = [
         {
-            "apiVersion": _RBAC, "kind": "ClusterRole", "metadata": metadata(ctx, OPERATIONS_ROLE),
+            "apiVersion": _RBAC,
+            "kind": "ClusterRole",
+            "metadata": metadata(ctx, OPERATIONS_ROLE),
             "rules": [
                 # cordon/uncordon and drain's node update
                 {"apiGroups": [""], "resources": ["nodes"], "verbs": [*_READ, "patch", "update"]},
@@ -79,7 +90,9 @@ def _operations(ctx: ClusterContext) -> list[dict[str, Any]]:
             ],
         },
         {
-            "apiVersion": _RBAC, "kind": "Role", "metadata": metadata(ctx, OPERATIONS_ROLE, ctx.namespace),
+            "apiVersion": _RBAC,
+            "kind": "Role",
+            "metadata": metadata(ctx, OPERATIONS_ROLE, ctx.namespace),
             "rules": [
                 # restart an operand pod, read its logs
                 {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]},
@@ -97,16 +110,23 @@ def _operations(ctx: ClusterContext) -> list[dict[str, Any]]:
 
 def _observability(ctx: ClusterContext) -> list[dict[str, Any]]:
     groups = _groups(ctx, [cluster_owners(ctx.fleet, ctx.cluster).observability])
-    docs: list[dict[str, Any]] = [{
-        "apiVersion": _RBAC, "kind": "ClusterRole", "metadata": metadata(ctx, OBSERVABILITY_ROLE),
-        "rules": [
-            _NODES_READ,
-            {"apiGroups": ["metrics.k8s.io"], "resources": ["nodes", "pods"], "verbs": _READ},
-            {"apiGroups": ["monitoring.coreos.com"], "resources": ["podmonitors", "prometheusrules",
-                                                                   "servicemonitors"], "verbs": _READ},
-            _NVIDIA_READ,
-        ],
-    }]
+    docs: list[dict[str, Any]] = [
+        {
+            "apiVersion": _RBAC,
+            "kind": "ClusterRole",
+            "metadata": metadata(ctx, OBSERVABILITY_ROLE),
+            "rules": [
+                _NODES_READ,
+                {"apiGroups": ["metrics.k8s.io"], "resources": ["nodes", "pods"], "verbs": _READ},
+                {
+                    "apiGroups": ["monitoring.coreos.com"],
+                    "resources": ["podmonitors", "prometheusrules", "servicemonitors"],
+                    "verbs": _READ,
+                },
+                _NVIDIA_READ,
+            ],
+        }
+    ]
     if groups:
         docs.append(_binding("ClusterRoleBinding", OBSERVABILITY_ROLE, "ClusterRole", groups, None, ctx))
         docs.append(_binding("RoleBinding", OBSERVABILITY_ROLE, "Role", groups, ctx.namespace, ctx, VIEWER_ROLE))
@@ -118,12 +138,18 @@ def _tenants(ctx: ClusterContext) -> list[dict[str, Any]]:
         return []
     docs: list[dict[str, Any]] = [
         {
-            "apiVersion": _RBAC, "kind": "ClusterRole", "metadata": metadata(ctx, NODE_VIEW_ROLE),
-            "rules": [_NODES_READ,
-                      {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": _READ}],
+            "apiVersion": _RBAC,
+            "kind": "ClusterRole",
+            "metadata": metadata(ctx, NODE_VIEW_ROLE),
+            "rules": [
+                _NODES_READ,
+                {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": _READ},
+            ],
         },
         {
-            "apiVersion": _RBAC, "kind": "ClusterRole", "metadata": metadata(ctx, TENANT_ROLE),
+            "apiVersion": _RBAC,
+            "kind": "ClusterRole",
+            "metadata": metadata(ctx, TENANT_ROLE),
             "rules": [{"apiGroups": [""], "resources": ["limitranges", "resourcequotas"], "verbs": _READ}],
         },
     ]

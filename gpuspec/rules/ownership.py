@@ -40,8 +40,12 @@ def _team_uses(fleet: Fleet) -> Iterator[tuple[str, str, DocPath, str]]:
                     yield name, cluster.source_file, ("ownership", role), f"{cluster.name!r} ownership.{role}"
         for pool in cluster.pools:
             if pool.ownership.hardware:
-                yield (pool.ownership.hardware, cluster.source_file, pool_path(cluster, pool, "ownership", "hardware"),
-                       f"pool {pool.name!r} of {cluster.name!r}")
+                yield (
+                    pool.ownership.hardware,
+                    cluster.source_file,
+                    pool_path(cluster, pool, "ownership", "hardware"),
+                    f"pool {pool.name!r} of {cluster.name!r}",
+                )
         for index, tenant in enumerate(cluster.tenants):
             if tenant.team:
                 yield tenant.team, cluster.source_file, ("tenants", index, "team"), f"tenant {tenant.name!r}"
@@ -64,9 +68,10 @@ class ProductionHasOwners(Rule):
                 if owners.get(role) is None:
                     yield Problem(
                         f"production cluster {cluster.name!r} has no {role} owner",
-                        cluster.source_file, _owner_path(cluster, role),
+                        cluster.source_file,
+                        _owner_path(cluster, role),
                         hint=f"set ownership.{role} to a team from fleet.yaml's teams (here, or fleet-wide in "
-                             "fleet.yaml)",
+                        "fleet.yaml)",
                     )
 
 
@@ -81,8 +86,12 @@ class OwnerTeamDeclared(Rule):
         for name, file, path, where in _team_uses(ctx.fleet):
             if name not in index:
                 known = ", ".join(sorted(index)) or "none"
-                yield Problem(f"{where} names team {name!r}, which fleet.yaml's teams do not declare",
-                              file, path, hint=f"declared teams: {known}")
+                yield Problem(
+                    f"{where} names team {name!r}, which fleet.yaml's teams do not declare",
+                    file,
+                    path,
+                    hint=f"declared teams: {known}",
+                )
 
 
 class OwnersReachable(Rule):
@@ -111,9 +120,9 @@ class OwnersReachable(Rule):
                     yield Problem(
                         f"team {team.name!r} owns production cluster {cluster.name!r} ({role}) but has no "
                         + " and no ".join(missing),
-                        ctx.fleet.settings_file, ("teams", position, "name"),
-                        hint="set onCall (the rotation that answers pages) and groups (who gets the operations "
-                             "role)",
+                        ctx.fleet.settings_file,
+                        ("teams", position, "name"),
+                        hint="set onCall (the rotation that answers pages) and groups (who gets the operations role)",
                     )
 
 

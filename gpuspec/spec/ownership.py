@@ -26,8 +26,11 @@ Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0
 GroupName = Annotated[str, StringConstraints(pattern=r"^[^\s\x00-\x1f](?:[^\x00-\x1f]{0,251}[^\s\x00-\x1f])?$")]
 #: A CODEOWNERS owner: ``@user``, ``@org/team`` or an e-mail address.
 CodeOwner = Annotated[
-    str, StringConstraints(pattern=r"^(@[A-Za-z0-9][A-Za-z0-9-]{0,38}(/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?|"
-                                   r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63})$")
+    str,
+    StringConstraints(
+        pattern=r"^(@[A-Za-z0-9][A-Za-z0-9-]{0,38}(/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?|"
+        r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63})$"
+    ),
 ]
 #: One line of free text (a contact, a rotation, an escalation step).
 Line = Annotated[str, StringConstraints(pattern=r"^[^\n\r]*\S[^\n\r]*$", max_length=300)]
@@ -46,24 +49,32 @@ class Team(_Model):
     name: Name = Field(description="Team name; ownership and `tenants[].team` refer to it.")
     description: Line | None = Field(default=None, description="What the team does.")
     contact: Line | None = Field(
-        default=None, description="How to reach the team in working hours (chat channel, mailing list).")
+        default=None, description="How to reach the team in working hours (chat channel, mailing list)."
+    )
     on_call: Line | None = Field(
-        default=None, alias="onCall",
-        description="The on-call rotation that answers pages (e.g. `PagerDuty schedule gpu-platform-primary`).")
+        default=None,
+        alias="onCall",
+        description="The on-call rotation that answers pages (e.g. `PagerDuty schedule gpu-platform-primary`).",
+    )
     escalation: list[Line] = Field(
-        default_factory=list, description="Who to escalate to, in order, when the on-call does not resolve it.")
+        default_factory=list, description="Who to escalate to, in order, when the on-call does not resolve it."
+    )
     groups: list[GroupName] = Field(
         default_factory=list,
         description="Kubernetes groups of the team's members (as the clusters' authentication presents them); "
-                    "the rendered RBAC binds the team's roles to them.")
+        "the rendered RBAC binds the team's roles to them.",
+    )
     code_owners: list[CodeOwner] = Field(
-        default_factory=list, alias="codeOwners",
+        default_factory=list,
+        alias="codeOwners",
         description="Owners in CODEOWNERS syntax (`@org/team`, `@user`, e-mail) who review the files the team "
-                    "owns (`gpuspec codeowners`).")
+        "owns (`gpuspec codeowners`).",
+    )
     receiver: Name | None = Field(
         default=None,
         description="Alertmanager receiver the team's alerts route to (alerts carry `team: <name>`); absent = "
-                    "routed on the `team` label by whatever route your Alertmanager has.")
+        "routed on the `team` label by whatever route your Alertmanager has.",
+    )
 
 
 class Ownership(_Model):
@@ -72,13 +83,16 @@ class Ownership(_Model):
     platform: Name | None = Field(
         default=None,
         description="Team owning the GPU Operator stack: reviews the spec, holds the break-glass operations role, "
-                    "receives the operator alerts.")
+        "receives the operator alerts.",
+    )
     hardware: Name | None = Field(
         default=None,
         description="Accelerator/hardware team owning the GPU nodes (drivers, firmware, ECC/XID faults): holds "
-                    "the operations role, receives the hardware alerts.")
+        "the operations role, receives the hardware alerts.",
+    )
     observability: Name | None = Field(
-        default=None, description="Team that reads GPU metrics, alert rules and GPU node state (observability role).")
+        default=None, description="Team that reads GPU metrics, alert rules and GPU node state (observability role)."
+    )
 
     def get_role(self, role: str) -> str | None:
         """The team this level names for ``role`` (one of :data:`ROLES`), if any."""
@@ -89,7 +103,8 @@ class PoolOwnership(_Model):
     """A pool's own hardware owner, where it differs from the cluster's."""
 
     hardware: Name | None = Field(
-        default=None, description="Team owning this pool's nodes (e.g. a pool bought and run by another group).")
+        default=None, description="Team owning this pool's nodes (e.g. a pool bought and run by another group)."
+    )
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,14 @@ def test_plan_names_cluster_and_pool_owners(repo: FleetRepo) -> None:
         pool(data, "l40s-canary")["driver"] = {"source": "operator", "branch": "595", "version": "595.91.07"}
     text = CliRunner().invoke(plan_command, ["--base", "HEAD"])
     assert text.exit_code == 0, text.output
-    assert ("owners: platform gpu-platform (on call: PagerDuty schedule gpu-platform-primary), hardware "
-            "gpu-hardware; pool l40s-canary: dc-north-ops") in text.output
+    assert (
+        "owners: platform gpu-platform (on call: PagerDuty schedule gpu-platform-primary), hardware "
+        "gpu-hardware; pool l40s-canary: dc-north-ops"
+    ) in text.output
     data = json.loads(CliRunner().invoke(plan_command, ["--base", "HEAD", "--format", "json"]).output)
     owners = data["owners"]["infer-north"]
     assert owners["platform"]["team"] == "gpu-platform"
-    assert owners["pools"] == {"l40s-canary": {"team": "dc-north-ops", "on_call": "Opsgenie dc-north",
-                                               "contact": ""}}
+    assert owners["pools"] == {"l40s-canary": {"team": "dc-north-ops", "on_call": "Opsgenie dc-north", "contact": ""}}
     markdown = CliRunner().invoke(plan_command, ["--base", "HEAD", "--format", "markdown"]).output
     assert "| Owners |" in markdown and "pool l40s-canary: dc-north-ops |" in markdown
 

@@ -31,7 +31,7 @@ def _owners_of(codeowners: str, path: str) -> list[str]:
         anchored = pattern.lstrip("/")
         if pattern.endswith("/"):
             parts = anchored.rstrip("/").split("/")
-            head = "/".join(path.split("/")[:len(parts)])
+            head = "/".join(path.split("/")[: len(parts)])
             matched = fnmatch.fnmatchcase(head, "/".join(parts)) and path.count("/") >= len(parts)
         else:
             matched = fnmatch.fnmatchcase(path, anchored)
@@ -52,10 +52,15 @@ def test_write_then_check_and_the_owners_github_derives(tmp_path: Path) -> None:
     assert text.startswith("# hand-written\n* @acme/admins\n/docs/ @acme/writers\n")
     assert run_gpuspec("codeowners", "--check", cwd=repo).code == 0
     assert _owners_of(text, "fleet/clusters/infer-north.yaml") == [
-        "@acme/gpu-platform", "@acme/dc-north-ops", "@acme/gpu-hardware"]
+        "@acme/gpu-platform",
+        "@acme/dc-north-ops",
+        "@acme/gpu-hardware",
+    ]
     assert _owners_of(text, "rendered/clusters/train-east/rbac.yaml") == ["@acme/gpu-platform", "@acme/gpu-hardware"]
     assert _owners_of(text, "rendered/gitops/argocd/train-east/gpu-operator.yaml") == [
-        "@acme/gpu-platform", "@acme/gpu-hardware"]
+        "@acme/gpu-platform",
+        "@acme/gpu-hardware",
+    ]
     assert _owners_of(text, "fleet/fleet.yaml") == ["@acme/gpu-platform"]
     assert _owners_of(text, "policies/default.yaml") == ["@acme/gpu-platform"]
     assert _owners_of(text, "docs/x.md") == ["@acme/writers"]
@@ -70,8 +75,9 @@ def test_check_fails_when_ownership_changes(tmp_path: Path) -> None:
     assert run_gpuspec("codeowners", "--write", cwd=repo).code == 0
     assert not (repo / ".github").exists()  # the existing root CODEOWNERS is the file GitHub reads
     cluster = repo / "fleet" / "clusters" / "train-east.yaml"
-    cluster.write_text(cluster.read_text().replace("kubernetes:\n", "ownership:\n  hardware: dc-north-ops\n"
-                                                                     "kubernetes:\n", 1))
+    cluster.write_text(
+        cluster.read_text().replace("kubernetes:\n", "ownership:\n  hardware: dc-north-ops\nkubernetes:\n", 1)
+    )
     stale = run_gpuspec("codeowners", "--check", cwd=repo)
     assert stale.code == 1 and "stale" in stale.err
     printed = run_gpuspec("codeowners", cwd=repo)
@@ -92,8 +98,9 @@ def test_teams_without_code_owners_leave_paths_to_the_broader_line(tmp_path: Pat
 
 def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    (repo / "fleet" / "fleet.yaml").write_text((repo / "fleet" / "fleet.yaml").read_text()
-                                               .replace("  platform: gpu-platform\n", "  platform: Not A Name\n"))
+    (repo / "fleet" / "fleet.yaml").write_text(
+        (repo / "fleet" / "fleet.yaml").read_text().replace("  platform: gpu-platform\n", "  platform: Not A Name\n")
+    )
     result = run_gpuspec("codeowners", "--write", cwd=repo)
     assert result.code == 2
     assert "fleet.yaml" in result.err

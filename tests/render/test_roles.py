@@ -39,8 +39,17 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Authorizer]:
     return {name: Authorizer(_objects(out, name)) for name in ("train-east", "infer-north")}
 
 
-def _can(auth: Authorizer, groups: tuple[str, ...], verb: str, resource: str, *, group: str = "",
-         namespace: str = "", sub: str = "", name: str = "") -> bool:
+def _can(
+    auth: Authorizer,
+    groups: tuple[str, ...],
+    verb: str,
+    resource: str,
+    *,
+    group: str = "",
+    namespace: str = "",
+    sub: str = "",
+    name: str = "",
+) -> bool:
     return auth.allowed(Request(verb, resource, group, sub, name, namespace, groups=groups))
 
 
@@ -100,16 +109,20 @@ def test_observability_reads_metrics_and_rules_only(example: dict[str, Authorize
     assert _can(auth, OBSERVABILITY, "get", "pods", sub="log", namespace="gpu-operator")
     assert not _can(auth, OBSERVABILITY, "delete", "pods", namespace="gpu-operator")
     assert not _can(auth, OBSERVABILITY, "patch", "nodes")
-    assert not _can(auth, OBSERVABILITY, "update", "prometheusrules", group="monitoring.coreos.com",
-                    namespace="gpu-operator")
+    assert not _can(
+        auth, OBSERVABILITY, "update", "prometheusrules", group="monitoring.coreos.com", namespace="gpu-operator"
+    )
 
 
 def test_teams_without_groups_get_no_bindings(tmp_path: Path) -> None:
     settings = example_settings()
     for team in settings["teams"]:
         team.pop("groups", None)
-    doc = cluster("solo", pools=[pool("gpu")], tenants=[
-        {"name": "t", "namespaces": ["t"], "gpuQuota": 1, "pools": ["gpu"], "team": "ml-research"}])
+    doc = cluster(
+        "solo",
+        pools=[pool("gpu")],
+        tenants=[{"name": "t", "namespaces": ["t"], "gpuQuota": 1, "pools": ["gpu"], "team": "ml-research"}],
+    )
     out = render_dir(write_fleet(tmp_path, [doc], settings=settings))
     docs = _objects(out, "solo")
     kinds = {(d["kind"], d["metadata"]["name"]) for d in docs if str(d.get("kind", "")).endswith("Binding")}
