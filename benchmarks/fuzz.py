@@ -101,6 +101,7 @@ COMMANDS: dict[str, list[list[str]]] = {
     "render-check": [["render", "--check", "--out", "out"]],
     "images": [["images"], ["images", "--format", "skopeo"]],
     "handover": [["handover"], ["handover", "--output", "out-handover"]],
+    "codeowners": [["codeowners"], ["codeowners", "--check"], ["codeowners", "--write"]],
     "plan": [["plan", "--base", "HEAD", "--format", f] for f in ("text", "json", "markdown")],
     "audit": [["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--format", f]
               for f in ("text", "json", "sarif", "github", "junit")]

@@ -183,9 +183,9 @@ def node_migration(node: NodeFacts, cluster: Cluster, pool: Pool, reasons: Seque
     if host_driver:
         removal = (HOST_DRIVER_REMOVAL.get(f"{pool.os.distribution} {pool.os.version}")
                    or HOST_DRIVER_REMOVAL.get(pool.os.distribution))
-        image = NODE_GROUP_IMAGES.get(cluster.kubernetes.distribution.value)
+        node_image = NODE_GROUP_IMAGES.get(cluster.kubernetes.distribution.value)
         commands = (
-            (f"# {cluster.kubernetes.distribution.value}: {image}",) if image else
+            (f"# {cluster.kubernetes.distribution.value}: {node_image}",) if node_image else
             (*removal, "sudo reboot") if removal else
             (f"# {pool.os.distribution}: no host package step; reimage the node without the NVIDIA driver",)
         )

@@ -27,6 +27,7 @@ from gpuspec.audit.facts import (
 from gpuspec.catalogue import changeset, rollout
 from gpuspec.catalogue.entry import Entry
 from gpuspec.handover import operands
+from gpuspec.handover.ownership import alert_scope, alertmanager_route, ownership_facts, receiver_of
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
@@ -36,7 +37,7 @@ from gpuspec.plan.driver_facts import driver_image
 from gpuspec.plan.durations import estimate_duration, operator_driver
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
 from gpuspec.plan.records import Disruption
-from gpuspec.render.alerts import DCGM_JOB
+from gpuspec.render.alerts import CLUSTER_LABEL, DCGM_JOB, POOL_LABEL, TEAM_LABEL
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
@@ -407,16 +408,22 @@ class _Builder:
     def rbac(self) -> list[dict[str, Any]]:
         out = []
         docs = _docs(self.plan, f"{self.base}/rbac.yaml")
-        bindings = {(d["roleRef"]["kind"], d["roleRef"]["name"]): d for d in docs if "roleRef" in d}
+        bindings: dict[tuple[str, str], list[Any]] = {}
+        for d in docs:
+            if "roleRef" in d:
+                bindings.setdefault((d["roleRef"]["kind"], d["roleRef"]["name"]), []).append(d)
         for doc in docs:
             if doc["kind"] not in ("Role", "ClusterRole"):
                 continue
-            binding = bindings.get((doc["kind"], doc["metadata"]["name"]))
-            subjects = [f"{s['kind']} {s['name']}" for s in (binding or {}).get("subjects", [])]
+            bound = bindings.get((doc["kind"], doc["metadata"]["name"]), [])
+            subjects = list(dict.fromkeys(f"{s['kind']} {s['name']}" for b in bound for s in b.get("subjects", [])))
+            scope = f"namespace {doc['metadata']['namespace']}" if "namespace" in doc["metadata"] else "cluster-wide"
+            namespaces = [b["metadata"]["namespace"] for b in bound if b["kind"] == "RoleBinding"]
+            if doc["kind"] == "ClusterRole" and namespaces and all(b["kind"] == "RoleBinding" for b in bound):
+                scope = "namespaces " + ", ".join(namespaces)
             out.append({
                 "kind": doc["kind"], "name": doc["metadata"]["name"],
-                "scope": f"namespace {doc['metadata']['namespace']}" if "namespace" in doc["metadata"]
-                else "cluster-wide",
+                "scope": scope,
                 "subjects": subjects,
                 "rules": [{"groups": [g or "core" for g in r["apiGroups"]], "resources": list(r["resources"]),
                            "verbs": list(r["verbs"])} for r in doc["rules"]],
@@ -535,11 +542,15 @@ class _Builder:
             return {"name": "", "rules": []}
         rules = [
             {"alert": r["alert"], "expr": r["expr"], "for": r["for"], "severity": r["labels"]["severity"],
-             "summary": r["annotations"]["summary"], "description": r["annotations"]["description"]}
+             "summary": r["annotations"]["summary"], "description": r["annotations"]["description"],
+             "team": r["labels"].get(TEAM_LABEL, ""), "pool": r["labels"].get(POOL_LABEL, ""),
+             "receiver": receiver_of(self.ctx, r["labels"].get(TEAM_LABEL, "")),
+             "scope": alert_scope(self.ctx, r["alert"], r["labels"].get(POOL_LABEL, ""))}
             for group in doc["spec"]["groups"] for r in group["rules"]
         ]
         return {"name": doc["metadata"]["name"], "namespace": doc["metadata"]["namespace"], "rules": rules,
-                "dcgm_job": DCGM_JOB}
+                "dcgm_job": DCGM_JOB, "route": alertmanager_route(self.ctx, rules),
+                "routing_labels": [CLUSTER_LABEL, TEAM_LABEL, POOL_LABEL, "severity"]}
 
     # ------------------------------------------------------------------ failures and acceptance
 
@@ -696,6 +707,7 @@ class _Builder:
         pools = self.pools()
         return {
             "cluster": self.overview(),
+            "owners": ownership_facts(self.ctx),
             "pools": pools,
             "tenants": self.tenants(),
             "priority_classes": self.priority_classes(),

@@ -14,6 +14,7 @@ from gpuspec.plan.deviations import acceptance_runs
 from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.fleetrev import RevisionFleet, describe_finding, load_fleet_at
 from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
+from gpuspec.plan.owners import affected_owners
 from gpuspec.plan.records import Change, Plan
 from gpuspec.plan.regen import read_regeneration, regeneration_change
 from gpuspec.plan.removals import removed_objects
@@ -115,5 +116,5 @@ def build_plan(fleet_dir: Path, base_rev: str, rendered_dir: Path | None = None)
         if record is not None:
             changes = [record, *changes]
     plan = Plan(base_rev, comparison.base.commit, changes, acceptance_runs(comparison.head, changes),
-                removed_objects(base, comparison.head))
+                removed_objects(base, comparison.head), owners=affected_owners(comparison.head, base, changes))
     return replace(plan, durations=step_durations(comparison.head, rollout_steps(plan)))

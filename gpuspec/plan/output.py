@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuspec.plan.owners import owners_text
 from gpuspec.plan.records import Disruption, Plan
 from gpuspec.plan.step_durations import StepDuration
 from gpuspec.plan.waves import fleet_waves, rollout_steps
@@ -40,6 +41,8 @@ def render_text(plan: Plan) -> str:
         for cluster, steps in clusters.items():
             lines.append("")
             lines.append(f"wave {wave} - cluster {cluster}")
+            if cluster in plan.owners:
+                lines.append(f"  owners: {one_line(owners_text(plan.owners[cluster]))}")
             for step in steps:
                 lines.append(f"  {step.label}  [{step.worst.label}]")
                 duration = plan.durations.get((step.cluster_wave, step.cluster, step.stage))
@@ -93,6 +96,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             cluster: {"checks": checks[:-1], "how": checks[-1]} for cluster, checks in plan.acceptance.items()
         },
         "removals": [r.to_json() for r in plan.removals],
+        "owners": plan.owners,
     }
 
 

@@ -165,6 +165,8 @@ class Plan:
     removals: list[Any] = field(default_factory=list)
     #: Step key ``(fleet wave, cluster, stage)`` → :class:`gpuspec.plan.step_durations.StepDuration`.
     durations: dict[tuple[int, str, int], Any] = field(default_factory=dict)
+    #: Cluster → its owner teams and the changed pools' own hardware teams (:func:`plan.owners.affected_owners`).
+    owners: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def worst(self) -> Disruption:

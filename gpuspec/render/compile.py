@@ -35,6 +35,7 @@ from gpuspec.render.overlay import (
     rbac,
     tenant_objects,
 )
+from gpuspec.render.roles import access_roles
 from gpuspec.render.values import helm_values
 from gpuspec.spec.models import Cluster, Fleet
 
@@ -67,7 +68,7 @@ def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
         files[f"tenant-{tenant.name}.yaml"] = tenant_objects(ctx, tenant)
     if ctx.cluster.priority_classes:
         files["priorityclasses.yaml"] = priority_classes(ctx)
-    files["rbac.yaml"] = rbac(ctx)
+    files["rbac.yaml"] = [*rbac(ctx), *access_roles(ctx)]
     return files
 
 

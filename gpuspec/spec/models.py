@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, field_validator, model_validator
 
+from gpuspec.spec.ownership import Ownership, PoolOwnership, Team
+
 API_VERSION = "gpuspec.io/v1alpha1"
 
 #: A DNS-1123 label: what Kubernetes accepts as a namespace or object name, and safe as a file name.
@@ -250,6 +252,21 @@ class FleetSettings(SpecModel):
         description="Releases of Argo CD, Flux and the Prometheus Operator the clusters run; `gpuspec tools "
                     "install` fetches their pinned CRDs and `verify` validates against them.",
     )
+    teams: list[Team] = Field(
+        default_factory=list, description="Teams that own clusters and pools or run workloads (contacts, on-call, "
+                                          "escalation, groups, code owners, alert receiver).")
+    ownership: Ownership = Field(
+        default_factory=Ownership, description="Default owners of every cluster (platform, hardware, "
+                                               "observability); clusters and pools override.")
+
+    @model_validator(mode="after")
+    def _team_names_distinct(self) -> FleetSettings:
+        seen: set[str] = set()
+        for team in self.teams:
+            if team.name in seen:
+                raise ValueError(f"team {team.name!r} is declared twice")
+            seen.add(team.name)
+        return self
 
 
 # --------------------------------------------------------------------------- clusters
@@ -706,6 +723,9 @@ class Pool(SpecModel):
         description="Deliberate deviations in this pool's NVIDIADriver `spec` (only for pools that get one: "
         "clusters whose pools need different drivers).",
     )
+    ownership: PoolOwnership = Field(
+        default_factory=PoolOwnership, description="The pool's own hardware owner, where it differs from the "
+                                                   "cluster's.")
     managed: bool = Field(
         default=True,
         description="false: hybrid mode, the GPU Operator must not touch this pool's nodes (node label "
@@ -739,6 +759,9 @@ class Tenant(SpecModel):
     )
     pools: list[Name] = Field(min_length=1, description="Pools the tenant may use.")
     priority_class: Name | None = Field(default=None, alias="priorityClass", description="PriorityClass of its pods.")
+    team: Name | None = Field(
+        default=None, description="The tenant's team (fleet.yaml `teams`): its groups get the tenant role (quota "
+                                  "and GPU node state, no rights on drivers or the operator namespace).")
 
 
 class PriorityClassSpec(SpecModel):
@@ -758,6 +781,8 @@ class Cluster(SpecModel):
     api_version: Literal["gpuspec.io/v1alpha1"] = Field(alias="apiVersion", description="Spec format version.")
     kind: Literal["Cluster"] = Field(description="Always Cluster.")
     metadata: ObjectMeta = Field(description="Cluster name (= file name) and labels.")
+    ownership: Ownership | None = Field(
+        default=None, description="Owners of this cluster, each role falling back to fleet.yaml's `ownership`.")
     kubernetes: KubernetesSpec = Field(description="Kubernetes version, distribution and runtime.")
     operator: OperatorSpec = Field(description="GPU Operator version pin and operands.")
     mirror: Name | None = Field(default=None, description="Air-gap mirror from fleet.yaml; absent = online.")
