@@ -27,6 +27,7 @@ from gpuspec.audit.facts import (
 from gpuspec.catalogue import changeset, rollout
 from gpuspec.catalogue.entry import Entry
 from gpuspec.handover import operands
+from gpuspec.handover.runbook import Runbook
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
@@ -669,7 +670,7 @@ class _Builder:
 
     def build(self) -> dict[str, Any]:
         pools = self.pools()
-        return {
+        facts = {
             "cluster": self.overview(),
             "pools": pools,
             "tenants": self.tenants(),
@@ -686,6 +687,7 @@ class _Builder:
             "failures": self.failures(pools),
             "acceptance": self.acceptance(pools),
         }
+        return {**facts, **Runbook(self.ctx, self.plan, self.root, facts).build(pools)}
 
 
 def cluster_facts(ctx: ClusterContext, plan: ClusterPlan, rules: Mapping[str, RuleSetting],
