@@ -17,7 +17,6 @@ from gpuspec.catalogue import (
     engine,
     matrix,
     observability,
-    operations,
     rollout,
     security,
     validate,
@@ -32,7 +31,6 @@ AREAS: tuple[tuple[str, ModuleType], ...] = (
     ("lint engine", engine),
     ("validate", validate),
     ("support matrix", matrix),
-    ("operations", operations),
     ("air-gap", airgap),
     ("rollout", rollout),
     ("security", security),
@@ -44,8 +42,7 @@ AREAS: tuple[tuple[str, ModuleType], ...] = (
 
 #: Stages whose ids policy packs configure (severity, parameters, exceptions, suppressions).
 POLICY_STAGES = frozenset(
-    {"lint engine", "support matrix", "air-gap", "rollout", "security", "observability", "operations",
-     "change set"}
+    {"lint engine", "support matrix", "air-gap", "rollout", "security", "observability", "change set"}
 )
 
 

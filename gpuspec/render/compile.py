@@ -111,9 +111,6 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
     plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile((values,))
     labels = node_labels(ctx)
     plan.files[f"{base}/node-labels.yaml"] = YamlFile((labels,))
-    autoscaling = autoscaling_facts(ctx, labels)
-    if autoscaling is not None:
-        plan.files[f"{base}/{AUTOSCALING_FILE}"] = YamlFile((autoscaling,))
     nvidiadriver_pools = {d.pool.name for d in ctx.pool_drivers}
     plan.deviations = deviation_records(cluster, ctx.facts, nvidiadriver_pools)
     plan.accepted = [dict(a) for a in accepted]
@@ -124,6 +121,9 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         plan.files[f"{base}/{DEVIATIONS_FILE}"] = YamlFile((record,))
     checks = acceptance_checks(ctx, {p: f.documents for p, f in plan.files.items() if isinstance(f, YamlFile)})
     plan.acceptance = [c.to_data() for c in checks]
+    autoscaling = autoscaling_facts(ctx, labels)  # after the checks: autoscaler bounds rename no acceptance Job
+    if autoscaling is not None:
+        plan.files[f"{base}/{AUTOSCALING_FILE}"] = YamlFile((autoscaling,))
     accept = acceptance_files(ctx, checks)
     for name, docs in accept.items():
         plan.files[f"{base}/{ACCEPTANCE_DIR}/{name}"] = YamlFile(tuple(docs))

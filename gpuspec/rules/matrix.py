@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuspec.catalogue import matrix as cat
+from gpuspec.catalogue.operations import ENTRIES as OPERATIONS_ENTRIES
 from gpuspec.catalogue.entry import Entry
 from gpuspec.catalogue.matrix import (
     CANNOT_VERIFY_MIG,
@@ -684,7 +685,7 @@ class MatrixView(Rule):
 
 
 #: Every support-matrix rule, in id order.
-MATRIX_RULES: list[Rule] = [MatrixView(entry) for entry in cat.ENTRIES]
+MATRIX_RULES: list[Rule] = [MatrixView(entry) for entry in cat.ENTRIES if entry not in OPERATIONS_ENTRIES]
 
 
 def matrix_findings(fleet: Fleet, as_of: dt.date | None = None) -> list[Finding]:
