@@ -12,7 +12,15 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpuspec.audit.facts import DRIVER_FULL, GPU_COUNT, GPU_PRODUCT, MIG_CONFIG, MIG_STATE, UPGRADE_FAILED, UPGRADE_STATE
+from gpuspec.audit.facts import (
+    DRIVER_FULL,
+    GPU_COUNT,
+    GPU_PRODUCT,
+    MIG_CONFIG,
+    MIG_STATE,
+    UPGRADE_FAILED,
+    UPGRADE_STATE,
+)
 from gpuspec.audit.migrate import drain_command
 from gpuspec.handover import operands
 from gpuspec.render.autoscaling import AUTOSCALING_FILE
@@ -167,7 +175,8 @@ class Runbook:
             out.append({"pool": p["name"], "host": False, "image": driver["image"], "version": driver["version"],
                         "object": f"{driver['kind']} {driver['object']}" if driver["kind"] else "",
                         "commands": [
-                            _cmd("kubectl", "get", "nodes", "-l", p["selector"], "-L", f"{UPGRADE_STATE},{DRIVER_FULL}"),
+                            _cmd("kubectl", "get", "nodes", "-l", p["selector"], "-L",
+                                 f"{UPGRADE_STATE},{DRIVER_FULL}"),
                             _cmd("kubectl", "cordon", "<node>"), drain,
                             _cmd("kubectl", "-n", self.ns, "delete", "pod", "-l", selector,
                                  "--field-selector", "spec.nodeName=<node>"),

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuspec.catalogue import matrix as cat
-from gpuspec.catalogue.operations import ENTRIES as OPERATIONS_ENTRIES
 from gpuspec.catalogue.entry import Entry
 from gpuspec.catalogue.matrix import (
     CANNOT_VERIFY_MIG,
@@ -45,6 +44,7 @@ from gpuspec.catalogue.matrix import (
     SHARING_WITH_MIG,
     UNKNOWN_RELEASE,
 )
+from gpuspec.catalogue.operations import ENTRIES as OPERATIONS_ENTRIES
 from gpuspec.findings import DocPath, Finding
 from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q

@@ -89,11 +89,11 @@ class StartupTaintRemoved(Rule):
                         pool_path(cluster, pool, "autoscaling", "startupTaints", index),
                         hint="name the controller that removes it (removedBy), or drop the startup taint")
             if auto.autoscaler is AutoscalerKind.CLUSTER_AUTOSCALER:
-                for index, taint in enumerate(pool.taints):
-                    if _is_startup_key(taint.key):
+                for index, permanent in enumerate(pool.taints):
+                    if _is_startup_key(permanent.key):
                         yield Problem(
-                            f"pool {pool.name}: taint {taint.key} is a cluster-autoscaler startup taint that nothing "
-                            "removes (the GPU Operator removes none)", cluster.source_file,
+                            f"pool {pool.name}: taint {permanent.key} is a cluster-autoscaler startup taint that "
+                            "nothing removes (the GPU Operator removes none)", cluster.source_file,
                             pool_path(cluster, pool, "taints", index, "key"),
                             hint="move it to autoscaling.startupTaints with removedBy, or drop it")
 

@@ -11,7 +11,7 @@ import pytest
 from gpuspec.audit.expect import expected_resources
 from gpuspec.render.autoscaling import node_resources
 from gpuspec.render.filetree import YamlFile
-from tests.render.fleets import REPO_ROOT, EXAMPLE_FLEET, cluster, compile_dir, load, pool, write_fleet
+from tests.render.fleets import EXAMPLE_FLEET, REPO_ROOT, cluster, compile_dir, load, pool, write_fleet
 
 KUBECTL = REPO_ROOT / ".tools" / "bin" / "kubectl"
 MIG = {"strategy": "mixed", "custom": [{"devices": [0, 1, 2, 3], "profiles": {"1g.10gb": 7}},
