@@ -304,7 +304,8 @@ class Runbook:
             out.append({
                 "pool": name, "autoscaler": entry["autoscaler"], "min": entry["min"], "max": entry["max"],
                 "gate": entry["readinessGate"],
-                "tags": [f"{k}={v}" for k, v in (entry.get("autoScalingGroupTags") or {}).items()],
+                "tags": [f"{asg['prefix']}{k}={v}" for k, v in asg["tags"].items()]
+                if (asg := entry.get("autoScalingGroupTags")) else [],
                 "commands": [_cmd("kubectl", "get", "nodes", "-l", selectors.get(name, ""), "-o",
                                   "custom-columns=NODE:.metadata.name,CREATED:.metadata.creationTimestamp,"
                                   "GPU:.status.allocatable.nvidia\\.com/gpu,TAINTS:.spec.taints[*].key")],

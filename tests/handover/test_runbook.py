@@ -121,8 +121,9 @@ def test_autoscaling_section_is_the_rendered_file() -> None:
     rows = tables(text)[0]
     assert {unquote(r["Pool"]): (r["Autoscaler"], int(r["Min"]), int(r["Max"])) for r in rows} == {
         name: (p["autoscaler"], p["min"], p["max"]) for name, p in rendered["pools"].items()}
-    for tag, value in rendered["pools"]["h100"]["autoScalingGroupTags"].items():
-        assert f"{tag}={value}" in text
+    asg = rendered["pools"]["h100"]["autoScalingGroupTags"]
+    for tag, value in asg["tags"].items():
+        assert f"{asg['prefix']}{tag}={value}" in text
     assert all(f"`{flag}`" in text for flag in rendered["clusterAutoscalerFlags"])
     assert "## Autoscaling" not in _doc("infer-north")
 

@@ -54,15 +54,14 @@ def test_cluster_autoscaler_on_aws_gets_label_taint_and_resource_tags(tmp_path: 
     assert doc is not None and doc["operatorRemovesTaints"] is False
     entry = doc["pools"]["a100"]
     assert entry["gpuLabel"] == "k8s.amazonaws.com/accelerator"
-    prefix = "k8s.io/cluster-autoscaler/node-template/"
-    assert entry["autoScalingGroupTags"] == {
-        f"{prefix}label/acme.example/gpu-pool": "a100",
-        f"{prefix}label/k8s.amazonaws.com/accelerator": "a100-sxm4-80gb",
-        f"{prefix}label/nvidia.com/mig.config": "custom-a100",
-        f"{prefix}taint/acme.example/gpu": "a100:NoSchedule",
-        f"{prefix}resources/nvidia.com/mig-1g.10gb": "28",
-        f"{prefix}resources/nvidia.com/mig-3g.40gb": "8",
-    }
+    assert entry["autoScalingGroupTags"] == {"prefix": "k8s.io/cluster-autoscaler/node-template/", "tags": {
+        "label/acme.example/gpu-pool": "a100",
+        "label/k8s.amazonaws.com/accelerator": "a100-sxm4-80gb",
+        "label/nvidia.com/mig.config": "custom-a100",
+        "taint/acme.example/gpu": "a100:NoSchedule",
+        "resources/nvidia.com/mig-1g.10gb": "28",
+        "resources/nvidia.com/mig-3g.40gb": "8",
+    }}
     assert doc["clusterAutoscalerFlags"] == ["--gpu-total=a100-sxm4-80gb:0:32"]
 
 
