@@ -91,14 +91,18 @@ class Runbook:
                            "commands": [_cmd("kubectl", "get", "nodes", "-l",
                                              f"{p['selector']},{UPGRADE_STATE}={UPGRADE_FAILED}")],
                            "expect": "No resources found"})
+            spec = self.cluster.pool(p["name"])
+            auto = spec.autoscaling if spec is not None else None
+            # An autoscaled pool may legitimately run at its minimum: the floor is the minimum's resources.
+            nodes, basis = (auto.min, "the autoscaler's minimum, ") if auto is not None else (p["nodes"], "")
             for r in p["resources"]:
-                limit = _threshold(r["per_node"], p["nodes"], percent)
+                limit = _threshold(r["per_node"], nodes, percent)
                 if limit is None:
                     continue
                 column = r["name"].replace(".", "\\.")
                 checks.append({
-                    "signal": f"fewer than {limit} {r['name']} advertised ({percent}% of "
-                              f"{p['nodes']} x {r['per_node']})",
+                    "signal": f"fewer than {limit} {r['name']} advertised ({percent}% of {basis}"
+                              f"{nodes} x {r['per_node']})",
                     "commands": [_cmd("kubectl", "get", "nodes", "-l", p["selector"], "-o",
                                       f"custom-columns=NODE:.metadata.name,ALLOCATABLE:.status.allocatable.{column}")],
                     "expect": f"the ALLOCATABLE column adds up to at least {limit}",
@@ -195,8 +199,12 @@ class Runbook:
                        f"READY:.status.conditions[?(@.type==\"Ready\")].status,"
                        f"PRODUCT:.metadata.labels.{GPU_PRODUCT.replace('.', chr(92) + '.')},"
                        f"GPUS:.metadata.labels.{GPU_COUNT.replace('.', chr(92) + '.')}")
-            checks.append({"check": f"Pool {p['name']}: {p['nodes']} node(s) Ready with {p['gpus']} GPU(s) "
-                                    f"({p['gpus_per_node']} per node), each advertising {p['resources_text']}",
+            spec = self.cluster.pool(p["name"])
+            auto = spec.autoscaling if spec is not None else None
+            size = (f"{auto.min} to {auto.max} node(s) (autoscaled; planned {p['nodes']})" if auto is not None
+                    else f"{p['nodes']} node(s)")
+            checks.append({"check": f"Pool {p['name']}: {size} Ready with {p['gpus_per_node']} GPU(s) each, "
+                                    f"each advertising {p['resources_text']} ({p['gpus']} GPU(s) planned)",
                            "commands": [_cmd("kubectl", "get", "nodes", "-l", p["selector"], "-o", columns)]})
             version = p["driver"]["version"]
             if p["driver"]["source"] != "host" and p["managed"]:

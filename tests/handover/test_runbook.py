@@ -80,7 +80,10 @@ def test_gpu_threshold_follows_rollback_below_percent(tmp_path: Path) -> None:
                                                        "  maxUnavailable: 10%\n  rollbackBelowPercent: 75\n"))
     text = section(documents(root)["handover/train-east.md"], "Rollback criteria: when to roll back, and how")
     assert "rollbackBelowPercent`, 75%" in text
-    assert f"fewer than {math.ceil(32 * 8 * 0.75)} nvidia.com/gpu advertised (75% of 32 x 8)" in text
+    assert f"fewer than {math.ceil(2 * 8 * 0.75)} nvidia.com/gpu advertised (75% of 2 x 8)" in text
+    # h100 autoscales (min 16): its floor is the minimum's GPUs, not the planned 32 nodes'
+    assert f"fewer than {math.ceil(16 * 8 * 0.75)} nvidia.com/gpu advertised (75% of the autoscaler's minimum, " \
+        "16 x 8)" in text
     assert f"fewer than {math.ceil(6 * 28 * 0.75)} nvidia.com/mig-1g.10gb advertised" in text
 
 
