@@ -23,10 +23,13 @@ from gpuspec.audit.facts import (
 )
 from gpuspec.audit.migrate import drain_command
 from gpuspec.handover import operands
+from gpuspec.matrix import query
+from gpuspec.matrix.govready import government_ready
 from gpuspec.render.autoscaling import AUTOSCALING_FILE
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.filetree import ClusterPlan, YamlFile
 from gpuspec.render.openshift import is_openshift
+from gpuspec.render.operand_images import component_enabled
 from gpuspec.spec.models import DrainSpec
 
 #: Alert-name prefix of the rendered operator-health alerts (hardware alerts are no rollback signal by themselves).
@@ -320,9 +323,28 @@ class Runbook:
             })
         return {"file": f"{self.root}/{path}", "pools": out, "flags": list(doc.get("clusterAutoscalerFlags") or [])}
 
+    # ------------------------------------------------------------------ compliance
+
+    def compliance(self) -> dict[str, Any]:
+        """The government-ready set of the release, the enabled operands against it and the source gaps."""
+        if self.cluster.compliance is None:
+            return {"set": "", "status": "", "rows": [], "gap": "", "images_gap": ""}
+        line = query.line_of(self.ctx.facts.version) or ""
+        gov = government_ready(line) if line else None
+        rows = []
+        for path in sorted(p for p in self.ctx.facts.images if component_enabled(self.ctx, p)):
+            listed = bool(gov and gov.status == "documented" and gov.covers(path))
+            rows.append({"operand": path, "listed": "yes" if listed else
+                         ("cannot verify" if gov is None or gov.status == "cannot-verify" else "no"),
+                         "image": (gov.image(path) or "") if gov else ""})
+        return {"set": self.cluster.compliance, "status": gov.status if gov else "cannot-verify",
+                "rows": rows, "gap": gov.gap if gov else "", "images_gap": gov.images_gap if gov else "",
+                "line": line, "source": gov.source if gov else ""}
+
     def build(self, pools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Every runbook section of the document."""
         return {
+            "compliance": self.compliance(),
             "rollback_criteria": self.rollback_criteria(pools),
             "shift_checklist": self.shift_checklist(pools),
             "disaster_recovery": self.disaster_recovery(),

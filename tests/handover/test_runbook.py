@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuspec.handover.documents import HandoverSettings, cluster_document
 from gpuspec.handover.facts import cluster_facts
 from gpuspec.render.context import cluster_context
 from tests.render.fleets import cluster, compile_dir, load, pool, write_fleet
@@ -161,3 +162,32 @@ def test_host_driver_pool_rolls_back_the_node_image(tmp_path: Path) -> None:
     assert facts["rollback_criteria"]["drivers"] == [
         {"pool": "gpu", "host": True, "image": "", "version": "", "commands": []}]
     assert not any("driver" in c["check"] for c in facts["shift_checklist"] if c["check"].startswith("Pool"))
+
+
+def test_compliance_section_lists_the_set_and_the_gaps(tmp_path: Path) -> None:
+    doc = cluster("gov", operator={"version": "v25.10.1"}, compliance="government-ready")
+    facts = _facts(tmp_path, doc)["compliance"]
+    rows = {r["operand"]: r for r in facts["rows"]}
+    assert facts["status"] == "documented" and facts["line"] == "25.10"
+    assert rows["node-feature-discovery"]["listed"] == "no"
+    assert rows["driver.manager"]["listed"] == "yes" and rows["toolkit"]["image"] == ""
+    assert rows["driver"]["image"] == "nvcr.io/nvidia/driver-stig-fips/gpu-driver-stig-fips:580.95.05-stig-fips"
+    assert facts["images_gap"]
+    newer = _facts(tmp_path / "newer", cluster("gov", compliance="government-ready"))["compliance"]
+    assert newer["status"] == "cannot-verify" and "v26.3" in newer["gap"]
+    assert {r["listed"] for r in newer["rows"]} == {"cannot verify"}
+    assert _facts(tmp_path / "none", cluster("plain"))["compliance"]["set"] == ""
+
+
+def test_compliance_section_renders_only_when_asked(tmp_path: Path) -> None:
+    fleet_dir = write_fleet(tmp_path, [cluster("gov", operator={"version": "v25.10.1"},
+                                               compliance="government-ready")])
+    fleet = load(fleet_dir)
+    plan = compile_dir(fleet_dir)
+    text = cluster_document(cluster_context(fleet, fleet.clusters[0]), plan.clusters[0],
+                            HandoverSettings(fleet_dir=fleet_dir))[0].decode()
+    body = section(text, "Compliance: government-ready")
+    row = next(r for r in tables(body)[0] if unquote(r["Operand"]) == "node-feature-discovery")
+    assert row["In the set"] == "no"
+    assert "Source gap:" in body
+    assert "## Compliance" not in _doc("train-east")
