@@ -28,6 +28,7 @@ from gpuspec.catalogue import changeset, rollout
 from gpuspec.catalogue.entry import Entry
 from gpuspec.handover import operands
 from gpuspec.handover.ownership import alert_scope, alertmanager_route, ownership_facts, receiver_of
+from gpuspec.handover.runbook import Runbook
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
@@ -705,7 +706,7 @@ class _Builder:
 
     def build(self) -> dict[str, Any]:
         pools = self.pools()
-        return {
+        facts = {
             "cluster": self.overview(),
             "owners": ownership_facts(self.ctx),
             "pools": pools,
@@ -723,6 +724,7 @@ class _Builder:
             "failures": self.failures(pools),
             "acceptance": self.acceptance(pools),
         }
+        return {**facts, **Runbook(self.ctx, self.plan, self.root, facts).build(pools)}
 
 
 def cluster_facts(ctx: ClusterContext, plan: ClusterPlan, rules: Mapping[str, RuleSetting],

@@ -7,6 +7,7 @@ from typing import Any
 
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, acceptance_files
 from gpuspec.render.alerts import prometheus_rule
+from gpuspec.render.autoscaling import AUTOSCALING_FILE, autoscaling_facts
 from gpuspec.render.bootstrap import bootstrap_files
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import apply_overrides, deviation_records
@@ -116,7 +117,8 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
     if prerequisites:
         plan.files[f"{base}/{PREREQUISITES_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(prerequisites)),))
     plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile((values,))
-    plan.files[f"{base}/node-labels.yaml"] = YamlFile((node_labels(ctx),))
+    labels = node_labels(ctx)
+    plan.files[f"{base}/node-labels.yaml"] = YamlFile((labels,))
     nvidiadriver_pools = {d.pool.name for d in ctx.pool_drivers}
     plan.deviations = deviation_records(cluster, ctx.facts, nvidiadriver_pools)
     plan.accepted = [dict(a) for a in accepted]
@@ -127,6 +129,9 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         plan.files[f"{base}/{DEVIATIONS_FILE}"] = YamlFile((record,))
     checks = acceptance_checks(ctx, {p: f.documents for p, f in plan.files.items() if isinstance(f, YamlFile)})
     plan.acceptance = [c.to_data() for c in checks]
+    autoscaling = autoscaling_facts(ctx, labels)  # after the checks: autoscaler bounds rename no acceptance Job
+    if autoscaling is not None:
+        plan.files[f"{base}/{AUTOSCALING_FILE}"] = YamlFile((autoscaling,))
     accept = acceptance_files(ctx, checks)
     for name, docs in accept.items():
         plan.files[f"{base}/{ACCEPTANCE_DIR}/{name}"] = YamlFile(tuple(docs))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from gpuspec.rules import airgap, observability, rollout, security
+from gpuspec.rules import airgap, observability, operations, rollout, security
 from gpuspec.rules.base import Rule
 from gpuspec.rules.matrix import MATRIX_RULES
 
@@ -22,6 +22,7 @@ AREAS: tuple[list[Rule], ...] = (
     rollout.RULES,
     security.RULES,
     observability.RULES,
+    operations.RULES,
 )
 
 

@@ -535,6 +535,11 @@ class RolloutSpec(SpecModel):
         description="When nodes may restart; `lint --base` warns when a disruptive step cannot finish in one "
         "window (GS830). Absent = any time.",
     )
+    rollback_below_percent: int = Field(
+        default=100, ge=1, le=100, alias="rollbackBelowPercent",
+        description="Rollback criterion: after an update step, roll back when a pool advertises fewer than this "
+                    "percent of its declared GPUs (the handover's rollback criteria name it).",
+    )
 
 
 class GpuSpec(SpecModel):
@@ -699,6 +704,46 @@ class AcceptanceSpec(SpecModel):
     )
 
 
+class AutoscalerKind(StrEnum):
+    """The node autoscaler that adds and removes a pool's nodes."""
+
+    CLUSTER_AUTOSCALER = "cluster-autoscaler"
+    KARPENTER = "karpenter"
+
+
+class StartupTaint(SpecModel):
+    """A taint new nodes start with and a named controller removes once the node is ready for GPU work."""
+
+    key: LabelKey = Field(description="Taint key.")
+    value: LabelValue = Field(default="", description="Taint value.")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        default="NoSchedule", description="Taint effect.")
+    removed_by: str | None = Field(
+        default=None, alias="removedBy",
+        description="The controller that removes the taint (the GPU Operator removes none); absent = nothing "
+                    "removes it and new nodes stay tainted (GS242).",
+    )
+
+
+class AutoscalingSpec(SpecModel):
+    """How a pool autoscales, so the autoscaler waits for the operator before counting a new node as GPU capacity."""
+
+    autoscaler: AutoscalerKind = Field(description="cluster-autoscaler or karpenter.")
+    min: int = Field(ge=0, le=10000, description="Fewest nodes the autoscaler keeps.")
+    max: int = Field(ge=0, le=10000, description="Most nodes the autoscaler adds.")
+    cloud: Literal["aws", "gce", "azure", "other"] = Field(
+        default="other",
+        description="cluster-autoscaler's cloud provider, which decides its GPU node label (aws "
+                    "`k8s.amazonaws.com/accelerator`, gce `cloud.google.com/gke-accelerator`, azure `accelerator`); "
+                    "other = no GPU label.",
+    )
+    startup_taints: list[StartupTaint] = Field(
+        default_factory=list, alias="startupTaints",
+        description="Taints new nodes start with (Karpenter NodePool `startupTaints`, or cluster-autoscaler "
+                    "`--startup-taint`), each with the controller that removes it.",
+    )
+
+
 class Pool(SpecModel):
     """A group of identical GPU nodes."""
 
@@ -731,6 +776,11 @@ class Pool(SpecModel):
         description="false: hybrid mode, the GPU Operator must not touch this pool's nodes (node label "
         "`nvidia.com/gpu.deploy.operands=false`; no NVIDIADriver, no acceptance Job); needs `driver.source: host`, "
         "no MIG and no sharing. Audit still checks the nodes; `gpuspec migrate` moves them one by one.",
+    )
+    autoscaling: AutoscalingSpec | None = Field(
+        default=None,
+        description="The pool autoscales (cluster-autoscaler or Karpenter); absent = a fixed number of nodes. "
+                    "`nodes` is the size the rest of the spec plans for (quotas, acceptance).",
     )
 
     @model_validator(mode="after")
@@ -797,6 +847,11 @@ class Cluster(SpecModel):
         default_factory=list,
         description="Deliberate deviations: GPU Operator chart values gpuspec does not model (operand "
         "resources, priority classes, environment …), each with its reason.",
+    )
+    compliance: Literal["government-ready"] | None = Field(
+        default=None,
+        description="government-ready: every enabled operand must be in NVIDIA's government-ready set of the "
+                    "release, from its documented image variants (GS244-GS246); absent = no compliance set.",
     )
 
     _source_file: str = PrivateAttr(default="")
