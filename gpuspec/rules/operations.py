@@ -15,15 +15,15 @@ from gpuspec.render.deviations import apply_overrides
 from gpuspec.render.operand_images import component_enabled
 from gpuspec.render.values import helm_values
 from gpuspec.rules.base import Problem, Rule, RuleContext
-from gpuspec.spec.models import AutoscalerKind, Cluster, Fleet, MigStrategy, Pool
+from gpuspec.spec.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet, MigStrategy, Pool
 from gpuspec.spec.resolve import pool_path
 
 
-def _autoscaled(fleet: Fleet) -> Iterator[tuple[Cluster, Pool]]:
+def _autoscaled(fleet: Fleet) -> Iterator[tuple[Cluster, Pool, AutoscalingSpec]]:
     for cluster in fleet.clusters:
         for pool in cluster.pools:
             if pool.autoscaling is not None:
-                yield cluster, pool
+                yield cluster, pool, pool.autoscaling
 
 
 def _is_startup_key(key: str) -> bool:
@@ -37,9 +37,7 @@ class AutoscalingBounds(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per autoscaled pool whose bounds are inverted or leave out its planned size."""
-        for cluster, pool in _autoscaled(ctx.fleet):
-            auto = pool.autoscaling
-            assert auto is not None
+        for cluster, pool, auto in _autoscaled(ctx.fleet):
             where = pool_path(cluster, pool, "autoscaling")
             if auto.min > auto.max:
                 yield Problem(f"pool {pool.name}: autoscaling min {auto.min} is above max {auto.max}",
@@ -57,9 +55,7 @@ class ReadinessGate(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster-autoscaler pool without a readiness gate."""
-        for cluster, pool in _autoscaled(ctx.fleet):
-            auto = pool.autoscaling
-            assert auto is not None
+        for cluster, pool, auto in _autoscaled(ctx.fleet):
             if auto.autoscaler is not AutoscalerKind.CLUSTER_AUTOSCALER or asdata.gpu_label(auto.cloud):
                 continue
             gated = any(t.removed_by for t in auto.startup_taints)
@@ -78,9 +74,7 @@ class StartupTaintRemoved(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per startup taint nothing removes."""
-        for cluster, pool in _autoscaled(ctx.fleet):
-            auto = pool.autoscaling
-            assert auto is not None
+        for cluster, pool, auto in _autoscaled(ctx.fleet):
             for index, taint in enumerate(auto.startup_taints):
                 if not taint.removed_by:
                     yield Problem(
@@ -105,9 +99,7 @@ class TaintBothWays(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per startup taint whose key is also a permanent taint of the pool."""
-        for cluster, pool in _autoscaled(ctx.fleet):
-            auto = pool.autoscaling
-            assert auto is not None
+        for cluster, pool, auto in _autoscaled(ctx.fleet):
             permanent = {t.key for t in pool.taints}
             for index, taint in enumerate(auto.startup_taints):
                 if taint.key in permanent:
@@ -124,9 +116,7 @@ class MigScaleFromZero(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per MIG pool cluster-autoscaler scales from zero without template resources."""
-        for cluster, pool in _autoscaled(ctx.fleet):
-            auto = pool.autoscaling
-            assert auto is not None
+        for cluster, pool, auto in _autoscaled(ctx.fleet):
             if (auto.autoscaler is AutoscalerKind.CLUSTER_AUTOSCALER and auto.min == 0
                     and pool.mig.strategy is not MigStrategy.NONE and auto.cloud != "aws"):
                 yield Problem(
