@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.fleetload import display_path
-from gpuspec.pipeline.upgrade.check import read_texts
+from gpuspec.pipeline.upgrade.check import digest, read_texts
 from gpuspec.pipeline.upgrade.edits import apply_edit, lookup, scalar_text, write_atomic
 from gpuspec.pipeline.upgrade.model import Step
 from gpuspec.plan.gitread import list_tree, read_blobs, relative_to_repo, repo_root, resolve_commit
@@ -43,11 +43,18 @@ def _dirty(path: Path) -> bool:
 def apply_step(fleet_dir: Path, step: Step, *, force: bool = False) -> list[Path]:
     """Write ``step``'s edits into the spec files of ``fleet_dir``; the files it wrote.
 
-    Every edited key must hold what the step expects before it (the working tree is at the state before the
-    step), and a file with uncommitted changes is refused unless ``force``: both GpuspecErrors (exit 2),
-    raised before anything is written.
+    The spec files must be those the step starts from and a file with uncommitted changes is refused, unless
+    ``force``; every edited key must hold what the step expects before it: GpuspecErrors (exit 2), raised before
+    anything is written.
     """
     texts = read_texts(fleet_dir)
+    if not force and step.starts_from and digest(texts) != step.starts_from:
+        raise GpuspecError(
+            f"the spec in {display_path(fleet_dir)} is not at the state before step {step.number}: its files differ "
+            "from what the plan expects there",
+            hint="apply the earlier steps first and commit each, or plan from the revision they start from "
+                 "(`--from REV`), or plan again from the working tree and apply step 1",
+        )
     new = dict(texts)
     for edit in step.edits:
         if edit.file not in new:

@@ -69,6 +69,16 @@ def scalar_text(value: Scalar) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _like(old: str, value: Scalar) -> str:
+    """``value`` written in the quoting of the token it replaces (``'580'`` stays single-quoted)."""
+    if isinstance(value, str) and not isinstance(value, bool):
+        if old.startswith("'"):
+            return "'" + value.replace("'", "''") + "'"
+        if old.startswith('"'):
+            return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return scalar_text(value)
+
+
 def _yaml() -> YAML:
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
@@ -177,7 +187,7 @@ def apply_edit(text: str, edit: KeyEdit) -> str:
             return "".join(lines)
         line = lines[line_no]
         end = _scalar_end(line, col)
-        lines[line_no] = line[:col] + scalar_text(edit.value) + line[end:]
+        lines[line_no] = line[:col] + _like(line[col:end], edit.value) + line[end:]
         return "".join(lines)
     if edit.value is None:
         return text

@@ -84,6 +84,8 @@ class Step:
     after: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     duration_seconds: int | None = None
+    #: Digest of the spec files the step starts from (``--apply`` checks the working tree against it).
+    starts_from: str = ""
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -97,7 +99,7 @@ class Step:
             "files": list(self.files), "edits": [e.to_json() for e in self.edits],
             "changes": [c.to_json() for c in self.changes], "disruption": self.disruption,
             "nodes": list(self.nodes), "before": list(self.before), "after": list(self.after),
-            "warnings": list(self.warnings),
+            "warnings": list(self.warnings), "startsFrom": self.starts_from,
         }
         if self.duration_seconds is not None:
             out["durationSeconds"] = self.duration_seconds

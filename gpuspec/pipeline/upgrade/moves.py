@@ -302,7 +302,7 @@ def cluster_moves(state: State, cluster: Cluster, target: Target, selection: Sel
         unpinned = [p for p in movable_pools(cluster) if effective_driver(fleet, cluster, p).version is None]
         if unpinned:
             by_stage = _pin_stages(cluster, unpinned)
-            for pools in ([unpinned], *by_stage) if len(by_stage) > 1 else ([unpinned],):
+            for pools in ((unpinned, *by_stage) if len(by_stage) > 1 else (unpinned,)):
                 edits = []
                 for p in pools:
                     running = resolved_driver_version(fleet, cluster, p)

@@ -11,7 +11,7 @@ from pathlib import Path
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix import query
-from gpuspec.pipeline.upgrade.check import Checker, read_texts
+from gpuspec.pipeline.upgrade.check import Checker, digest, read_texts
 from gpuspec.pipeline.upgrade.model import Blocker, Selection, Step, StepChange, Target, UpgradePlan
 from gpuspec.pipeline.upgrade.moves import Move, State, movable_pools, norm_operator
 from gpuspec.pipeline.upgrade.search import Found, search
@@ -161,7 +161,7 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
         steps.append(Step(
             number=number, title=move.title, kind=move.kind, clusters=move.clusters, edits=move.edits,
             changes=records, disruption=worst.label, nodes=_nodes(state, records, kinds), before=tuple(needs),
-            after=tuple(after), warnings=verdict.warnings,
+            after=tuple(after), warnings=verdict.warnings, starts_from=digest(before_state.texts),
         ))
         before_state = state
     return tuple(steps)
