@@ -176,7 +176,12 @@ def lint_load(
 
     decision = decide(fleet, findings, policy, today or utc_today(), suppressions=read_suppressions(load.raw),
                       known=known, report_unused=True)
-    result = mark_sensitive(_restamp(decision.findings, policy), load.raw)
+    kept = _restamp(decision.findings, policy)
+    if base_rev is not None and changeset is not None and changeset.base is not None:
+        from gpuspec.pipeline.upgrade.hints import name_the_way_out  # only when change-set rules collide
+
+        kept = name_the_way_out(kept, changeset.base, fleet, fleet_dir, policies_dir, base_rev, today)
+    result = mark_sensitive(kept, load.raw)
     suppressed = decision.suppressed
     docs = _docs([*result, *(s.finding for s in suppressed)], policy)
     return LintResult(result, usable=True, rule_docs=docs, packs=policy.packs, raw=load.raw, suppressed=suppressed)

@@ -202,3 +202,27 @@ def test_in_place_edits() -> None:
     assert "    wave: 1\n    mig:\n      strategy: none\n" in added
     removed = apply_edit(text, KeyEdit("c.yaml", ("kind",), None, "Cluster", "k"))
     assert "kind" not in removed and removed.startswith("# head\npools:")
+
+
+def test_colliding_rules_name_the_planners_first_step(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo(on_26_3_3)
+    repo.sub("infer-north", ("  version: v26.3.3", "  version: v26.7.0"),
+             ('      branch: "580"\n      version: 580.173.02', '      branch: "595"\n      version: 595.91.07'))
+    result = repo.run("lint", "--base", "HEAD", "--format", "json")
+    assert result.code == 1
+    findings = result.json()["findings"]
+    colliding = [f for f in findings if f["ruleId"] in ("GS801", "GS804", "GS813")]
+    assert len({f["ruleId"] for f in colliding}) >= 2
+    for finding in colliding:
+        assert "the first: infer-north: GPU Operator v26.3.3 -> v26.7.0" in finding["hint"], finding
+        assert "gpuspec upgrade --cluster infer-north --operator v26.7.0 --driver-branch 595 --from HEAD" \
+            in finding["hint"]
+
+
+def test_one_rule_alone_gets_no_plan_hint(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo()
+    repo.sub("infer-north", ('      branch: "580"\n      version: 580.173.02\n    sharing',
+                             '      branch: "595"\n      version: 595.91.07\n    sharing'))
+    result = repo.run("lint", "--base", "HEAD", "--format", "json")
+    findings = [f for f in result.json()["findings"] if f["ruleId"].startswith("GS8")]
+    assert findings and all("gpuspec upgrade" not in (f.get("hint") or "") for f in findings)
