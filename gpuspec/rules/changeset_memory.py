@@ -11,12 +11,21 @@ from gpuspec.spec.models import Fleet
 
 
 def memory_changeset_context(
-    base: Fleet, head: Fleet, *, exceptions: Sequence[LocatedException] = (), changed_files: Sequence[str] = (),
+    base: Fleet,
+    head: Fleet,
+    *,
+    exceptions: Sequence[LocatedException] = (),
+    changed_files: Sequence[str] = (),
     base_rev: str = "the previous step",
 ) -> ChangeSetContext:
     """The context the GS8xx rules judge the change from ``base`` to ``head`` in: as ``lint --base`` builds it,
     with the changed files given (spec files only: nothing under rendered/ changes in a planned step)."""
     return ChangeSetContext(
-        fleet=head, params={}, base=base, base_rev=base_rev, changes=tuple(diff_fleets(base, head)),
-        changed_files=tuple(changed_files), exceptions=tuple(exceptions),
+        fleet=head,
+        params={},
+        base=base,
+        base_rev=base_rev,
+        changes=tuple(diff_fleets(base, head)),
+        changed_files=tuple(changed_files),
+        exceptions=tuple(exceptions),
     )

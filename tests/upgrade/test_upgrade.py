@@ -15,8 +15,13 @@ import pytest
 from gpuspec.pipeline.upgrade.edits import KeyEdit, apply_edit
 from tests.audit.audit_cli import REPO, CliResult, run_gpuspec
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@gpuspec.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@gpuspec.invalid", "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@gpuspec.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@gpuspec.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 class Repo:
@@ -27,8 +32,9 @@ class Repo:
         self.env = {**os.environ, **GIT_ENV, "HOME": str(root.parent)}
 
     def git(self, *args: str) -> str:
-        return subprocess.run(["git", *args], cwd=self.root, env=self.env, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=self.root, env=self.env, capture_output=True, text=True, check=True
+        ).stdout.strip()
 
     def commit(self, message: str) -> str:
         self.git("add", "-A")
@@ -92,8 +98,7 @@ def walk(repo: Repo, *args: str) -> list[dict[str, object]]:
         assert applied.code == 0, applied.err
         previous = repo.git("rev-parse", "HEAD")
         repo.commit(f"step {step['step']}")
-        assert repo.git("diff", "--name-only", previous, "HEAD").splitlines() == [f"fleet/{f}" for f in
-                                                                                  step["files"]]  # type: ignore
+        assert repo.git("diff", "--name-only", previous, "HEAD").splitlines() == [f"fleet/{f}" for f in step["files"]]  # type: ignore
         lint = repo.run("lint", "--base", previous)
         assert lint.code == 0, f"step {step['step']} {step['title']}: {lint.out}"
         render = repo.run("render")
@@ -194,8 +199,10 @@ def test_apply_keeps_comments_and_formatting(make_repo: Callable[..., Repo]) -> 
 
 
 def test_in_place_edits() -> None:
-    text = "# head\nkind: Cluster  # kind\npools:\n  - name: a  # first\n    wave: 1\n    driver:\n" \
-           "      branch: '580'  # pinned\n"
+    text = (
+        "# head\nkind: Cluster  # kind\npools:\n  - name: a  # first\n    wave: 1\n    driver:\n"
+        "      branch: '580'  # pinned\n"
+    )
     edited = apply_edit(text, KeyEdit("c.yaml", ("pools", 0, "driver", "branch"), "595", "580", "b"))
     assert "      branch: '595'  # pinned\n" in edited  # the quoting and the comment stay
     added = apply_edit(text, KeyEdit("c.yaml", ("pools", 0, "mig", "strategy"), "none", None, "m"))
@@ -206,8 +213,11 @@ def test_in_place_edits() -> None:
 
 def test_colliding_rules_name_the_planners_first_step(make_repo: Callable[..., Repo]) -> None:
     repo = make_repo(on_26_3_3)
-    repo.sub("infer-north", ("  version: v26.3.3", "  version: v26.7.0"),
-             ('      branch: "580"\n      version: 580.173.02', '      branch: "595"\n      version: 595.91.07'))
+    repo.sub(
+        "infer-north",
+        ("  version: v26.3.3", "  version: v26.7.0"),
+        ('      branch: "580"\n      version: 580.173.02', '      branch: "595"\n      version: 595.91.07'),
+    )
     result = repo.run("lint", "--base", "HEAD", "--format", "json")
     assert result.code == 1
     findings = result.json()["findings"]
@@ -215,14 +225,21 @@ def test_colliding_rules_name_the_planners_first_step(make_repo: Callable[..., R
     assert len({f["ruleId"] for f in colliding}) >= 2
     for finding in colliding:
         assert "the first: infer-north: GPU Operator v26.3.3 -> v26.7.0" in finding["hint"], finding
-        assert "gpuspec upgrade --cluster infer-north --operator v26.7.0 --driver-branch 595 --from HEAD" \
+        assert (
+            "gpuspec upgrade --cluster infer-north --operator v26.7.0 --driver-branch 595 --from HEAD"
             in finding["hint"]
+        )
 
 
 def test_one_rule_alone_gets_no_plan_hint(make_repo: Callable[..., Repo]) -> None:
     repo = make_repo()
-    repo.sub("infer-north", ('      branch: "580"\n      version: 580.173.02\n    sharing',
-                             '      branch: "595"\n      version: 595.91.07\n    sharing'))
+    repo.sub(
+        "infer-north",
+        (
+            '      branch: "580"\n      version: 580.173.02\n    sharing',
+            '      branch: "595"\n      version: 595.91.07\n    sharing',
+        ),
+    )
     result = repo.run("lint", "--base", "HEAD", "--format", "json")
     findings = [f for f in result.json()["findings"] if f["ruleId"].startswith("GS8")]
     assert findings and all("gpuspec upgrade" not in (f.get("hint") or "") for f in findings)

@@ -20,10 +20,16 @@ def texts_at(fleet_dir: Path, rev: str) -> dict[str, str]:
     rel = relative_to_repo(root, fleet_dir)
     entries = [e for e in list_tree(root, commit, rel) if not e.is_symlink and not e.is_submodule]
     prefix = rel.strip("/") + "/" if rel.strip("/") not in ("", ".") else ""
-    wanted = {e.path[len(prefix):]: e for e in entries
-              if e.path[len(prefix):] == "fleet.yaml" or (e.path[len(prefix):].startswith("clusters/")
-                                                           and e.path.endswith((".yaml", ".yml"))
-                                                           and e.path[len(prefix):].count("/") == 1)}
+    wanted = {
+        e.path[len(prefix) :]: e
+        for e in entries
+        if e.path[len(prefix) :] == "fleet.yaml"
+        or (
+            e.path[len(prefix) :].startswith("clusters/")
+            and e.path.endswith((".yaml", ".yml"))
+            and e.path[len(prefix) :].count("/") == 1
+        )
+    }
     if "fleet.yaml" not in wanted:
         raise GpuspecError(f"{rel}/fleet.yaml is not in revision {rev}")
     blobs = read_blobs(root, [e.object_id for e in wanted.values()])
@@ -33,8 +39,9 @@ def texts_at(fleet_dir: Path, rev: str) -> dict[str, str]:
 def _dirty(path: Path) -> bool:
     """True when ``path`` differs from HEAD in its git work tree (False outside git)."""
     try:
-        proc = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", path.name], cwd=path.parent,
-                              capture_output=True, check=False)
+        proc = subprocess.run(
+            ["git", "diff", "--quiet", "HEAD", "--", path.name], cwd=path.parent, capture_output=True, check=False
+        )
     except OSError:
         return False
     return proc.returncode == 1
@@ -53,7 +60,7 @@ def apply_step(fleet_dir: Path, step: Step, *, force: bool = False) -> list[Path
             f"the spec in {display_path(fleet_dir)} is not at the state before step {step.number}: its files differ "
             "from what the plan expects there",
             hint="apply the earlier steps first and commit each, or plan from the revision they start from "
-                 "(`--from REV`), or plan again from the working tree and apply step 1",
+            "(`--from REV`), or plan again from the working tree and apply step 1",
         )
     new = dict(texts)
     for edit in step.edits:
@@ -61,7 +68,7 @@ def apply_step(fleet_dir: Path, step: Step, *, force: bool = False) -> list[Path
             raise GpuspecError(f"{display_path(fleet_dir / edit.file)} does not exist")
         held = lookup(new[edit.file], edit.file, edit.path)
         held_scalar = held if isinstance(held, (str, int, bool)) else None
-        if held_scalar == edit.value and held is not None or held is None and edit.value is None:
+        if (held_scalar == edit.value and held is not None) or (held is None and edit.value is None):
             continue  # already as the step wants it
         if held_scalar != edit.before or (held is not None and held_scalar is None):
             now = "absent" if held is None else scalar_text(held_scalar) if held_scalar is not None else "a mapping"
@@ -70,7 +77,7 @@ def apply_step(fleet_dir: Path, step: Step, *, force: bool = False) -> list[Path
                 f"{display_path(fleet_dir / edit.file)}: {edit.shown} is {now}, but step {step.number} starts from "
                 f"{expected}: the working tree is not at the state before step {step.number}",
                 hint="apply the earlier steps first, or plan from the revision they start from "
-                     "(`--from REV`), or plan again from the working tree and apply step 1",
+                "(`--from REV`), or plan again from the working tree and apply step 1",
             )
         new[edit.file] = apply_edit(new[edit.file], edit)
     changed = [name for name in new if new[name] != texts[name]]
@@ -78,8 +85,10 @@ def apply_step(fleet_dir: Path, step: Step, *, force: bool = False) -> list[Path
     if not force:
         dirty = [p for p in paths if _dirty(p)]
         if dirty:
-            raise GpuspecError(f"{display_path(dirty[0])} has uncommitted changes; step {step.number} would mix "
-                               "with them", hint="commit or stash them first, or pass --force")
+            raise GpuspecError(
+                f"{display_path(dirty[0])} has uncommitted changes; step {step.number} would mix with them",
+                hint="commit or stash them first, or pass --force",
+            )
     for name, path in zip(changed, paths, strict=True):
         write_atomic(path, new[name])
     return paths

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
-from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.files import cluster_files
+from gpuspec.loader.fleetload import load_fleet
 from gpuspec.pipeline.lint import lint_load
 from gpuspec.pipeline.upgrade.edits import write_atomic
 from gpuspec.pipeline.upgrade.moves import State
@@ -75,8 +75,7 @@ class Checker:
                 self._written[name] = text
 
     def _shown(self, text: str) -> str:
-        return text.replace(str(self.fleet_dir.resolve()), self.shown_dir).replace(str(self.fleet_dir),
-                                                                                     self.shown_dir)
+        return text.replace(str(self.fleet_dir.resolve()), self.shown_dir).replace(str(self.fleet_dir), self.shown_dir)
 
     def _describe(self, finding: Finding) -> str:
         where = self._shown(finding.file or "")
@@ -88,8 +87,13 @@ class Checker:
         self._write(texts)
         names = [n.split("/", 1)[1] for n in texts if n.startswith("clusters/")]
         load = load_fleet(self.fleet_dir, only=names)  # a partial load skips the per-user parse cache
-        result = lint_load(load, self.fleet_dir, self.policies_dir, today=self.today,
-                           base_fleet=base.fleet if base is not None else None)
+        result = lint_load(
+            load,
+            self.fleet_dir,
+            self.policies_dir,
+            today=self.today,
+            base_fleet=base.fleet if base is not None else None,
+        )
         state = State(dict(texts), load.fleet, self.fleet_dir) if load.fleet is not None and result.usable else None
         return state, result.findings
 
@@ -109,8 +113,9 @@ class Checker:
         self.checked += 1
         state, findings = self._lint(texts, base)
         errors = [self._describe(f) for f in findings if f.severity is Severity.ERROR]
-        warnings = tuple(self._describe(f) for f in findings if f.severity is Severity.WARNING
-                         and f.rule_id.startswith("GS8"))
+        warnings = tuple(
+            self._describe(f) for f in findings if f.severity is Severity.WARNING and f.rule_id.startswith("GS8")
+        )
         if state is not None and not errors:
             for name in clusters:
                 cluster = state.fleet.cluster(name)

@@ -46,6 +46,7 @@ class KeyEdit:
 
     def text(self) -> str:
         """``file: key before -> after`` for reports."""
+
         def word(value: Scalar | None) -> str:
             return "(absent)" if value is None else scalar_text(value)
 
@@ -53,8 +54,13 @@ class KeyEdit:
 
     def to_json(self) -> dict[str, Any]:
         """The edit as JSON-ready data."""
-        return {"file": self.file, "path": list(self.path), "key": self.shown, "before": self.before,
-                "after": self.value}
+        return {
+            "file": self.file,
+            "path": list(self.path),
+            "key": self.shown,
+            "before": self.before,
+            "after": self.value,
+        }
 
 
 def scalar_text(value: Scalar) -> str:
@@ -63,8 +69,9 @@ def scalar_text(value: Scalar) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if _PLAIN_STRING.match(value) and value.lower() not in _RESERVED and not re.fullmatch(r"[0-9.]+", value) \
-            or re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", value):
+    if (
+        _PLAIN_STRING.match(value) and value.lower() not in _RESERVED and not re.fullmatch(r"[0-9.]+", value)
+    ) or re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", value):
         return value
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -96,9 +103,9 @@ def lookup(text: str, file: str, path: Sequence[str | int]) -> Any:
     """The value at ``path`` of the first document of ``text`` (None when a key on the way is absent)."""
     node: Any = next((d for d in _documents(text, file) if d is not None), None)
     for key in path:
-        if isinstance(node, CommentedMap) and isinstance(key, str) and key in node:
-            node = node[key]
-        elif isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
+        if (isinstance(node, CommentedMap) and isinstance(key, str) and key in node) or (
+            isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node)
+        ):
             node = node[key]
         else:
             return None
@@ -107,7 +114,7 @@ def lookup(text: str, file: str, path: Sequence[str | int]) -> Any:
 
 def _scalar_end(line: str, start: int) -> int:
     """Where the scalar that starts at column ``start`` of ``line`` ends (quotes, or up to a comment)."""
-    quote = line[start:start + 1]
+    quote = line[start : start + 1]
     if quote in ('"', "'"):
         i = start + 1
         while i < len(line):
@@ -115,7 +122,7 @@ def _scalar_end(line: str, start: int) -> int:
                 i += 2
                 continue
             if line[i] == quote:
-                if quote == "'" and line[i + 1:i + 2] == "'":
+                if quote == "'" and line[i + 1 : i + 2] == "'":
                     i += 2
                     continue
                 return i + 1
@@ -140,7 +147,7 @@ def _step(node: CommentedMap) -> int:
     """The indentation step of nested mappings in ``node`` (2 when it has none)."""
     for key, child in node.items():
         if isinstance(child, CommentedMap) and len(child) and not child.fa.flow_style():
-            inner = child.lc.key(next(iter(child)))[1] - node.lc.key(key)[1]
+            inner = int(child.lc.key(next(iter(child)))[1]) - int(node.lc.key(key)[1])
             if inner > 0:
                 return inner
     return 2
@@ -154,9 +161,9 @@ def apply_edit(text: str, edit: KeyEdit) -> str:
     *head, last = edit.path
     missing: list[str] = []
     for i, key in enumerate(head):
-        if isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
-            node = node[key]
-        elif isinstance(node, CommentedMap) and isinstance(key, str) and key in node:
+        if (isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node)) or (
+            isinstance(node, CommentedMap) and isinstance(key, str) and key in node
+        ):
             node = node[key]
         elif isinstance(node, CommentedMap) and isinstance(key, str):
             missing = [str(k) for k in head[i:]]
@@ -197,7 +204,7 @@ def apply_edit(text: str, edit: KeyEdit) -> str:
 def _first_key_inline(node: CommentedMap, key: str, lines: list[str]) -> bool:
     """True when ``key`` is written on a ``- `` line (the first key of a list item)."""
     line_no, col = node.lc.key(key)
-    return lines[line_no][:col].strip().startswith("-")
+    return bool(lines[line_no][:col].strip().startswith("-"))
 
 
 def _insert(lines: list[str], node: CommentedMap, key: str, value: Any) -> str:
@@ -222,7 +229,7 @@ def _insert(lines: list[str], node: CommentedMap, key: str, value: Any) -> str:
             raise GpuspecError(f"cannot add {key}: no place for it in its mapping")
         lines[first_line:first_line] = block
     else:
-        lines[after + 1:after + 1] = block
+        lines[after + 1 : after + 1] = block
     return "".join(lines)
 
 

@@ -47,8 +47,15 @@ def derived_target(base: Fleet, head: Fleet) -> tuple[tuple[str, ...], Target] |
     return tuple(moved), Target(next(iter(operators), None), next(iter(branches), None), next(iter(kubes), None))
 
 
-def name_the_way_out(findings: Sequence[Finding], base: Fleet, head: Fleet, fleet_dir: Path, policies_dir: Path,
-                     base_rev: str, today: date | None) -> list[Finding]:
+def name_the_way_out(
+    findings: Sequence[Finding],
+    base: Fleet,
+    head: Fleet,
+    fleet_dir: Path,
+    policies_dir: Path,
+    base_rev: str,
+    today: date | None,
+) -> list[Finding]:
     """``findings`` with the way out added to the hints of colliding change-set errors (two ids or more)."""
     colliding = [f for f in findings if f.rule_id.startswith("GS8") and f.severity is Severity.ERROR]
     if len({f.rule_id for f in colliding}) < 2:
@@ -61,18 +68,23 @@ def name_the_way_out(findings: Sequence[Finding], base: Fleet, head: Fleet, flee
     from gpuspec.pipeline.upgrade.planner import plan_upgrade
 
     try:
-        plan = plan_upgrade(fleet_dir, policies_dir, target, clusters=clusters, today=today,
-                            texts=texts_at(fleet_dir, base_rev))
+        plan = plan_upgrade(
+            fleet_dir, policies_dir, target, clusters=clusters, today=today, texts=texts_at(fleet_dir, base_rev)
+        )
     except GpuspecError:
         return list(findings)
     command = f"{plan.command()} --from {base_rev}"
     if plan.steps:
-        way = (f"these rules together ask for {len(plan.steps)} pull request(s); the first: {plan.steps[0].title}; "
-               f"`{command}` prints them all (`--apply 1` writes the first)")
+        way = (
+            f"these rules together ask for {len(plan.steps)} pull request(s); the first: {plan.steps[0].title}; "
+            f"`{command}` prints them all (`--apply 1` writes the first)"
+        )
     elif plan.blocker is not None:
         first = plan.blocker.moves[0]
-        way = f"no sequence of pull requests reaches this change ({first[0]}: {first[1][0] if first[1] else ''}); " \
-              f"`{command}` says what blocks it"
+        way = (
+            f"no sequence of pull requests reaches this change ({first[0]}: {first[1][0] if first[1] else ''}); "
+            f"`{command}` says what blocks it"
+        )
     else:
         return list(findings)
     ids = {id(f) for f in colliding}

@@ -18,16 +18,20 @@ class Target:
 
     def words(self) -> str:
         """``operator v26.7.0, driver branch 595`` for reports."""
-        parts = [f"operator {self.operator}" if self.operator else "",
-                 f"driver branch {self.driver_branch}" if self.driver_branch else "",
-                 f"Kubernetes {self.kubernetes}" if self.kubernetes else ""]
+        parts = [
+            f"operator {self.operator}" if self.operator else "",
+            f"driver branch {self.driver_branch}" if self.driver_branch else "",
+            f"Kubernetes {self.kubernetes}" if self.kubernetes else "",
+        ]
         return ", ".join(p for p in parts if p)
 
     def options(self) -> str:
         """The command-line options that ask for this target."""
-        parts = [f"--operator {self.operator}" if self.operator else "",
-                 f"--driver-branch {self.driver_branch}" if self.driver_branch else "",
-                 f"--kubernetes {self.kubernetes}" if self.kubernetes else ""]
+        parts = [
+            f"--operator {self.operator}" if self.operator else "",
+            f"--driver-branch {self.driver_branch}" if self.driver_branch else "",
+            f"--kubernetes {self.kubernetes}" if self.kubernetes else "",
+        ]
         return " ".join(p for p in parts if p)
 
     def to_json(self) -> dict[str, Any]:
@@ -60,8 +64,13 @@ class StepChange:
 
     def to_json(self) -> dict[str, Any]:
         """The change as JSON-ready data."""
-        return {"cluster": self.cluster, "pool": self.pool, "summary": self.summary, "disruption": self.disruption,
-                "impact": self.impact}
+        return {
+            "cluster": self.cluster,
+            "pool": self.pool,
+            "summary": self.summary,
+            "disruption": self.disruption,
+            "impact": self.impact,
+        }
 
 
 @dataclass(frozen=True)
@@ -95,11 +104,19 @@ class Step:
     def to_json(self) -> dict[str, Any]:
         """The step as JSON-ready data."""
         out: dict[str, Any] = {
-            "step": self.number, "title": self.title, "kind": self.kind, "clusters": list(self.clusters),
-            "files": list(self.files), "edits": [e.to_json() for e in self.edits],
-            "changes": [c.to_json() for c in self.changes], "disruption": self.disruption,
-            "nodes": list(self.nodes), "before": list(self.before), "after": list(self.after),
-            "warnings": list(self.warnings), "startsFrom": self.starts_from,
+            "step": self.number,
+            "title": self.title,
+            "kind": self.kind,
+            "clusters": list(self.clusters),
+            "files": list(self.files),
+            "edits": [e.to_json() for e in self.edits],
+            "changes": [c.to_json() for c in self.changes],
+            "disruption": self.disruption,
+            "nodes": list(self.nodes),
+            "before": list(self.before),
+            "after": list(self.after),
+            "warnings": list(self.warnings),
+            "startsFrom": self.starts_from,
         }
         if self.duration_seconds is not None:
             out["durationSeconds"] = self.duration_seconds
@@ -115,8 +132,7 @@ class Blocker:
 
     def to_json(self) -> dict[str, Any]:
         """The blocker as JSON-ready data."""
-        return {"reached": self.reached,
-                "moves": [{"move": m, "findings": list(f)} for m, f in self.moves]}
+        return {"reached": self.reached, "moves": [{"move": m, "findings": list(f)} for m, f in self.moves]}
 
 
 @dataclass(frozen=True)
@@ -142,8 +158,12 @@ class UpgradePlan:
     def to_json(self) -> dict[str, Any]:
         """The plan as JSON-ready data."""
         return {
-            "command": self.command(), "clusters": list(self.selection.clusters), "target": self.target.to_json(),
-            "found": self.found, "steps": [s.to_json() for s in self.steps],
-            "blocked": self.blocker.to_json() if self.blocker else None, "notes": list(self.notes),
+            "command": self.command(),
+            "clusters": list(self.selection.clusters),
+            "target": self.target.to_json(),
+            "found": self.found,
+            "steps": [s.to_json() for s in self.steps],
+            "blocked": self.blocker.to_json() if self.blocker else None,
+            "notes": list(self.notes),
             "candidatesChecked": self.checked,
         }

@@ -197,8 +197,10 @@ def channel_done(state: State, selection: Selection, target: Target) -> bool:
         return False
     if target.driver_branch and (channel.driver is None or channel.driver.branch != target.driver_branch):
         return False
-    return all((c := state.fleet.cluster(n)) is not None and c.operator.channel == selection.channel
-               for n in selection.clusters)
+    return all(
+        (c := state.fleet.cluster(n)) is not None and c.operator.channel == selection.channel
+        for n in selection.clusters
+    )
 
 
 def remaining(state: State, selection: Selection, target: Target) -> int:
@@ -213,15 +215,21 @@ def remaining(state: State, selection: Selection, target: Target) -> int:
         hops += len(driver_stages(state.fleet, cluster, target.driver_branch))
         by_wave[cluster.rollout.wave] = max(by_wave.get(cluster.rollout.wave, 0), hops)
     channel = state.fleet.channel(selection.channel)
-    extra = int(channel is not None and target.driver_branch is not None
-                and (channel.driver is None or channel.driver.branch != target.driver_branch))
+    extra = int(
+        channel is not None
+        and target.driver_branch is not None
+        and (channel.driver is None or channel.driver.branch != target.driver_branch)
+    )
     return sum(by_wave.values()) + extra
 
 
 def front(state: State, selection: Selection, target: Target) -> list[Cluster]:
     """The selected clusters of the lowest fleet wave that has one not yet at the target."""
-    todo = [c for n in selection.clusters if (c := state.fleet.cluster(n)) is not None
-            and not cluster_done(state, c, target)]
+    todo = [
+        c
+        for n in selection.clusters
+        if (c := state.fleet.cluster(n)) is not None and not cluster_done(state, c, target)
+    ]
     if not todo:
         return []
     wave = min(c.rollout.wave for c in todo)
@@ -232,8 +240,9 @@ def _channel_users(fleet: Fleet, name: str) -> list[str]:
     return [c.name for c in fleet.clusters if c.operator.channel == name]
 
 
-def cluster_moves(state: State, cluster: Cluster, target: Target, selection: Selection,
-                  movers: set[str]) -> Iterator[Move]:
+def cluster_moves(
+    state: State, cluster: Cluster, target: Target, selection: Selection, movers: set[str]
+) -> Iterator[Move]:
     """The candidate moves of one cluster, productive ones first (``movers``: the clusters that may move
     together with it in this step, for edits of a channel they share)."""
     fleet = state.fleet
@@ -242,11 +251,17 @@ def cluster_moves(state: State, cluster: Cluster, target: Target, selection: Sel
     current = operator_version(fleet, cluster)
     op_target = norm_operator(target.operator) if target.operator else None
     if cluster.operator.rollback:
-        yield Move("rollback-flag", f"{name}: remove operator.rollback left from the last downgrade", (name,),
-                   (_set(state, file, ("operator", "rollback"), None, "operator.rollback"),), False)
+        yield Move(
+            "rollback-flag",
+            f"{name}: remove operator.rollback left from the last downgrade",
+            (name,),
+            (_set(state, file, ("operator", "rollback"), None, "operator.rollback"),),
+            False,
+        )
     # operator: the next release on the way
-    following = next_operator(current, op_target) if current and op_target and norm_operator(current) != op_target \
-        else None
+    following = (
+        next_operator(current, op_target) if current and op_target and norm_operator(current) != op_target else None
+    )
     if following is not None:
         channel = cluster.operator.channel if not cluster.operator.version else None
         edit: KeyEdit | None = None
@@ -254,23 +269,34 @@ def cluster_moves(state: State, cluster: Cluster, target: Target, selection: Sel
             edit = _set(state, file, ("operator", "version"), following, "operator.version")
         elif set(_channel_users(fleet, channel)) <= movers:
             index = channel_index(fleet, channel)
-            edit = _set(state, state.settings_file, ("channels", index, "operator"), following,
-                        f"channels[{channel}].operator")
+            edit = _set(
+                state, state.settings_file, ("channels", index, "operator"), following, f"channels[{channel}].operator"
+            )
         if edit is not None:
             title = f"{name}: GPU Operator {current} -> {following}"
             yield Move("operator", title, (name,), (edit,), True)
             if driver_mode(fleet, cluster) == "nvidiadriver" and cluster.operator.default_nvidia_driver:
                 keep = _set(state, file, ("operator", "defaultNVIDIADriver"), False, "operator.defaultNVIDIADriver")
-                yield Move("operator", title + " (every pool keeps its own NVIDIADriver: defaultNVIDIADriver: "
-                           "false)", (name,), (edit, keep), True)
+                yield Move(
+                    "operator",
+                    title + " (every pool keeps its own NVIDIADriver: defaultNVIDIADriver: false)",
+                    (name,),
+                    (edit, keep),
+                    True,
+                )
     # Kubernetes: one minor at a time
     k_target = target.kubernetes
     here = _minor(cluster.kubernetes.version)
     there = _minor(k_target) if k_target else None
     if here and there and here[0] == there[0] and here[1] < there[1]:
         nxt = f"{here[0]}.{here[1] + 1}"
-        yield Move("kubernetes", f"{name}: Kubernetes {cluster.kubernetes.version} -> {nxt}", (name,),
-                   (_set(state, file, ("kubernetes", "version"), nxt, "kubernetes.version"),), True)
+        yield Move(
+            "kubernetes",
+            f"{name}: Kubernetes {cluster.kubernetes.version} -> {nxt}",
+            (name,),
+            (_set(state, file, ("kubernetes", "version"), nxt, "kubernetes.version"),),
+            True,
+        )
     # drivers: the next stage of pools
     branch = target.driver_branch
     stages = driver_stages(fleet, cluster, branch)
@@ -278,51 +304,87 @@ def cluster_moves(state: State, cluster: Cluster, target: Target, selection: Sel
         pools = stages[0]
         version = driver_version(current, branch, op_target)
         edits = [e for p in pools for e in _pool_edits(state, cluster, p, branch, version)]
-        which = ("canary pool " if pools[0].name == cluster.rollout.canary_pool else
-                 f"pool wave {pools[0].wave}: ") + ", ".join(p.name for p in pools)
+        which = (
+            "canary pool " if pools[0].name == cluster.rollout.canary_pool else f"pool wave {pools[0].wave}: "
+        ) + ", ".join(p.name for p in pools)
         if edits:
             title = f"{name}: driver {version or 'branch ' + branch} on {which}"
             yield Move("driver", title, (name,), tuple(edits), True)
             if driver_mode(fleet, cluster) == "nvidiadriver" and cluster.operator.driver_management == "auto":
                 keep = _set(state, file, ("operator", "driverManagement"), "nvidiadriver", "operator.driverManagement")
-                yield Move("driver", title + " (NVIDIADriver management kept: driverManagement: nvidiadriver)",
-                           (name,), (*edits, keep), True)
+                yield Move(
+                    "driver",
+                    title + " (NVIDIADriver management kept: driverManagement: nvidiadriver)",
+                    (name,),
+                    (*edits, keep),
+                    True,
+                )
                 if cluster.operator.default_nvidia_driver:
                     own = _set(state, file, ("operator", "defaultNVIDIADriver"), False, "operator.defaultNVIDIADriver")
-                    yield Move("driver", title + " (every pool keeps its own NVIDIADriver: driverManagement: "
-                               "nvidiadriver, defaultNVIDIADriver: false)", (name,), (*edits, keep, own), True)
-        if driver_mode(fleet, cluster) == "clusterpolicy" and cluster.operator.driver_management != "nvidiadriver" \
-                and len(movable_pools(cluster)) > len(pools):
-            yield Move("driver-management", f"{name}: driver management ClusterPolicy -> NVIDIADriver resources "
-                       "(no driver changes)", (name,),
-                       (_set(state, file, ("operator", "driverManagement"), "nvidiadriver",
-                             "operator.driverManagement"),), False)
+                    yield Move(
+                        "driver",
+                        title + " (every pool keeps its own NVIDIADriver: driverManagement: "
+                        "nvidiadriver, defaultNVIDIADriver: false)",
+                        (name,),
+                        (*edits, keep, own),
+                        True,
+                    )
+        if (
+            driver_mode(fleet, cluster) == "clusterpolicy"
+            and cluster.operator.driver_management != "nvidiadriver"
+            and len(movable_pools(cluster)) > len(pools)
+        ):
+            yield Move(
+                "driver-management",
+                f"{name}: driver management ClusterPolicy -> NVIDIADriver resources (no driver changes)",
+                (name,),
+                (_set(state, file, ("operator", "driverManagement"), "nvidiadriver", "operator.driverManagement"),),
+                False,
+            )
     # pin release-default drivers before the operator moves them
     if following is not None:
         unpinned = [p for p in movable_pools(cluster) if effective_driver(fleet, cluster, p).version is None]
         if unpinned:
             by_stage = _pin_stages(cluster, unpinned)
-            for pools in ((unpinned, *by_stage) if len(by_stage) > 1 else (unpinned,)):
+            for pools in (unpinned, *by_stage) if len(by_stage) > 1 else (unpinned,):
                 edits = []
                 for p in pools:
                     running = resolved_driver_version(fleet, cluster, p)
                     if running:
                         edits += _pool_edits(state, cluster, p, running.split(".", 1)[0], running)
                 if edits:
-                    yield Move("pin", f"{name}: pin the release-default driver of " + ", ".join(p.name for p in pools)
-                               + " to what runs now", (name,), tuple(edits), False)
+                    yield Move(
+                        "pin",
+                        f"{name}: pin the release-default driver of "
+                        + ", ".join(p.name for p in pools)
+                        + " to what runs now",
+                        (name,),
+                        tuple(edits),
+                        False,
+                    )
     # leave a channel other clusters follow, to move alone
     channel_name = cluster.operator.channel
-    if following is not None and channel_name and not cluster.operator.version \
-            and not set(_channel_users(fleet, channel_name)) <= movers:
+    if (
+        following is not None
+        and channel_name
+        and not cluster.operator.version
+        and not set(_channel_users(fleet, channel_name)) <= movers
+    ):
         yield _detach(state, cluster, file)
     # join the channel again once it names what the cluster runs (a channel's upgrade)
     if selection.channel and cluster.operator.version and current:
-        channel = fleet.channel(selection.channel)
-        if channel is not None and norm_operator(channel.operator) == norm_operator(current):
-            yield Move("channel", f"{name}: follow channel {selection.channel} again", (name,),
-                       (_set(state, file, ("operator", "version"), None, "operator.version"),
-                        _set(state, file, ("operator", "channel"), selection.channel, "operator.channel")), False)
+        followed = fleet.channel(selection.channel)
+        if followed is not None and norm_operator(followed.operator) == norm_operator(current):
+            yield Move(
+                "channel",
+                f"{name}: follow channel {selection.channel} again",
+                (name,),
+                (
+                    _set(state, file, ("operator", "version"), None, "operator.version"),
+                    _set(state, file, ("operator", "channel"), selection.channel, "operator.channel"),
+                ),
+                False,
+            )
 
 
 def _pin_stages(cluster: Cluster, pools: list[Pool]) -> list[list[Pool]]:
@@ -336,14 +398,21 @@ def _detach(state: State, cluster: Cluster, file: str) -> Move:
     fleet = state.fleet
     channel = fleet.channel(cluster.operator.channel)
     assert channel is not None
-    edits = [_set(state, file, ("operator", "channel"), None, "operator.channel"),
-             _set(state, file, ("operator", "version"), norm_operator(channel.operator), "operator.version")]
+    edits = [
+        _set(state, file, ("operator", "channel"), None, "operator.channel"),
+        _set(state, file, ("operator", "version"), norm_operator(channel.operator), "operator.version"),
+    ]
     if channel.driver is not None:
         for pool in movable_pools(cluster):
             if effective_driver(fleet, cluster, pool).from_channel:
                 edits += _pool_edits(state, cluster, pool, channel.driver.branch, channel.driver.version)
-    return Move("channel", f"{cluster.name}: pin channel {channel.name}'s release in the cluster file, to move alone",
-                (cluster.name,), tuple(edits), False)
+    return Move(
+        "channel",
+        f"{cluster.name}: pin channel {channel.name}'s release in the cluster file, to move alone",
+        (cluster.name,),
+        tuple(edits),
+        False,
+    )
 
 
 def channel_moves(state: State, selection: Selection, target: Target) -> Iterator[Move]:
@@ -357,16 +426,40 @@ def channel_moves(state: State, selection: Selection, target: Target) -> Iterato
     index = channel_index(fleet, channel.name)
     settings = state.settings_file
     edits: list[KeyEdit] = []
-    if target.operator and norm_operator(channel.operator) != norm_operator(target.operator) \
-            and not _channel_users(fleet, channel.name):
-        edits.append(_set(state, settings, ("channels", index, "operator"), norm_operator(target.operator),
-                          f"channels[{channel.name}].operator"))
+    if (
+        target.operator
+        and norm_operator(channel.operator) != norm_operator(target.operator)
+        and not _channel_users(fleet, channel.name)
+    ):
+        edits.append(
+            _set(
+                state,
+                settings,
+                ("channels", index, "operator"),
+                norm_operator(target.operator),
+                f"channels[{channel.name}].operator",
+            )
+        )
     if target.driver_branch and (channel.driver is None or channel.driver.branch != target.driver_branch):
         version = driver_version(target.operator or channel.operator, target.driver_branch, None)
-        edits.append(_set(state, settings, ("channels", index, "driver", "branch"), target.driver_branch,
-                          f"channels[{channel.name}].driver.branch"))
+        edits.append(
+            _set(
+                state,
+                settings,
+                ("channels", index, "driver", "branch"),
+                target.driver_branch,
+                f"channels[{channel.name}].driver.branch",
+            )
+        )
         if version:
-            edits.append(_set(state, settings, ("channels", index, "driver", "version"), version,
-                              f"channels[{channel.name}].driver.version"))
+            edits.append(
+                _set(
+                    state,
+                    settings,
+                    ("channels", index, "driver", "version"),
+                    version,
+                    f"channels[{channel.name}].driver.version",
+                )
+            )
     if edits:
         yield Move("channel", f"channel {channel.name}: name the target ({target.words()})", (), tuple(edits), True)

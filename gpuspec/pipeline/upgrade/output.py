@@ -41,8 +41,11 @@ def render_text(plan: UpgradePlan) -> str:
         lines += [f"     {t(e.text())}" for e in step.edits]
         if step.changes:
             lines.append("   changes:")
-            lines += [f"     {t(c.cluster or '(fleet)')}{'/' + t(c.pool) if c.pool else ''}: {t(c.summary)} "
-                      f"({t(c.disruption)})" for c in step.changes]
+            lines += [
+                f"     {t(c.cluster or '(fleet)')}{'/' + t(c.pool) if c.pool else ''}: {t(c.summary)} "
+                f"({t(c.disruption)})"
+                for c in step.changes
+            ]
         if step.nodes:
             lines.append("   nodes:      " + "; ".join(t(n) for n in step.nodes))
         lines += [f"   before:     {t(b)}" for b in step.before]
@@ -71,8 +74,12 @@ def render_markdown(plan: UpgradePlan) -> str:
         return "\n".join([*out, "Nothing to do: the selected clusters run the target.", ""])
     with_duration = any(s.duration_seconds is not None for s in plan.steps)
     head = "| step | change | disruption | nodes |" + (" duration |" if with_duration else "")
-    out += [f"{code(plan.command())}: one pull request per step.", "", head,
-            "| --- | --- | --- | --- |" + (" --- |" if with_duration else "")]
+    out += [
+        f"{code(plan.command())}: one pull request per step.",
+        "",
+        head,
+        "| --- | --- | --- | --- |" + (" --- |" if with_duration else ""),
+    ]
     for step in plan.steps:
         row = f"| {step.number} | {m(step.title)} | {m(step.disruption)} | {m('; '.join(step.nodes) or '-')} |"
         if with_duration:
@@ -80,8 +87,11 @@ def render_markdown(plan: UpgradePlan) -> str:
         out.append(row)
     for step in plan.steps:
         out += ["", f"### Step {step.number}: {m(step.title)}", ""]
-        out += [f"- edit {code(e.file)}: {code(e.shown)} {code(e.before) if e.before is not None else '(absent)'} → "
-                f"{code(e.value) if e.value is not None else '(removed)'}" for e in step.edits]
+        out += [
+            f"- edit {code(e.file)}: {code(e.shown)} {code(e.before) if e.before is not None else '(absent)'} → "
+            f"{code(e.value) if e.value is not None else '(removed)'}"
+            for e in step.edits
+        ]
         out += [f"- before: {m(b)}" for b in step.before]
         out += [f"- after: {m(a)}" for a in step.after]
         out += [f"- warning: {m(w)}" for w in step.warnings]

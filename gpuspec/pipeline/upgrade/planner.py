@@ -29,9 +29,12 @@ def check_target(target: Target) -> Target:
     if operator is not None:
         if query.release(operator) is None:
             near = query.nearest_release(operator)
-            raise GpuspecError(f"--operator {operator}: not a GPU Operator release gpuspec's support matrix knows",
-                               hint=f"the nearest known release is v{near.version}" if near else
-                               "give a release such as v26.7.0 (`gpuspec matrix` lists them)")
+            raise GpuspecError(
+                f"--operator {operator}: not a GPU Operator release gpuspec's support matrix knows",
+                hint=f"the nearest known release is v{near.version}"
+                if near
+                else "give a release such as v26.7.0 (`gpuspec matrix` lists them)",
+            )
         operator = norm_operator(operator)
     branch = target.driver_branch
     if branch is not None:
@@ -57,21 +60,27 @@ def select(fleet: Fleet, clusters: Sequence[str], wave: int | None, channel: str
     if clusters:
         unknown = [n for n in clusters if fleet.cluster(n) is None]
         if unknown:
-            raise GpuspecError(f"--cluster {unknown[0]}: no such cluster in the fleet",
-                               hint="known: " + ", ".join(sorted(c.name for c in fleet.clusters)))
+            raise GpuspecError(
+                f"--cluster {unknown[0]}: no such cluster in the fleet",
+                hint="known: " + ", ".join(sorted(c.name for c in fleet.clusters)),
+            )
         names = tuple(dict.fromkeys(clusters))
         return Selection(names, " ".join(f"--cluster {n}" for n in names))
     if wave is not None:
         names = tuple(c.name for c in fleet.clusters if c.rollout.wave == wave)
         if not names:
-            raise GpuspecError(f"--wave {wave}: no cluster has rollout.wave {wave}",
-                               hint="waves in the fleet: " + ", ".join(str(w) for w in
-                                                                     sorted({c.rollout.wave for c in fleet.clusters})))
+            raise GpuspecError(
+                f"--wave {wave}: no cluster has rollout.wave {wave}",
+                hint="waves in the fleet: "
+                + ", ".join(str(w) for w in sorted({c.rollout.wave for c in fleet.clusters})),
+            )
         return Selection(names, f"--wave {wave}")
     assert channel is not None
     if fleet.channel(channel) is None:
-        raise GpuspecError(f"--channel {channel}: fleet.yaml has no such channel",
-                           hint="channels: " + (", ".join(c.name for c in fleet.settings.channels) or "none"))
+        raise GpuspecError(
+            f"--channel {channel}: fleet.yaml has no such channel",
+            hint="channels: " + (", ".join(c.name for c in fleet.settings.channels) or "none"),
+        )
     names = tuple(c.name for c in fleet.clusters if c.operator.channel == channel)
     return Selection(names, f"--channel {channel}", channel)
 
@@ -87,19 +96,30 @@ def _unreachable(fleet: Fleet, selection: Selection, target: Target) -> Blocker 
         if target.operator and current:
             a, b = query.parse_version(current), query.parse_version(target.operator)
             if a is not None and b is not None and b < a:
-                moves.append((f"{name}: GPU Operator {current} -> {target.operator}", (
-                    f"GS803 a downgrade is a rollback, not an upgrade: revert the change that brought {current} "
-                    "(with operator.rollback: true in that change)",)))
+                moves.append(
+                    (
+                        f"{name}: GPU Operator {current} -> {target.operator}",
+                        (
+                            f"GS803 a downgrade is a rollback, not an upgrade: revert the change that brought "
+                            f"{current} (with operator.rollback: true in that change)",
+                        ),
+                    )
+                )
         if target.kubernetes:
             here, there = cluster.kubernetes.version.split("."), target.kubernetes.split(".")
             if [int(p) for p in there] < [int(p) for p in here if p.isdigit()]:
-                moves.append((f"{name}: Kubernetes {cluster.kubernetes.version} -> {target.kubernetes}",
-                              ("Kubernetes does not downgrade; the spec follows the cluster",)))
+                moves.append(
+                    (
+                        f"{name}: Kubernetes {cluster.kubernetes.version} -> {target.kubernetes}",
+                        ("Kubernetes does not downgrade; the spec follows the cluster",),
+                    )
+                )
     return Blocker("from the spec as it is", tuple(moves)) if moves else None
 
 
-def _nodes(state: State, changes: Sequence[StepChange], kinds: Mapping[tuple[str | None, str | None], str]) -> tuple[
-        str, ...]:
+def _nodes(
+    state: State, changes: Sequence[StepChange], kinds: Mapping[tuple[str | None, str | None], str]
+) -> tuple[str, ...]:
     out: list[str] = []
     for change in changes:
         if change.disruption == Disruption.NONE.value or change.cluster is None:
@@ -114,8 +134,7 @@ def _nodes(state: State, changes: Sequence[StepChange], kinds: Mapping[tuple[str
             text = f"{cluster.name}: every GPU node's operands ({sum(p.nodes for p in cluster.pools)} node(s))"
         else:
             managed = movable_pools(cluster)
-            text = f"{cluster.name}: every GPU node ({sum(p.nodes for p in managed)} node(s) in " \
-                   f"{len(managed)} pool(s))"
+            text = f"{cluster.name}: every GPU node ({sum(p.nodes for p in managed)} node(s) in {len(managed)} pool(s))"
         if text not in out:
             out.append(text)
     return tuple(out)
@@ -125,8 +144,13 @@ def _gate(move: Move, state: State) -> str:
     """The evidence a step needs before the next one: the previous step's clusters (and pools) run it."""
     parts = []
     for name in move.clusters:
-        pools = sorted({e.shown.split("]", 1)[0].removeprefix("pools[") for e in move.edits
-                        if e.shown.startswith("pools[") and e.file.endswith(f"{name}.yaml")})
+        pools = sorted(
+            {
+                e.shown.split("]", 1)[0].removeprefix("pools[")
+                for e in move.edits
+                if e.shown.startswith("pools[") and e.file.endswith(f"{name}.yaml")
+            }
+        )
         cluster = state.fleet.cluster(name)
         if len(pools) == 1 and cluster is not None and pools[0] == cluster.rollout.canary_pool:
             parts.append(f"`gpuspec gate --cluster {name} --pool {pools[0]} --nodes nodes.json`")
@@ -139,8 +163,9 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
     """The numbered steps of a path, with what each changes, disrupts, and needs first."""
     steps: list[Step] = []
     before_state = start
-    for number, (move, state, verdict) in enumerate(zip(found.moves, found.states, found.verdicts, strict=True),
-                                                    start=1):
+    for number, (move, state, verdict) in enumerate(
+        zip(found.moves, found.states, found.verdicts, strict=True), start=1
+    ):
         changes = [c for c in diff_fleets(before_state.fleet, state.fleet) if c.kind not in _QUIET]
         records = tuple(StepChange(c.cluster, c.pool, c.summary, c.disruption.value, c.impact) for c in changes)
         worst = max((c.disruption for c in changes), key=lambda d: d.rank, default=Disruption.NONE)
@@ -153,23 +178,46 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
         after: list[str] = []
         if move.kind == "kubernetes":
             version = next((str(e.value) for e in move.edits if e.shown == "kubernetes.version"), "")
-            after.append(f"upgrade the control plane and nodes to Kubernetes {version} (outside gpuspec), then "
-                         "`gpuspec audit` the nodes")
+            after.append(
+                f"upgrade the control plane and nodes to Kubernetes {version} (outside gpuspec), then "
+                "`gpuspec audit` the nodes"
+            )
         if move.kind == "driver-management":
-            after.append("every GPU node's driver pod is replaced by the NVIDIADriver-managed one; wait until every "
-                         "NVIDIADriver is ready")
-        steps.append(Step(
-            number=number, title=move.title, kind=move.kind, clusters=move.clusters, edits=move.edits,
-            changes=records, disruption=worst.label, nodes=_nodes(state, records, kinds), before=tuple(needs),
-            after=tuple(after), warnings=verdict.warnings, starts_from=digest(before_state.texts),
-        ))
+            after.append(
+                "every GPU node's driver pod is replaced by the NVIDIADriver-managed one; wait until every "
+                "NVIDIADriver is ready"
+            )
+        steps.append(
+            Step(
+                number=number,
+                title=move.title,
+                kind=move.kind,
+                clusters=move.clusters,
+                edits=move.edits,
+                changes=records,
+                disruption=worst.label,
+                nodes=_nodes(state, records, kinds),
+                before=tuple(needs),
+                after=tuple(after),
+                warnings=verdict.warnings,
+                starts_from=digest(before_state.texts),
+            )
+        )
         before_state = state
     return tuple(steps)
 
 
-def plan_upgrade(fleet_dir: Path, policies_dir: Path, target: Target, *, clusters: Sequence[str] = (),
-                 wave: int | None = None, channel: str | None = None, today: date | None = None,
-                 texts: Mapping[str, str] | None = None) -> UpgradePlan:
+def plan_upgrade(
+    fleet_dir: Path,
+    policies_dir: Path,
+    target: Target,
+    *,
+    clusters: Sequence[str] = (),
+    wave: int | None = None,
+    channel: str | None = None,
+    today: date | None = None,
+    texts: Mapping[str, str] | None = None,
+) -> UpgradePlan:
     """Plan the upgrade of the selected clusters to ``target`` from the spec in ``fleet_dir`` (or ``texts``, the
     spec files by path relative to it).  A spec that does not lint clean now is a GpuspecError (exit 2)."""
     target = check_target(target)
@@ -183,8 +231,10 @@ def plan_upgrade(fleet_dir: Path, policies_dir: Path, target: Target, *, cluster
         verdict = checker.start(texts)
         if verdict.state is None or verdict.errors:
             first = verdict.errors[0] if verdict.errors else "the fleet does not load"
-            raise GpuspecError(f"the spec does not pass gpuspec lint now, so no step can: {first}",
-                               hint="run `gpuspec lint` and fix its errors first")
+            raise GpuspecError(
+                f"the spec does not pass gpuspec lint now, so no step can: {first}",
+                hint="run `gpuspec lint` and fix its errors first",
+            )
         start = verdict.state
         selection = select(start.fleet, clusters, wave, channel)
         if not selection.clusters:
@@ -197,8 +247,9 @@ def plan_upgrade(fleet_dir: Path, policies_dir: Path, target: Target, *, cluster
             return UpgradePlan(selection, target, blocker=result, checked=checker.checked)
         notes = tuple(
             f"{p.name} in {name}: driver.source host, the node image brings its driver (outside gpuspec)"
-            for name in selection.clusters if (c := start.fleet.cluster(name)) is not None and target.driver_branch
-            for p in c.pools if p.driver.source.value == "host"
+            for name in selection.clusters
+            if (c := start.fleet.cluster(name)) is not None and target.driver_branch
+            for p in c.pools
+            if p.driver.source.value == "host"
         )
-        return UpgradePlan(selection, target, steps=build_steps(start, result), notes=notes,
-                           checked=checker.checked)
+        return UpgradePlan(selection, target, steps=build_steps(start, result), notes=notes, checked=checker.checked)

@@ -61,15 +61,21 @@ class _Search:
                 firsts = [next((m for m in ms if m.kind == kind), None) for ms in per_cluster]
                 chosen = [m for m in firsts if m is not None]
                 if len(chosen) > 1:
-                    yield Move(kind, "; ".join(m.title for m in chosen), tuple(n for m in chosen for n in m.clusters),
-                               tuple(e for m in chosen for e in m.edits), any(m.productive for m in chosen))
+                    yield Move(
+                        kind,
+                        "; ".join(m.title for m in chosen),
+                        tuple(n for m in chosen for n in m.clusters),
+                        tuple(e for m in chosen for e in m.edits),
+                        any(m.productive for m in chosen),
+                    )
         for ms in per_cluster:
             yield from ms
         if not clusters:
             yield from channel_moves(state, self.selection, self.target)
 
-    def dfs(self, state: State, path: list[tuple[Move, State, Verdict]], bound: int,
-            seen: set[str]) -> list[tuple[Move, State, Verdict]] | None:
+    def dfs(
+        self, state: State, path: list[tuple[Move, State, Verdict]], bound: int, seen: set[str]
+    ) -> list[tuple[Move, State, Verdict]] | None:
         if self.goal(state):
             return path
         g = len(path)
