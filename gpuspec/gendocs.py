@@ -5,7 +5,8 @@ A section is ``<!-- NAME:start -->`` ... ``<!-- NAME:end -->``; its body is rege
 * ``spec-reference``: every key of the spec files (:func:`gpuspec.spec.reference.spec_reference`);
 * ``rules-reference``: every finding id (:func:`gpuspec.catalogue.reference.rules_reference`);
 * ``rule-areas``: one row per catalogue area, linking docs/rules.md;
-* ``rule-table:AREA``: the ids of one catalogue area (``engine``, ``validate``, ``matrix``, ... ``verify``).
+* ``rule-table:AREA``: the ids of one catalogue area (``engine``, ``validate``, ``matrix``, ... ``verify``);
+* ``cli-reference``: every command's ``--help`` (:func:`gpuspec.cli.reference.cli_reference`).
 
 ``python -m gpuspec.gendocs`` rewrites the sections in place; ``--check`` lists stale files and exits 1.
 The test suite runs the check, so a change to the catalogue or the models comes with its docs.
@@ -30,6 +31,7 @@ def section_text(name: str, link: str) -> str:
         "spec-reference": spec_reference,
         "rules-reference": rules_reference,
         "rule-areas": lambda: area_summary(link),
+        "cli-reference": _cli_reference,
     }
     if name.startswith("rule-table:"):
         area = name.split(":", 1)[1]
@@ -39,6 +41,12 @@ def section_text(name: str, link: str) -> str:
     if name not in generators:
         raise KeyError(f"unknown generated section {name!r}")
     return generators[name]()
+
+
+def _cli_reference() -> str:
+    from gpuspec.cli.reference import cli_reference  # imports every command: only for docs/cli.md
+
+    return cli_reference()
 
 
 def sections(text: str) -> list[str]:

@@ -334,13 +334,15 @@ def cluster_moves(
             and cluster.operator.driver_management != "nvidiadriver"
             and len(movable_pools(cluster)) > len(pools)
         ):
-            yield Move(
-                "driver-management",
-                f"{name}: driver management ClusterPolicy -> NVIDIADriver resources (no driver changes)",
-                (name,),
-                (_set(state, file, ("operator", "driverManagement"), "nvidiadriver", "operator.driverManagement"),),
-                False,
-            )
+            switch = _set(state, file, ("operator", "driverManagement"), "nvidiadriver", "operator.driverManagement")
+            title = f"{name}: driver management ClusterPolicy -> NVIDIADriver resources (no driver changes)"
+            if cluster.operator.default_nvidia_driver and current and query.nvidiadriver_crd_migration(current):
+                # every pool gets its own NVIDIADriver now, while every driver pod is replaced anyway: later pool
+                # moves then roll one NVIDIADriver each, instead of moving pools on and off the default one
+                own = _set(state, file, ("operator", "defaultNVIDIADriver"), False, "operator.defaultNVIDIADriver")
+                yield Move("driver-management", title[: -len(" (no driver changes)")] + ", one per pool "
+                           "(defaultNVIDIADriver: false; no driver changes)", (name,), (switch, own), False)
+            yield Move("driver-management", title, (name,), (switch,), False)
     # pin release-default drivers before the operator moves them
     if following is not None:
         unpinned = [p for p in movable_pools(cluster) if effective_driver(fleet, cluster, p).version is None]
