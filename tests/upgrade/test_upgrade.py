@@ -243,3 +243,47 @@ def test_one_rule_alone_gets_no_plan_hint(make_repo: Callable[..., Repo]) -> Non
     result = repo.run("lint", "--base", "HEAD", "--format", "json")
     findings = [f for f in result.json()["findings"] if f["ruleId"].startswith("GS8")]
     assert findings and all("gpuspec upgrade" not in (f.get("hint") or "") for f in findings)
+
+
+EXCEPTION = """exceptions:
+  - rules: [GS202, GS214]
+    cluster: infer-north
+    owner: gpu-platform@acme.example
+    reason: on v25.10 until the upgrade runs
+    expires: 2099-12-31"""
+
+
+def on_25_10(repo: Repo) -> None:
+    """infer-north on v25.10.1 (end of support, NVIDIADriver a preview there) under an exception, Kubernetes 1.33."""
+    on_26_3_3(repo)
+    repo.sub("infer-north", ("  version: v26.3.3", "  version: v25.10.1"))
+    pack = repo.root / "policies" / "default.yaml"
+    pack.write_text(pack.read_text().replace("exceptions: []", EXCEPTION))
+
+
+def test_two_release_lines_and_kubernetes(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo(on_25_10)
+    steps = walk(repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--driver-branch", "595",
+                 "--kubernetes", "1.35")
+    titles = [str(s["title"]) for s in steps]
+    assert titles[0] == "infer-north: GPU Operator v25.10.1 -> v26.3.3"  # no line skipped (GS802)
+    assert [s["kind"] for s in steps].count("kubernetes") == 2  # 1.33 -> 1.34 -> 1.35
+    assert len(steps) == 7
+    kube = next(s for s in steps if s["kind"] == "kubernetes")
+    assert "outside gpuspec" in str(kube["after"])
+
+
+def test_a_start_that_does_not_lint_is_an_input_error(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo(on_25_10)
+    pack = repo.root / "policies" / "default.yaml"
+    pack.write_text(pack.read_text().replace(EXCEPTION, "exceptions: []"))
+    result = repo.run("upgrade", "--cluster", "infer-north", "--operator", "v26.7.0")
+    assert result.code == 2 and "GS202" in result.err and "policy exception" in result.err
+
+
+def test_channel_names_the_target_last(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo()
+    steps = walk(repo, "--channel", "stable", "--driver-branch", "595")
+    assert steps[-1]["kind"] == "channel" and steps[-1]["disruption"] == "no disruption"
+    fleet = (repo.root / "fleet" / "fleet.yaml").read_text()
+    assert 'branch: "595"' in fleet.split("name: stable", 1)[1].split("- name:", 1)[0]

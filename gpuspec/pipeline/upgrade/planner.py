@@ -233,7 +233,8 @@ def plan_upgrade(
             first = verdict.errors[0] if verdict.errors else "the fleet does not load"
             raise GpuspecError(
                 f"the spec does not pass gpuspec lint now, so no step can: {first}",
-                hint="run `gpuspec lint` and fix its errors first",
+                hint="run `gpuspec lint` and fix its errors first, or accept them with a policy exception (owner, "
+                "reason, expiry) while the upgrade runs (docs/lint.md)",
             )
         start = verdict.state
         selection = select(start.fleet, clusters, wave, channel)
