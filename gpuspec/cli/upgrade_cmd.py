@@ -35,6 +35,13 @@ from gpuspec.pipeline.upgrade.output import RENDERERS
 )
 @click.option("--kubernetes", default=None, metavar="1.NN", help="Target Kubernetes minor, e.g. 1.35.")
 @click.option(
+    "--pool",
+    "pools",
+    multiple=True,
+    metavar="NAME",
+    help="Move the driver of these pools only (repeatable; the canary pool still goes first).",
+)
+@click.option(
     "--from",
     "from_rev",
     default=None,
@@ -69,6 +76,7 @@ def upgrade_command(
     operator: str | None,
     driver_branch: str | None,
     kubernetes: str | None,
+    pools: tuple[str, ...],
     from_rev: str | None,
     apply_step: int | None,
     force: bool,
@@ -104,7 +112,7 @@ def upgrade_command(
     plan = plan_upgrade(
         fleet_dir,
         policies_dir,
-        Target(operator, driver_branch, kubernetes),
+        Target(operator, driver_branch, kubernetes, pools),
         clusters=clusters,
         wave=wave,
         channel=channel,

@@ -263,8 +263,9 @@ def on_25_10(repo: Repo) -> None:
 
 def test_two_release_lines_and_kubernetes(make_repo: Callable[..., Repo]) -> None:
     repo = make_repo(on_25_10)
-    steps = walk(repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--driver-branch", "595",
-                 "--kubernetes", "1.35")
+    steps = walk(
+        repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--driver-branch", "595", "--kubernetes", "1.35"
+    )
     titles = [str(s["title"]) for s in steps]
     assert titles[0] == "infer-north: GPU Operator v25.10.1 -> v26.3.3"  # no line skipped (GS802)
     assert [s["kind"] for s in steps].count("kubernetes") == 2  # 1.33 -> 1.34 -> 1.35
@@ -287,3 +288,25 @@ def test_channel_names_the_target_last(make_repo: Callable[..., Repo]) -> None:
     assert steps[-1]["kind"] == "channel" and steps[-1]["disruption"] == "no disruption"
     fleet = (repo.root / "fleet" / "fleet.yaml").read_text()
     assert 'branch: "595"' in fleet.split("name: stable", 1)[1].split("- name:", 1)[0]
+
+
+def test_clusters_of_one_fleet_wave_move_together(make_repo: Callable[..., Repo]) -> None:
+    def same_wave(repo: Repo) -> None:
+        repo.sub("train-east", ("  wave: 2\n  canaryPool", "  wave: 1\n  canaryPool"))
+
+    repo = make_repo(same_wave)
+    steps = walk(repo, "--wave", "1", "--driver-branch", "595")
+    assert len(steps) == 3  # each step moves both clusters (GS801 and GS808 count per cluster)
+    assert all(set(s["clusters"]) == {"infer-north", "train-east"} for s in steps)  # type: ignore[arg-type]
+
+
+def test_a_left_over_rollback_flag_goes_with_the_first_step(make_repo: Callable[..., Repo]) -> None:
+    def flagged(repo: Repo) -> None:
+        repo.sub(
+            "infer-north", ("  namespace: gpu-operator\nmirror", "  namespace: gpu-operator\n  rollback: true\nmirror")
+        )
+
+    repo = make_repo(flagged)
+    steps = walk(repo, "--wave", "1", "--driver-branch", "595")
+    assert len(steps) == 3 and "operator.rollback removed" in str(steps[0]["title"])
+    assert "rollback" not in repo.cluster("infer-north").read_text()

@@ -22,6 +22,7 @@ def derived_target(base: Fleet, head: Fleet) -> tuple[tuple[str, ...], Target] |
     branches: set[str] = set()
     kubes: set[str] = set()
     moved: list[str] = []
+    pools: list[str] = []
     for cluster in head.clusters:
         old = base.cluster(cluster.name)
         if old is None:
@@ -39,12 +40,25 @@ def derived_target(base: Fleet, head: Fleet) -> tuple[tuple[str, ...], Target] |
             now = effective_driver(head, cluster, pool).branch
             if was is not None and now and effective_driver(base, old, was).branch != now:
                 branches.add(now)
+                pools.append(pool.name)
                 touched = True
         if touched:
             moved.append(cluster.name)
     if not moved or len(operators) > 1 or len(branches) > 1 or len(kubes) > 1:
         return None
-    return tuple(moved), Target(next(iter(operators), None), next(iter(branches), None), next(iter(kubes), None))
+    every = all(
+        p.name in pools
+        for name in moved
+        if (c := head.cluster(name)) is not None
+        for p in c.pools
+        if p.managed and p.driver.source.value != "host"
+    )
+    return tuple(moved), Target(
+        next(iter(operators), None),
+        next(iter(branches), None),
+        next(iter(kubes), None),
+        () if every else tuple(dict.fromkeys(pools)),
+    )
 
 
 def name_the_way_out(

@@ -15,6 +15,8 @@ class Target:
     operator: str | None = None
     driver_branch: str | None = None
     kubernetes: str | None = None
+    #: Pools whose driver moves (empty: every operator-managed pool); the canary pool always goes first.
+    pools: tuple[str, ...] = ()
 
     def words(self) -> str:
         """``operator v26.7.0, driver branch 595`` for reports."""
@@ -23,6 +25,8 @@ class Target:
             f"driver branch {self.driver_branch}" if self.driver_branch else "",
             f"Kubernetes {self.kubernetes}" if self.kubernetes else "",
         ]
+        if self.pools and self.driver_branch:
+            parts[1] += " (pools " + ", ".join(self.pools) + ")"
         return ", ".join(p for p in parts if p)
 
     def options(self) -> str:
@@ -31,12 +35,18 @@ class Target:
             f"--operator {self.operator}" if self.operator else "",
             f"--driver-branch {self.driver_branch}" if self.driver_branch else "",
             f"--kubernetes {self.kubernetes}" if self.kubernetes else "",
+            *(f"--pool {p}" for p in self.pools),
         ]
         return " ".join(p for p in parts if p)
 
     def to_json(self) -> dict[str, Any]:
         """The target as JSON-ready data."""
-        return {"operator": self.operator, "driverBranch": self.driver_branch, "kubernetes": self.kubernetes}
+        return {
+            "operator": self.operator,
+            "driverBranch": self.driver_branch,
+            "kubernetes": self.kubernetes,
+            "pools": list(self.pools),
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,11 +134,18 @@ def pool_at_branch(fleet: Fleet, cluster: Cluster, pool: Pool, branch: str) -> b
     return running == branch
 
 
-def driver_stages(fleet: Fleet, cluster: Cluster, branch: str | None) -> list[list[Pool]]:
-    """The pools still to move to ``branch``, in the order GS804 allows: the canary alone, then pool wave by wave."""
+def driver_stages(fleet: Fleet, cluster: Cluster, branch: str | None, only: tuple[str, ...] = ()) -> list[list[Pool]]:
+    """The pools still to move to ``branch``, in the order GS804 allows: the canary alone, then pool wave by wave.
+
+    ``only``: move just these pools (and the canary, which goes first whatever moves after it)."""
     if branch is None:
         return []
-    todo = [p for p in movable_pools(cluster) if not pool_at_branch(fleet, cluster, p, branch)]
+    todo = [
+        p
+        for p in movable_pools(cluster)
+        if not pool_at_branch(fleet, cluster, p, branch)
+        and (not only or p.name in only or p.name == cluster.rollout.canary_pool)
+    ]
     canary = [p for p in todo if p.name == cluster.rollout.canary_pool]
     rest = [p for p in todo if p.name != cluster.rollout.canary_pool]
     stages = [canary] if canary else []
@@ -183,7 +190,7 @@ def cluster_done(state: State, cluster: Cluster, target: Target) -> bool:
         return False
     if target.kubernetes and cluster.kubernetes.version != target.kubernetes:
         return False
-    return not driver_stages(fleet, cluster, target.driver_branch) and not cluster.operator.rollback
+    return not driver_stages(fleet, cluster, target.driver_branch, target.pools) and not cluster.operator.rollback
 
 
 def channel_done(state: State, selection: Selection, target: Target) -> bool:
@@ -212,7 +219,7 @@ def remaining(state: State, selection: Selection, target: Target) -> int:
             continue
         hops = operator_hops(operator_version(state.fleet, cluster), target.operator)
         hops += kubernetes_hops(cluster.kubernetes.version, target.kubernetes)
-        hops += len(driver_stages(state.fleet, cluster, target.driver_branch))
+        hops += len(driver_stages(state.fleet, cluster, target.driver_branch, target.pools))
         by_wave[cluster.rollout.wave] = max(by_wave.get(cluster.rollout.wave, 0), hops)
     channel = state.fleet.channel(selection.channel)
     extra = int(
@@ -244,20 +251,40 @@ def cluster_moves(
     state: State, cluster: Cluster, target: Target, selection: Selection, movers: set[str]
 ) -> Iterator[Move]:
     """The candidate moves of one cluster, productive ones first (``movers``: the clusters that may move
-    together with it in this step, for edits of a channel they share)."""
+    together with it in this step, for edits of a channel they share).
+
+    A rollback flag left from the last downgrade goes with the next change (GS822): every move removes it, and
+    removing it alone is the last candidate."""
+    moves = list(_cluster_moves(state, cluster, target, selection, movers))
+    if not cluster.operator.rollback:
+        yield from moves
+        return
+    drop = _set(state, state.file_of(cluster), ("operator", "rollback"), None, "operator.rollback")
+    for move in moves:
+        yield Move(
+            move.kind,
+            move.title + " (and operator.rollback removed)",
+            move.clusters,
+            (*move.edits, drop),
+            move.productive,
+        )
+    yield Move(
+        "rollback-flag",
+        f"{cluster.name}: remove operator.rollback left from the last downgrade",
+        (cluster.name,),
+        (drop,),
+        False,
+    )
+
+
+def _cluster_moves(
+    state: State, cluster: Cluster, target: Target, selection: Selection, movers: set[str]
+) -> Iterator[Move]:
     fleet = state.fleet
     file = state.file_of(cluster)
     name = cluster.name
     current = operator_version(fleet, cluster)
     op_target = norm_operator(target.operator) if target.operator else None
-    if cluster.operator.rollback:
-        yield Move(
-            "rollback-flag",
-            f"{name}: remove operator.rollback left from the last downgrade",
-            (name,),
-            (_set(state, file, ("operator", "rollback"), None, "operator.rollback"),),
-            False,
-        )
     # operator: the next release on the way
     following = (
         next_operator(current, op_target) if current and op_target and norm_operator(current) != op_target else None
@@ -299,7 +326,7 @@ def cluster_moves(
         )
     # drivers: the next stage of pools
     branch = target.driver_branch
-    stages = driver_stages(fleet, cluster, branch)
+    stages = driver_stages(fleet, cluster, branch, target.pools)
     if branch and stages:
         pools = stages[0]
         version = driver_version(current, branch, op_target)
@@ -340,8 +367,14 @@ def cluster_moves(
                 # every pool gets its own NVIDIADriver now, while every driver pod is replaced anyway: later pool
                 # moves then roll one NVIDIADriver each, instead of moving pools on and off the default one
                 own = _set(state, file, ("operator", "defaultNVIDIADriver"), False, "operator.defaultNVIDIADriver")
-                yield Move("driver-management", title[: -len(" (no driver changes)")] + ", one per pool "
-                           "(defaultNVIDIADriver: false; no driver changes)", (name,), (switch, own), False)
+                yield Move(
+                    "driver-management",
+                    title[: -len(" (no driver changes)")] + ", one per pool "
+                    "(defaultNVIDIADriver: false; no driver changes)",
+                    (name,),
+                    (switch, own),
+                    False,
+                )
             yield Move("driver-management", title, (name,), (switch,), False)
     # pin release-default drivers before the operator moves them
     if following is not None:

@@ -49,7 +49,9 @@ def check_target(target: Target) -> Target:
         kube = ".".join(parts)
     if operator is None and branch is None and kube is None:
         raise GpuspecError("nothing to upgrade to: give --operator, --driver-branch or --kubernetes (or several)")
-    return Target(operator, branch, kube)
+    if target.pools and branch is None:
+        raise GpuspecError("--pool limits the driver move: give --driver-branch too")
+    return Target(operator, branch, kube, tuple(dict.fromkeys(target.pools)))
 
 
 def select(fleet: Fleet, clusters: Sequence[str], wave: int | None, channel: str | None) -> Selection:
@@ -176,13 +178,13 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
             previous = found.moves[number - 2]
             needs = [f"step {number - 1} merged, synced and accepted: " + _gate(previous, found.states[number - 2])]
         after: list[str] = []
-        if move.kind == "kubernetes":
+        if "kubernetes" in move.kind.split("+"):
             version = next((str(e.value) for e in move.edits if e.shown == "kubernetes.version"), "")
             after.append(
                 f"upgrade the control plane and nodes to Kubernetes {version} (outside gpuspec), then "
                 "`gpuspec audit` the nodes"
             )
-        if move.kind == "driver-management":
+        if "driver-management" in move.kind.split("+"):
             after.append(
                 "every GPU node's driver pod is replaced by the NVIDIADriver-managed one; wait until every "
                 "NVIDIADriver is ready"
@@ -238,6 +240,13 @@ def plan_upgrade(
             )
         start = verdict.state
         selection = select(start.fleet, clusters, wave, channel)
+        unknown = [
+            p
+            for p in target.pools
+            if not any(c.pool(p) for n in selection.clusters if (c := start.fleet.cluster(n)) is not None)
+        ]
+        if unknown:
+            raise GpuspecError(f"--pool {unknown[0]}: no selected cluster has such a pool")
         if not selection.clusters:
             raise GpuspecError(f"{selection.scope}: no cluster follows it")
         blocked = _unreachable(start.fleet, selection, target)

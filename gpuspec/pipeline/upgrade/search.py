@@ -7,6 +7,7 @@ moves cost a step and move no bound, so they appear only where no productive mov
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -25,6 +26,8 @@ from gpuspec.pipeline.upgrade.moves import (
 
 #: Steps beyond the lower bound the search tries before it says no path exists.
 MAX_DETOURS = 6
+#: Combinations of the same-wave clusters' candidates tried as one step.
+MAX_COMBINATIONS = 16
 #: Candidate steps the search lints at most.
 MAX_CHECKS = 800
 
@@ -36,6 +39,25 @@ class Found:
     moves: list[Move]
     states: list[State]
     verdicts: list[Verdict]
+
+
+def _together(variants: list[list[Move]]) -> Iterator[Move]:
+    """One move per cluster, merged into one step: the combinations of the clusters' candidates, those made of
+    their first choices first (at most :data:`MAX_COMBINATIONS`)."""
+    lists = [v for v in variants if v]
+    if len(lists) < 2:
+        return
+    combos = sorted(itertools.product(*(range(len(v)) for v in lists)), key=lambda c: (sum(c), c))
+    for combo in combos[:MAX_COMBINATIONS]:
+        chosen = [lists[i][j] for i, j in enumerate(combo)]
+        kinds = list(dict.fromkeys(m.kind for m in chosen))
+        yield Move(
+            kinds[0] if len(kinds) == 1 else "+".join(kinds),
+            "; ".join(m.title for m in chosen),
+            tuple(n for m in chosen for n in m.clusters),
+            tuple(e for m in chosen for e in m.edits),
+            any(m.productive for m in chosen),
+        )
 
 
 @dataclass
@@ -56,18 +78,8 @@ class _Search:
         clusters = front(state, self.selection, self.target)
         movers = {c.name for c in clusters}
         per_cluster = [list(cluster_moves(state, c, self.target, self.selection, movers)) for c in clusters]
-        if len(per_cluster) > 1:  # clusters of one fleet wave may take the same kind of step together
-            for kind in ("rollback-flag", "operator", "kubernetes", "driver", "driver-management", "pin", "channel"):
-                firsts = [next((m for m in ms if m.kind == kind), None) for ms in per_cluster]
-                chosen = [m for m in firsts if m is not None]
-                if len(chosen) > 1:
-                    yield Move(
-                        kind,
-                        "; ".join(m.title for m in chosen),
-                        tuple(n for m in chosen for n in m.clusters),
-                        tuple(e for m in chosen for e in m.edits),
-                        any(m.productive for m in chosen),
-                    )
+        if len(per_cluster) > 1:  # clusters of one fleet wave may take their steps together (GS801: per cluster)
+            yield from _together(per_cluster)
         for ms in per_cluster:
             yield from ms
         if not clusters:
