@@ -194,7 +194,7 @@ def test_apply_keeps_comments_and_formatting(make_repo: Callable[..., Repo]) -> 
     diff = repo.git("diff", "-U0", "--", "fleet/clusters/train-east.yaml")
     added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
-    assert added == ["+  driverManagement: nvidiadriver"] and removed == []
+    assert added == ["+  driverManagement: nvidiadriver", "+  defaultNVIDIADriver: false"] and removed == []
     assert before.splitlines()[0] == repo.cluster("train-east").read_text().splitlines()[0]
 
 
@@ -226,9 +226,9 @@ def test_colliding_rules_name_the_planners_first_step(make_repo: Callable[..., R
     for finding in colliding:
         assert "the first: infer-north: GPU Operator v26.3.3 -> v26.7.0" in finding["hint"], finding
         assert (
-            "gpuspec upgrade --cluster infer-north --operator v26.7.0 --driver-branch 595 --from HEAD"
-            in finding["hint"]
-        )
+            "gpuspec upgrade --cluster infer-north --operator v26.7.0 --driver-branch 595 --pool l40s-canary "
+            "--pool l40s --from HEAD"
+        ) in finding["hint"]
 
 
 def test_one_rule_alone_gets_no_plan_hint(make_repo: Callable[..., Repo]) -> None:
@@ -310,3 +310,20 @@ def test_a_left_over_rollback_flag_goes_with_the_first_step(make_repo: Callable[
     steps = walk(repo, "--wave", "1", "--driver-branch", "595")
     assert len(steps) == 3 and "operator.rollback removed" in str(steps[0]["title"])
     assert "rollback" not in repo.cluster("infer-north").read_text()
+
+
+def test_a_channel_of_two_fleet_waves(make_repo: Callable[..., Repo]) -> None:
+    def shared_channel(repo: Repo) -> None:
+        repo.sub("infer-north", ("  version: v26.7.0", "  channel: stable"))
+        settings = repo.root / "fleet" / "fleet.yaml"
+        settings.write_text(settings.read_text().replace("operator: v26.7.0", "operator: v26.3.3", 1))
+
+    repo = make_repo(shared_channel)
+    steps = walk(repo, "--channel", "stable", "--operator", "v26.7.0")
+    titles = [str(s["title"]) for s in steps]
+    assert titles[0] == "infer-north: pin channel stable's release in the cluster file, to move alone"
+    assert steps[0]["disruption"] == "no disruption"
+    assert "train-east: GPU Operator v26.3.3 -> v26.7.0" in titles[2]  # the channel moves with its last user
+    assert steps[2]["files"] == ["fleet.yaml"]
+    assert "follow channel stable again" in titles[-1]
+    assert "channel: stable" in repo.cluster("infer-north").read_text()

@@ -16,6 +16,7 @@ from gpuspec.loader.fleetload import load_fleet
 from gpuspec.pipeline.lint import lint_load
 from gpuspec.pipeline.upgrade.edits import write_atomic
 from gpuspec.pipeline.upgrade.moves import State
+from gpuspec.redaction import redact_text
 from gpuspec.render.compile import compile_cluster
 
 
@@ -81,7 +82,8 @@ class Checker:
         where = self._shown(finding.file or "")
         if finding.line:
             where += f":{finding.line}"
-        return f"{finding.rule_id} {finding.message}" + (f" ({where})" if where else "")
+        text = f"{finding.rule_id} {self._shown(finding.message)}" + (f" ({where})" if where else "")
+        return redact_text(text)
 
     def _lint(self, texts: Mapping[str, str], base: State | None) -> tuple[State | None, list[Finding]]:
         self._write(texts)
@@ -123,7 +125,7 @@ class Checker:
                     if cluster is not None:
                         compile_cluster(state.fleet, cluster, "")
                 except GpuspecError as exc:
-                    errors.append(f"render {name}: {self._shown(str(exc))}")
+                    errors.append(redact_text(f"render {name}: {self._shown(str(exc))}"))
         verdict = Verdict(state, tuple(errors), warnings)
         self._verdicts[key] = verdict
         return verdict

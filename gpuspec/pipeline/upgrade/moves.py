@@ -496,5 +496,41 @@ def channel_moves(state: State, selection: Selection, target: Target) -> Iterato
                     f"channels[{channel.name}].driver.version",
                 )
             )
+    named = (
+        norm_operator(target.operator)
+        if target.operator and any(e.shown.endswith(".operator") for e in edits)
+        else norm_operator(channel.operator)
+    )
+    rejoin: list[KeyEdit] = []
+    rejoining: list[str] = []
+    for name in selection.clusters:
+        cluster = fleet.cluster(name)
+        current = operator_version(fleet, cluster) if cluster is not None else None
+        if cluster is None or cluster.operator.channel == channel.name or current is None:
+            continue
+        if norm_operator(current) == named:
+            file = state.file_of(cluster)
+            rejoin += [
+                _set(state, file, ("operator", "version"), None, "operator.version"),
+                _set(state, file, ("operator", "channel"), channel.name, "operator.channel"),
+            ]
+            rejoining.append(name)
+    title = f"channel {channel.name}: name the target ({target.words()})"
+    if edits and rejoin:
+        yield Move(
+            "channel",
+            title + " and " + ", ".join(rejoining) + " follow it again",
+            tuple(rejoining),
+            (*edits, *rejoin),
+            True,
+        )
     if edits:
-        yield Move("channel", f"channel {channel.name}: name the target ({target.words()})", (), tuple(edits), True)
+        yield Move("channel", title, (), tuple(edits), True)
+    if rejoin:
+        yield Move(
+            "channel",
+            ", ".join(rejoining) + f": follow channel {channel.name} again",
+            tuple(rejoining),
+            tuple(rejoin),
+            False,
+        )

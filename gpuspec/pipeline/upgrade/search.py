@@ -99,7 +99,9 @@ class _Search:
         if self.dead.get(key, -1) >= bound - g:
             return None
         rejects: list[tuple[str, tuple[str, ...]]] = []
+        tried = False
         for move in self.moves(state):
+            tried = True
             if self.checker.checked >= MAX_CHECKS:
                 break
             try:
@@ -119,6 +121,10 @@ class _Search:
             seen.discard(child_key)
             if found is not None:
                 return found
+        if not rejects and not tried:
+            rejects = [
+                ("(no candidate step)", ("no edit of the spec moves a selected cluster toward the target from here",))
+            ]
         if rejects and g >= self.best_depth:
             self.best_depth, self.best_rejects = g, rejects
             self.best_titles = [m.title for m, _, _ in path]
