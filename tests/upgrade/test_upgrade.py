@@ -327,3 +327,24 @@ def test_a_channel_of_two_fleet_waves(make_repo: Callable[..., Repo]) -> None:
     assert steps[2]["files"] == ["fleet.yaml"]
     assert "follow channel stable again" in titles[-1]
     assert "channel: stable" in repo.cluster("infer-north").read_text()
+
+
+def test_the_step_after_kubernetes_waits_for_the_node_upgrade(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo()
+    result = repo.run("upgrade", "--cluster", "train-east", "--kubernetes", "1.36", "--format", "json")
+    assert result.code == 0
+    steps = result.json()["steps"]
+    assert [s["kind"] for s in steps] == ["kubernetes", "kubernetes"]  # one minor at a time
+    assert any("run Kubernetes 1.35" in b for b in steps[1]["before"])
+    assert "durationSeconds" not in steps[0]  # printed only once an estimate is known
+
+
+def test_apply_refuses_a_symlinked_spec_file(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo()
+    real = repo.root / "infer-north.yaml"
+    repo.cluster("infer-north").rename(real)
+    repo.cluster("infer-north").symlink_to(Path("../../infer-north.yaml"))
+    repo.commit("link")
+    result = repo.run("upgrade", "--wave", "1", "--driver-branch", "595", "--apply", "1")
+    assert result.code == 2 and "symbolic link" in result.err
+    assert "595" not in real.read_text()

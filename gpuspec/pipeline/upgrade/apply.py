@@ -89,6 +89,12 @@ def apply_step(fleet_dir: Path, step: Step, *, force: bool = False) -> list[Path
                 f"{display_path(dirty[0])} has uncommitted changes; step {step.number} would mix with them",
                 hint="commit or stash them first, or pass --force",
             )
+    linked = [p for p in paths if p.is_symlink()]
+    if linked:
+        raise GpuspecError(
+            f"{display_path(linked[0])} is a symbolic link; gpuspec edits only regular spec files",
+            hint="edit the file it points to, or replace the link by the file",
+        )
     for name, path in zip(changed, paths, strict=True):
         write_atomic(path, new[name])
     return paths

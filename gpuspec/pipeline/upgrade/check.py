@@ -12,7 +12,9 @@ from pathlib import Path
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.files import cluster_files
-from gpuspec.loader.fleetload import load_fleet
+from gpuspec.loader.fleetload import display_path, load_fleet
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.loader.yamlread import MAX_FILE_BYTES
 from gpuspec.pipeline.lint import lint_load
 from gpuspec.pipeline.upgrade.edits import write_atomic
 from gpuspec.pipeline.upgrade.moves import State
@@ -43,9 +45,17 @@ class Verdict:
 
 
 def read_texts(fleet_dir: Path) -> dict[str, str]:
-    """The spec texts of a fleet folder: fleet.yaml and every cluster file, by path relative to the folder."""
-    paths = [fleet_dir / "fleet.yaml", *cluster_files(fleet_dir)]
-    return {p.relative_to(fleet_dir).as_posix(): p.read_text(encoding="utf-8") for p in paths if p.is_file()}
+    """The spec texts of a fleet folder: fleet.yaml and every cluster file, by path relative to the folder.
+
+    Read as every spec file is (:func:`gpuspec.loader.safefile.read_bounded`): a file gpuspec refuses to read,
+    or one that is not UTF-8, is a GpuspecError (exit 2)."""
+    out: dict[str, str] = {}
+    for path in [fleet_dir / "fleet.yaml", *cluster_files(fleet_dir)]:
+        try:
+            out[path.relative_to(fleet_dir).as_posix()] = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
+        except (UnsafeFile, OSError, UnicodeDecodeError) as exc:
+            raise GpuspecError(f"{display_path(path)}: cannot read it: {exc}") from None
+    return out
 
 
 class Checker:

@@ -177,6 +177,12 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
         else:
             previous = found.moves[number - 2]
             needs = [f"step {number - 1} merged, synced and accepted: " + _gate(previous, found.states[number - 2])]
+            needs += [
+                f"the control plane and nodes of {e.file.removeprefix('clusters/').removesuffix('.yaml')} run "
+                f"Kubernetes {e.value} (upgraded outside gpuspec after step {number - 1})"
+                for e in previous.edits
+                if e.shown == "kubernetes.version"
+            ]
         after: list[str] = []
         if "kubernetes" in move.kind.split("+"):
             version = next((str(e.value) for e in move.edits if e.shown == "kubernetes.version"), "")
