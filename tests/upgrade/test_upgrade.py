@@ -348,3 +348,17 @@ def test_apply_refuses_a_symlinked_spec_file(make_repo: Callable[..., Repo]) -> 
     result = repo.run("upgrade", "--wave", "1", "--driver-branch", "595", "--apply", "1")
     assert result.code == 2 and "symbolic link" in result.err
     assert "595" not in real.read_text()
+
+
+def test_v26_3_on_clusterpolicy_upgrades_the_operator_before_the_switch(make_repo: Callable[..., Repo]) -> None:
+    """The issue's case: one driver for the cluster on v26.3.3 cannot switch to NVIDIADriver management (GS808)."""
+
+    def on_clusterpolicy(repo: Repo) -> None:
+        repo.sub("train-east", ("  channel: stable", "  version: v26.3.3"))
+
+    repo = make_repo(on_clusterpolicy)
+    steps = walk(repo, "--cluster", "train-east", "--operator", "v26.7.0", "--driver-branch", "595")
+    kinds = [s["kind"] for s in steps]
+    assert kinds == ["pin", "pin", "operator", "driver-management", "driver", "driver"]
+    assert steps[0]["disruption"] == steps[1]["disruption"] == "no disruption"  # the pins render the same
+    assert steps[1]["before"] == ["step 1 merged (nothing rolls out)"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from gpuspec.pipeline.upgrade.moves import Move, State, movable_pools, norm_oper
 from gpuspec.pipeline.upgrade.search import Found, search
 from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.records import ChangeKind, Disruption
+from gpuspec.render.compile import compile_cluster
+from gpuspec.render.serialize import serialize
 from gpuspec.spec.models import Fleet
 from gpuspec.spec.resolve import operator_version
 
@@ -161,6 +164,29 @@ def _gate(move: Move, state: State) -> str:
     return ", ".join(parts) if parts else "its sync finished"
 
 
+def _rendered(fleet: Fleet, name: str) -> dict[str, bytes] | None:
+    cluster = fleet.cluster(name)
+    if cluster is None:
+        return None
+    try:
+        plan = compile_cluster(fleet, cluster, "")
+    except GpuspecError:
+        return None
+    return {path: serialize(spec, "") for path, spec in plan.files.items() if "/acceptance/" not in path}
+
+
+def rendered_unchanged(before: Fleet, after: Fleet, clusters: set[str | None]) -> bool:
+    """True when every cluster of ``clusters`` renders to the same files in both fleets but its acceptance Jobs
+    (whose names follow the pool's spec, so they run again): nothing of the GPU stack is redeployed."""
+    if None in clusters:
+        return False
+    for name in clusters:
+        old, new = _rendered(before, name or ""), _rendered(after, name or "")
+        if old is None or new is None or old != new:
+            return False
+    return True
+
+
 def build_steps(start: State, found: Found) -> tuple[Step, ...]:
     """The numbered steps of a path, with what each changes, disrupts, and needs first."""
     steps: list[Step] = []
@@ -169,6 +195,16 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
         zip(found.moves, found.states, found.verdicts, strict=True), start=1
     ):
         changes = [c for c in diff_fleets(before_state.fleet, state.fleet) if c.kind not in _QUIET]
+        if changes and rendered_unchanged(before_state.fleet, state.fleet, {c.cluster for c in changes}):
+            changes = [
+                replace(
+                    c,
+                    disruption=Disruption.NONE,
+                    impact="the rendered output does not change but the acceptance Jobs: nothing is redeployed "
+                    "(the spec now names what runs)",
+                )
+                for c in changes
+            ]
         records = tuple(StepChange(c.cluster, c.pool, c.summary, c.disruption.value, c.impact) for c in changes)
         worst = max((c.disruption for c in changes), key=lambda d: d.rank, default=Disruption.NONE)
         kinds = {(c.cluster, c.pool): c.disruption.value for c in changes}
@@ -176,7 +212,11 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
             needs = ["the spec as it is passes `gpuspec lint` (checked)"]
         else:
             previous = found.moves[number - 2]
-            needs = [f"step {number - 1} merged, synced and accepted: " + _gate(previous, found.states[number - 2])]
+            needs = [
+                f"step {number - 1} merged, synced and accepted: " + _gate(previous, found.states[number - 2])
+                if steps[-1].disruption != Disruption.NONE.label
+                else f"step {number - 1} merged (nothing rolls out)"
+            ]
             needs += [
                 f"the control plane and nodes of {e.file.removeprefix('clusters/').removesuffix('.yaml')} run "
                 f"Kubernetes {e.value} (upgraded outside gpuspec after step {number - 1})"
