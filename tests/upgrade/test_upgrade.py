@@ -362,3 +362,17 @@ def test_v26_3_on_clusterpolicy_upgrades_the_operator_before_the_switch(make_rep
     assert kinds == ["pin", "pin", "operator", "driver-management", "driver", "driver"]
     assert steps[0]["disruption"] == steps[1]["disruption"] == "no disruption"  # the pins render the same
     assert steps[1]["before"] == ["step 1 merged (nothing rolls out)"]
+
+
+def on_kubernetes_1_32(repo: Repo) -> None:
+    """As on_26_3_3 on Kubernetes 1.32, which v26.3 supports on RKE2 and v26.7 no longer does."""
+    on_26_3_3(repo)
+    repo.sub("infer-north", ('  version: "1.33"', '  version: "1.32"'))
+
+
+def test_kubernetes_first_when_the_new_line_drops_the_running_minor(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo(on_kubernetes_1_32)
+    blocked = repo.run("upgrade", "--cluster", "infer-north", "--operator", "v26.7.0")
+    assert blocked.code == 1 and "GS204 Kubernetes 1.32 on rke2" in blocked.out
+    steps = walk(repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--kubernetes", "1.33")
+    assert [s["kind"] for s in steps] == ["kubernetes", "operator"]
