@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-
 #: The help options of the real command group (`cli/main.py`), so the text is the same in any process state.
 HELP_OPTIONS = ["-h", "--help"]
 
@@ -15,12 +14,19 @@ def cli_reference() -> str:
 
     out: list[str] = []
     for name in sorted(COMMANDS):
-        parent = click.Context(cli, info_name="gpuspec", terminal_width=100, max_content_width=100,
-                               help_option_names=HELP_OPTIONS)
+        parent = click.Context(
+            cli, info_name="gpuspec", terminal_width=100, max_content_width=100, help_option_names=HELP_OPTIONS
+        )
         command = cli.get_command(parent, name)
         if command is None:  # pragma: no cover - COMMANDS names only importable commands
             continue
-        ctx = click.Context(command, parent=parent, info_name=name, terminal_width=100, max_content_width=100,
-                            help_option_names=HELP_OPTIONS)
+        ctx = click.Context(
+            command,
+            parent=parent,
+            info_name=name,
+            terminal_width=100,
+            max_content_width=100,
+            help_option_names=HELP_OPTIONS,
+        )
         out += [f"### gpuspec {name}", "", "```text", command.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(out)
