@@ -376,3 +376,14 @@ def test_kubernetes_first_when_the_new_line_drops_the_running_minor(make_repo: C
     assert blocked.code == 1 and "GS204 Kubernetes 1.32 on rke2" in blocked.out
     steps = walk(repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--kubernetes", "1.33")
     assert [s["kind"] for s in steps] == ["kubernetes", "operator"]
+
+
+def test_markdown_plan_for_an_issue(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo()
+    result = repo.run("upgrade", "--wave", "1", "--driver-branch", "595", "--format", "markdown")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert lines[0] == "## Upgrade plan: infer-north to driver branch 595"
+    assert "| step | change | disruption | nodes |" in lines
+    assert sum(line.startswith("### Step ") for line in lines) == 3
+    assert "- edit `clusters/infer-north.yaml`: `pools[l40s-canary].driver.branch` `580` → `595`" in lines

@@ -95,9 +95,11 @@ def _minor(version: str) -> tuple[int, int] | None:
 
 def kubernetes_hops(current: str, target: str | None) -> int:
     """Kubernetes minors between ``current`` and ``target`` (one minor per upgrade, as Kubernetes requires)."""
-    a, b = _minor(current), _minor(target) if target else None
+    if target is None or current == target:
+        return 0
+    a, b = _minor(current), _minor(target)
     if a is None or b is None or a[0] != b[0]:
-        return 0 if a == b else 1
+        return 1
     return abs(b[1] - a[1])
 
 
