@@ -2,14 +2,17 @@
 
 One *input* is one mutation of the example repository (a YAML or JSON document changed as data or as
 text, or a spec file replaced by a link out of the repository, a FIFO, a device, a folder, an empty or
-oversized file), run through one command: validate, lint (every format, and ``--base``), render,
+oversized file), of the exports audit and import read (nodes, ClusterPolicies, Helm values and releases), of
+a file under a rendered output tree, of the base revision's history, of an entry of the user cache, or of the
+stub chart verify renders, run through one command: validate, lint (every format, and ``--base``), render,
 ``render --check``, images, plan ``--base``, audit, import and verify.  A run *fails* when it
 
 - ends in "internal error", a traceback or an exit code other than 0, 1 or 2, or a crashed rule (GS000);
 - prints, or writes into the output folder, the canary credential planted in the fleet (as a
-  credential-like key, URL userinfo or token, while that form is intact in the input: see :func:`planted`)
-  or a file outside the repository a link pointed at;
-- takes longer than :data:`SLOW_SECONDS`.
+  credential-like key, URL userinfo or token, while that form is intact in the input: see :func:`planted`),
+  a file outside the repository a link pointed at, the checkout token in ``.git/config`` or the secret
+  planted in the environment;
+- takes longer than :data:`SLOW_SECONDS`, or takes the process's peak memory over :data:`MEMORY_BOUND`.
 
 Each failing input is saved under ``--save`` (default ``tests/hostile/fuzz_regressions``) as
 ``<id>/case.json`` plus the mutated files, and ``tests/hostile/test_fuzz.py`` replays every saved case.
@@ -49,8 +52,11 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SAVE = REPO / "tests" / "hostile" / "fuzz_regressions"
 MINI_CHART = REPO / "tests" / "fixtures" / "charts" / "gpu-operator-mini"
 AUDIT_NODES = REPO / "tests" / "audit" / "fixtures" / "nodes" / "drift-count-mismatch.json"
+BROWNFIELD = REPO / "tests" / "audit" / "fixtures" / "brownfield"
 #: Address-space limit of the long run's process.
 MEMORY_LIMIT = 3 * 1024**3
+#: No run may take the process's peak resident memory over this (the issue's bound for one run).
+MEMORY_BOUND = 1024**3
 #: A run slower than this fails (the issue's bound for one run).
 SLOW_SECONDS = 5.0
 #: The planted credential; it must never appear in any output.
@@ -59,6 +65,9 @@ CANARY = "Zq7canaryPW91"
 OUTSIDE_MARK = "OUTSIDE-FILE-91f3"
 #: The base64 of the job token actions/checkout persists in .git/config; it must never appear anywhere.
 GIT_MARK = "eC1hY2Nlc3MtdG9rZW46Z2hzX0dJVE1BUks3cTl3OGU3cjZ0NXk0"
+#: Planted in the environment (as a CI job's token would be); it must never appear anywhere either.
+ENV_MARK = "ghs_ENVCANARY4k2m9q7w1e5r8t3y6u0i"
+ENV_SECRETS = ("GITHUB_TOKEN", "GPUSPEC_FUZZ_SECRET", "AWS_SECRET_ACCESS_KEY")
 #: Template payloads past a budget or failing at run time (appended to a template override).
 TEMPLATE_PAYLOADS = (
     "{{ 'a' * 10**10 }}", "{{ ([1] * 10**8) | length }}", "{{ 7 ** (10 ** 8) }}",
@@ -70,6 +79,14 @@ TEMPLATE_PAYLOADS = (
 FLEET_FILES = ("fleet/fleet.yaml", "fleet/clusters/train-east.yaml", "fleet/clusters/infer-north.yaml")
 POLICY_FILES = ("policies/default.yaml", "policies/acme.yaml")
 NODES_FILE = "nodes.json"
+#: The brownfield exports (ClusterPolicies and NVIDIADrivers, Helm values, Helm releases) import and audit read.
+EXPORT_FILES = ("clusterpolicies.json", "helm-values.json", "helm-list.json")
+#: The acceptance namespace's Jobs and Pods (`kubectl get jobs,pods -o json`), made from the rendered Jobs.
+JOBS_FILE = "jobs.json"
+#: The stub chart verify renders (a copy in the workspace, mutated as text like any input).
+CHART_DIR = "chart"
+CHART_FILES = ("chart/Chart.yaml", "chart/values.yaml", "chart/templates/clusterpolicy.yaml",
+               "chart/templates/_helpers.tpl")
 #: A fleet's override of the handover template (render and handover read it).
 TEMPLATE_FILE = "fleet/templates/handover/cluster.md.j2"
 SHIPPED_TEMPLATE = REPO / "gpuspec" / "templating" / "templates" / "handover" / "cluster.md.j2"
@@ -84,16 +101,31 @@ COMMANDS: dict[str, list[list[str]]] = {
     "render-check": [["render", "--check", "--out", "out"]],
     "images": [["images"], ["images", "--format", "skopeo"]],
     "handover": [["handover"], ["handover", "--output", "out-handover"]],
+    "codeowners": [["codeowners"], ["codeowners", "--check"], ["codeowners", "--write"]],
     "plan": [["plan", "--base", "HEAD", "--format", f] for f in ("text", "json", "markdown")],
     "audit": [["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--format", f]
               for f in ("text", "json", "sarif", "github", "junit")]
-    + [["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--clusterpolicies", NODES_FILE]],
-    "import": [["import", "--nodes", NODES_FILE, "--name", "drafted"]],
-    "verify": [["verify", "--rendered", "out-base", "--chart", str(MINI_CHART), "--format", f]
+    + [["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--clusterpolicies", NODES_FILE],
+       ["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--clusterpolicies", "clusterpolicies.json"]],
+    "import": [["import", "--nodes", NODES_FILE, "--name", "drafted"],
+               ["import", "--nodes", NODES_FILE, "--name", "drafted", "--clusterpolicies", "clusterpolicies.json",
+                "--helm-values", "helm-values.json", "--helm-release", "helm-list.json"]],
+    "verify": [["verify", "--rendered", "out-base", "--chart", CHART_DIR, "--format", f]
                for f in ("text", "json")],
+    "gate": [["gate", "--cluster", "train-east", "--nodes", NODES_FILE, "--clusterpolicies", "clusterpolicies.json",
+              "--jobs", JOBS_FILE, "--rendered", "out-base", "--format", f] for f in ("text", "json", "markdown")]
+    + [["gate", "--cluster", "train-east", "--pool", "h100", "--nodes", NODES_FILE, "--rendered", "out-base"]],
+    "acceptance": [["acceptance", "report", "--cluster", "train-east", "--jobs", JOBS_FILE, "--rendered", "out-base",
+                    "--format", f] for f in ("text", "json", "markdown")],
+    # A rendered tree changed by hand, or holding special files, read back by the commands that read it.
+    "rendered": [["render", "--check", "--out", "out-base"], ["render", "--out", "out-base"],
+                 ["verify", "--rendered", "out-base", "--chart", CHART_DIR]],
+    # The same commands with the user cache on, after one of its entries was tampered with.
+    "cache": [["validate"], ["lint"], ["lint", "--format", "json"], ["render", "--out", "out"], ["images"]],
 }
 #: How often each command is picked, relative to the others (verify runs helm: fewer of those).
-WEIGHTS: dict[str, int] = {name: 10 for name in COMMANDS} | {"verify": 1, "plan": 5, "lint-base": 5}
+WEIGHTS: dict[str, int] = {name: 10 for name in COMMANDS} | {"verify": 1, "plan": 5, "lint-base": 5, "rendered": 3,
+                                                             "cache": 4, "gate": 5, "acceptance": 5}
 
 
 @dataclass
@@ -285,6 +317,53 @@ def _dump(doc: Any, json_style: bool) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10_000)
 
 
+def _original_matrix_loader() -> Any:
+    from gpuspec.matrix import load as matrix_load
+
+    return matrix_load._load_matrix
+
+
+#: The matrix loader as gpuspec defines it (memoised), and the matrix it gave with caching off.
+_MATRIX_LOADER = _original_matrix_loader()
+_TRUSTED_MATRIX: dict[str, Any] = {}
+
+
+def _acceptance_export(rendered: Path) -> dict[str, Any]:
+    """The acceptance namespace as `kubectl get jobs,pods -o json` shows it after every rendered Job passed."""
+    items: list[dict[str, Any]] = []
+    done = "2026-12-01T10:01:00Z"
+    for path in sorted(rendered.glob("clusters/*/acceptance/*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if not isinstance(doc, dict) or doc.get("kind") != "Job":
+                continue
+            job = copy.deepcopy(doc)
+            job["status"] = {"startTime": "2026-12-01T10:00:00Z", "completionTime": done, "succeeded": 1,
+                             "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": done}]}
+            items.append(job)
+            labels = {**doc["metadata"].get("labels", {}), "job-name": doc["metadata"]["name"]}
+            items.append({"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": f"{doc['metadata']['name']}-a1b2c", "namespace": "gpuspec-acceptance",
+                                       "labels": labels},
+                          "spec": {"nodeName": "gpu-node-1"},
+                          "status": {"phase": "Succeeded", "conditions": [
+                              {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-12-01T10:00:01Z"},
+                              {"type": "Ready", "status": "False", "reason": "PodCompleted",
+                               "lastTransitionTime": done}],
+                              "containerStatuses": [{"name": "gpu", "state": {"terminated": {
+                                  "exitCode": 0, "finishedAt": done, "message": '{"busbw_gbps": 180.5}'}}}]}})
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+def _pinned_release() -> str:
+    """The GPU Operator release the example fleet's clusters pin (read from the fleet)."""
+    from gpuspec.pipeline.validate import validate_fleet
+    from gpuspec.spec.resolve import operator_version
+
+    fleet = validate_fleet(REPO / "fleet").fleet
+    versions = sorted({v for c in fleet.clusters if (v := operator_version(fleet, c))}) if fleet else []
+    return versions[0] if versions else "v26.7.0"
+
+
 class Workspace:
     """The example repository (fleet, policies, node JSON, one git commit) in a temporary folder."""
 
@@ -293,20 +372,30 @@ class Workspace:
         shutil.copytree(REPO / "fleet", root / "fleet")
         shutil.copytree(REPO / "policies", root / "policies")
         shutil.copyfile(AUDIT_NODES, root / NODES_FILE)
+        for name in EXPORT_FILES:
+            shutil.copyfile(BROWNFIELD / name, root / name)
+        shutil.copytree(MINI_CHART, root / CHART_DIR)
+        # The stub chart at the release the example fleet pins, so verify really runs helm on it.
+        meta = root / CHART_DIR / "Chart.yaml"
+        pinned = _pinned_release()
+        meta.write_text(meta.read_text().replace("v25.10.1", pinned))
         self.outside = root.parent / "outside.yaml"
         self.outside.write_text(f"apiVersion: gpuspec.io/v1alpha1\nsecret: {OUTSIDE_MARK}\n")
         git = ["git", "-c", "user.name=fuzz", "-c", "user.email=fuzz@example.invalid", "-c", "commit.gpgsign=false"]
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
         subprocess.run(["git", "add", "-A"], cwd=root, check=True)
         subprocess.run([*git, "commit", "-qm", "base"], cwd=root, check=True)
+        self.git = git
+        self.base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True,
+                                   text=True).stdout.strip()
         subprocess.run(["git", "config", "--local", "http.https://github.com/.extraheader",
                         f"AUTHORIZATION: basic {GIT_MARK}"], cwd=root, check=True)
         (root / "fleet" / "templates").mkdir(exist_ok=True)
         (root / "fleet" / "templates" / "leak.txt").symlink_to(root / ".git" / "config")
         self.originals = {rel: (root / rel).read_bytes()
-                          for rel in (*FLEET_FILES, *POLICY_FILES, NODES_FILE)}
+                          for rel in (*FLEET_FILES, *POLICY_FILES, NODES_FILE, *EXPORT_FILES, *CHART_FILES)}
         self.docs = {rel: (json.loads(data) if rel.endswith(".json") else yaml.safe_load(data))
-                     for rel, data in self.originals.items()}
+                     for rel, data in self.originals.items() if not rel.startswith(f"{CHART_DIR}/templates/")}
         from gpuspec.cli.main import run as run_cli
 
         argv = sys.argv
@@ -316,10 +405,108 @@ class Workspace:
                 run_cli()
         finally:
             sys.argv = argv
+        (root / JOBS_FILE).write_text(json.dumps(_acceptance_export(root / "out-base"), indent=1))
+        self.originals[JOBS_FILE] = (root / JOBS_FILE).read_bytes()
+        self.docs[JOBS_FILE] = json.loads(self.originals[JOBS_FILE])
+        self.pristine_out = root.parent / "out-pristine"
+        shutil.copytree(root / "out-base", self.pristine_out, symlinks=True)
+        self.rendered_files = sorted(p.relative_to(root).as_posix() for p in (root / "out-base").rglob("*")
+                                     if p.is_file())
+        # A user cache of the workspace's own, filled by the commands the cache cases run, then kept as it was.
+        self.cache = root.parent / "cache"
+        self.pristine_cache = root.parent / "cache-pristine"
+        with self.cache_on():
+            for args in (["validate"], ["lint"], ["render", "--out", str(root.parent / "warm")], ["images"]):
+                sys.argv = ["gpuspec", *args]
+                try:
+                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                        run_cli()
+                finally:
+                    sys.argv = argv
+        shutil.copytree(self.cache, self.pristine_cache, symlinks=True)
+        self.cache_entries = sorted(p.relative_to(self.cache).as_posix() for p in self.cache.rglob("*")
+                                    if p.is_file() and "locks" not in p.parts)
+
+    @contextlib.contextmanager
+    def cache_on(self) -> Iterator[None]:
+        """The user cache on (in the workspace's folder, with a key of its own) for the duration."""
+        from gpuspec.matrix import load as matrix_load
+
+        trusted = _TRUSTED_MATRIX.setdefault("matrix", matrix_load.load_matrix())  # read with caching off
+        saved = {k: os.environ.get(k) for k in ("GPUSPEC_NO_CACHE", "GPUSPEC_CACHE_DIR", "GPUSPEC_CACHE_KEY")}
+        os.environ.pop("GPUSPEC_NO_CACHE", None)
+        os.environ["GPUSPEC_CACHE_DIR"] = str(self.cache)
+        os.environ["GPUSPEC_CACHE_KEY"] = "fuzz-workspace-cache-key-7f3a9c"
+        # The run reads the matrix through the (tampered) cache, not from memory; afterwards the other runs get the
+        # matrix read from the packaged files again, without paying for reading it once more.
+        setattr(matrix_load, "_load_matrix", _MATRIX_LOADER)  # noqa: B010
+        _MATRIX_LOADER.cache_clear()
+        try:
+            yield
+        finally:
+            _MATRIX_LOADER.cache_clear()
+            setattr(matrix_load, "_load_matrix", lambda: trusted)  # noqa: B010
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+    def tamper_cache(self, spec: dict[str, str]) -> None:
+        """Change one cache entry as an attacker sharing the cache folder could."""
+        if not self.cache_entries:
+            return
+        path = self.cache / self.cache_entries[int(spec["entry"]) % len(self.cache_entries)]
+        how = spec["how"]
+        data = path.read_bytes()
+        path.unlink()
+        if how == "flip" and data:
+            at = int(spec["at"]) % len(data)
+            path.write_bytes(data[:at] + bytes([data[at] ^ 0x41]) + data[at + 1:])
+        elif how == "truncate":
+            path.write_bytes(data[: int(spec["at"]) % (len(data) + 1)])
+        elif how == "pickle":  # what the pickle-based cache used to load: it must never run
+            path.write_bytes(b"cos\nsystem\n(S'echo " + CANARY.encode() + b"'\ntR.")
+        elif how == "json":  # well-formed but unsealed data claiming to be the entry
+            path.write_bytes(json.dumps({"password": CANARY, "clusters": []}).encode())
+        elif how == "link-git":
+            path.symlink_to(self.root / ".git" / "config")
+        elif how == "oversized":
+            with path.open("wb") as handle:
+                handle.truncate(2 * 1024**3)
+        elif how == "fifo":
+            os.mkfifo(path)
+        elif how == "open-folder":  # a folder others may write: the cache must not be used
+            path.write_bytes(data)
+            path.parent.chmod(0o777)
+        else:
+            path.write_bytes(data)
+
+    def commit_base(self, rel: str, spec: dict[str, str]) -> None:
+        """Commit ``spec`` as ``rel`` on top of the base revision, keeping the work tree as it was."""
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if spec.get("kind") == "blob":
+            path.write_bytes(b"a: " + b"x" * int(spec["size"]) + b"\n")
+        else:
+            path.write_text(spec["text"], encoding="utf-8", errors="surrogatepass")
+        subprocess.run(["git", "add", "-A", "--", rel], cwd=self.root, check=True)
+        subprocess.run([*self.git, "commit", "-qm", "mutated base", "--no-verify"], cwd=self.root, check=True,
+                       capture_output=True)
+        if rel in self.originals:
+            path.write_bytes(self.originals[rel])
+        else:
+            path.unlink()
 
     def apply(self, case: Case) -> None:
         """Write the case's files into the repository."""
         for rel, spec in case.files.items():
+            if rel == "@cache":
+                self.tamper_cache(spec)
+                continue
+            if rel.startswith("@base:"):
+                self.commit_base(rel.removeprefix("@base:"), spec)
+                continue
             path = self.root / rel
             self._remove(path)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -350,10 +537,24 @@ class Workspace:
     def reset(self, case: Case) -> None:
         """Put back what the case changed."""
         for rel in case.files:
+            if rel == "@cache":
+                continue
+            if rel.startswith("@base:"):
+                subprocess.run(["git", "reset", "-q", self.base], cwd=self.root, check=True)
+                continue
             path = self.root / rel
             self._remove(path)
             if rel in self.originals:
                 path.write_bytes(self.originals[rel])
+        if "@cache" in case.files:
+            if self.cache.exists():
+                for folder in (p for p in self.cache.rglob("*") if p.is_dir() and not p.is_symlink()):
+                    folder.chmod(0o700)
+            shutil.rmtree(self.cache, ignore_errors=True)
+            shutil.copytree(self.pristine_cache, self.cache, symlinks=True)
+        if any(rel.startswith("out-base/") for rel in case.files) or case.args[-2:] == ["--out", "out-base"]:
+            shutil.rmtree(self.root / "out-base", ignore_errors=True)
+            shutil.copytree(self.pristine_out, self.root / "out-base", symlinks=True)
         shutil.rmtree(self.root / "out", ignore_errors=True)
         shutil.rmtree(self.root / "out-handover", ignore_errors=True)
         draft = self.root / "fleet" / "clusters" / "drafted.yaml"
@@ -368,15 +569,68 @@ class Workspace:
             shutil.rmtree(path)
 
 
+_CACHE_TAMPERING = ("flip", "flip", "truncate", "pickle", "json", "link-git", "oversized", "fifo", "open-folder")
+
+
+def _rendered_case(ws: Workspace, rng: random.Random, args: list[str]) -> Case:
+    """A file of the rendered tree edited by hand (as data or text) or replaced by a special file."""
+    target = rng.choice(ws.rendered_files)
+    roll = rng.random()
+    if roll < 0.2:
+        return Case(args, {target: _special(rng)}, "rendered special file")
+    original = (ws.root / target).read_bytes().decode("utf-8", errors="replace")
+    if roll < 0.5 and target.endswith((".yaml", ".yml")):
+        with contextlib.suppress(yaml.YAMLError):
+            docs = list(yaml.safe_load_all(original))
+            if docs:
+                index = rng.randrange(len(docs))
+                docs[index], note = mutate_data(docs[index], rng)
+                text = yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True, width=10_000)
+                return Case(args, {target: {"kind": "text", "text": text}}, f"rendered {target} {note}")
+    text, note = mutate_text(original, rng)
+    return Case(args, {target: {"kind": "text", "text": text}}, f"rendered {target} {note}")
+
+
+def _base_case(ws: Workspace, rng: random.Random, args: list[str]) -> Case | None:
+    """The base revision's history mutated: a fleet or policy file committed in a changed form."""
+    if rng.random() < 0.4:
+        return None
+    target = rng.choice([*FLEET_FILES, *POLICY_FILES, "fleet/clusters/extra.yaml"])
+    if rng.random() < 0.05:
+        return Case(args, {f"@base:{target}": {"kind": "blob", "size": str(rng.choice((10, 2 * 1024**2)))}},
+                    "base blob")
+    original = ws.originals.get(target, ws.originals["fleet/clusters/infer-north.yaml"]).decode("utf-8")
+    if rng.random() < 0.6:
+        mutated, note = mutate_data(ws.docs.get(target, ws.docs["fleet/clusters/infer-north.yaml"]), rng)
+        text = _dump(mutated, False)
+    else:
+        text, note = mutate_text(original, rng)
+    return Case(args, {f"@base:{target}": {"kind": "text", "text": text}}, f"base {target} {note}")
+
+
 def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
     """A random input for ``command``."""
     args = list(rng.choice(COMMANDS[command]))
+    if command == "rendered":
+        return _rendered_case(ws, rng, args)
+    if command == "cache":
+        tamper = {"entry": str(rng.randrange(1 << 30)), "how": rng.choice(_CACHE_TAMPERING),
+                  "at": str(rng.randrange(1 << 30))}
+        return Case(args, {"@cache": tamper}, f"cache {tamper['how']}")
+    if command in ("lint-base", "plan"):
+        based = _base_case(ws, rng, args)
+        if based is not None:
+            return based
     if command in ("audit", "import") and rng.random() < 0.8:
-        target = NODES_FILE
+        target = NODES_FILE if rng.random() < 0.6 else rng.choice(EXPORT_FILES)
+    elif command in ("gate", "acceptance") and rng.random() < 0.8:
+        target = rng.choice((JOBS_FILE, JOBS_FILE, NODES_FILE, "clusterpolicies.json"))
     elif command.startswith("lint") and rng.random() < 0.3:
         target = rng.choice(POLICY_FILES)
     elif command in ("render", "render-check", "handover", "plan") and rng.random() < 0.15:
         target = TEMPLATE_FILE
+    elif command == "verify" and rng.random() < 0.5:
+        target = rng.choice(CHART_FILES)
     elif rng.random() < 0.05:
         target = "fleet/clusters/extra.yaml"
     else:
@@ -392,6 +646,8 @@ def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
         return Case(args, {target: {"kind": "text", "text": text}}, "template " + note)
     original = ws.originals.get(target, ws.originals["fleet/clusters/infer-north.yaml"]).decode("utf-8")
     doc = ws.docs.get(target, ws.docs["fleet/clusters/infer-north.yaml"])
+    if target.startswith(f"{CHART_DIR}/templates/"):  # Go templates: text changes only
+        roll = 1.0
     if roll < 0.6:
         mutated, note = mutate_data(doc, rng)
         text = _dump(mutated, target.endswith(".json"))
@@ -449,9 +705,11 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
     problems: list[str] = []
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(HANG_SECONDS)
+    peak_before = _peak_bytes()
     try:
         sys.argv = ["gpuspec", *case.args]
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        cache = ws.cache_on() if "@cache" in case.files else contextlib.nullcontext()
+        with cache, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = run_cli()
     except _Hang:
         code = -1
@@ -475,21 +733,35 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
         problems.append("a file outside the repository reached the output")
     if GIT_MARK in text:
         problems.append("the .git/config extraheader reached the output")
+    if ENV_MARK in text:
+        problems.append("a secret of the environment reached the output")
+    if peak_before <= MEMORY_BOUND < _peak_bytes():
+        problems.append(f"peak memory {_peak_bytes() / 1024**2:.0f} MiB")
     if CANARY in text and planted(case):
         problems.append("the canary credential reached the output")
     if seconds > SLOW_SECONDS:
         problems.append(f"took {seconds:.1f} s")
     written = [ws.root / "out", ws.root / "out-handover"]
     check_canary = planted(case)
+    if case.args[-2:] == ["--out", "out-base"]:  # a rendered tree given as input: only what it cannot hold
+        written.append(ws.root / "out-base")
+        check_canary = False
+    marks = [m.encode() for m in (OUTSIDE_MARK, GIT_MARK, ENV_MARK)] + ([CANARY.encode()] if check_canary else [])
     for path in (p for folder in written if folder.is_dir() for p in folder.rglob("*")):
-        if not path.is_file() or path.is_symlink():
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > 64 * 1024**2:
             continue
         data = path.read_bytes()
-        if (check_canary and CANARY.encode() in data) or OUTSIDE_MARK.encode() in data or GIT_MARK.encode() in data:
-            problems.append(f"the canary or an outside file was written to {path.relative_to(ws.root)}")
+        if any(mark in data for mark in marks):
+            problems.append(f"the canary, a secret or an outside file was written to {path.relative_to(ws.root)}")
             break
     ws.reset(case)
     return Outcome(code, seconds, problems)
+
+
+def _peak_bytes() -> int:
+    """The process's peak resident memory so far (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
 
 
 def save_case(case: Case, outcome: Outcome, folder: Path) -> Path:
@@ -511,12 +783,18 @@ def load_cases(folder: Path) -> list[tuple[str, Case]]:
 def workspace() -> Iterator[Workspace]:
     """A fresh workspace, the working directory inside it, no user cache, for the duration."""
     previous = Path.cwd()
-    env = {k: os.environ.get(k) for k in ("GPUSPEC_NO_CACHE", "NO_COLOR", "GPUSPEC_DEBUG")}
+    env = {k: os.environ.get(k) for k in ("GPUSPEC_NO_CACHE", "NO_COLOR", "GPUSPEC_DEBUG", *ENV_SECRETS)}
     with tempfile.TemporaryDirectory(prefix="gpuspec-fuzz-") as tmp:
-        ws = Workspace(Path(tmp) / "repo")
+        for key in ENV_SECRETS:  # what a CI job's environment holds: no command may print or write it
+            os.environ[key] = ENV_MARK
         os.environ["GPUSPEC_NO_CACHE"] = "1"
         os.environ["NO_COLOR"] = "1"
         os.environ.pop("GPUSPEC_DEBUG", None)
+        try:
+            ws = Workspace(Path(tmp) / "repo")
+        except BaseException:
+            os.chdir(previous)
+            raise
         os.chdir(ws.root)
         try:
             yield ws

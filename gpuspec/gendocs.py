@@ -6,7 +6,7 @@ A section is ``<!-- NAME:start -->`` ... ``<!-- NAME:end -->``; its body is rege
 * ``rules-reference``: every finding id (:func:`gpuspec.catalogue.reference.rules_reference`);
 * ``rule-areas``: one row per catalogue area, linking docs/rules.md;
 * ``rule-table:AREA``: the ids of one catalogue area (``engine``, ``validate``, ``matrix``, ... ``verify``);
-* ``cli-reference``: every command's ``--help`` (:func:`gpuspec.cli.reference.cli_reference`).
+* ``cli-reference``: every command's usage, help and options (:func:`gpuspec.cli.reference.cli_reference`).
 
 ``python -m gpuspec.gendocs`` rewrites the sections in place; ``--check`` lists stale files and exits 1.
 The test suite runs the check, so a change to the catalogue or the models comes with its docs.
@@ -25,6 +25,12 @@ from gpuspec.spec.reference import spec_reference
 _MARKER = re.compile(r"<!-- (?P<name>[a-z][a-z0-9:-]*):start -->\n(?P<body>.*?)<!-- (?P=name):end -->", re.DOTALL)
 
 
+def _cli_reference() -> str:
+    from gpuspec.cli.reference import cli_reference
+
+    return cli_reference()
+
+
 def section_text(name: str, link: str) -> str:
     """The generated body of section ``name``; ``link`` is the path of docs/rules.md from the file it is in."""
     generators: dict[str, Callable[[], str]] = {
@@ -41,12 +47,6 @@ def section_text(name: str, link: str) -> str:
     if name not in generators:
         raise KeyError(f"unknown generated section {name!r}")
     return generators[name]()
-
-
-def _cli_reference() -> str:
-    from gpuspec.cli.reference import cli_reference  # imports every command: only for docs/cli.md
-
-    return cli_reference()
 
 
 def sections(text: str) -> list[str]:

@@ -189,6 +189,10 @@ def entry_path(kind: str, *parts: str) -> Path | None:
     return folder / kind / name
 
 
+#: No entry larger than this is written or read: a planted sparse or oversized file costs nothing to refuse.
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+
+
 def load_bytes(path: Path | None) -> bytes | None:
     """The payload stored at ``path`` when its seal verifies, else None (absent, unreadable, foreign)."""
     if path is None:
@@ -200,10 +204,12 @@ def load_bytes(path: Path | None) -> bytes | None:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or not _owned_private(info):
+        if not stat.S_ISREG(info.st_mode) or not _owned_private(info) or info.st_size > MAX_ENTRY_BYTES:
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read()
+            data = fh.read(MAX_ENTRY_BYTES + 1)
+        if len(data) > MAX_ENTRY_BYTES:  # grew while being read
+            return None
     except OSError:
         return None
     finally:
@@ -237,7 +243,7 @@ def store_bytes(path: Path, data: bytes) -> None:
     """Seal ``data`` and write it to ``path`` atomically (a temporary file renamed over it), in private folders;
     errors are ignored."""
     sealed = seal(_entry_name(path), data)
-    if sealed is None:
+    if sealed is None or len(sealed) > MAX_ENTRY_BYTES:
         return
     data = sealed
     try:

@@ -118,6 +118,11 @@ def _advertised_problem(node: NodeFacts, want: ResourceExpectation) -> str | Non
     return ", ".join(problems) if problems else None
 
 
+def advertised_problem(node: NodeFacts, want: ResourceExpectation) -> str | None:
+    """What ``node`` advertises that differs from ``want`` (e.g. ``7 nvidia.com/gpu``), None when it matches."""
+    return _advertised_problem(node, want)
+
+
 def _check_hardware(c: _Collector, cluster: Cluster, pool: Pool, nodes: Sequence[NodeFacts]) -> None:
     label = _pool_label(pool)
     with_labels = [n for n in nodes if n.product_label is not None]
@@ -320,14 +325,18 @@ def _check_nodes(c: _Collector, cluster: Cluster, pool: Pool, nodes: Sequence[No
                   f"{taint.key}={taint.value}:{taint.effect}: {node_names(lacking)}",
                   pool_path(cluster, pool, "taints"))
     ready = sum(1 for n in nodes if n.ready and not n.unschedulable and n.advertised > 0)
-    if ready < pool.nodes:
+    # An autoscaled pool is in line anywhere between its autoscaler's bounds (nodes being prepared included).
+    auto = pool.autoscaling
+    low, high = (auto.min, auto.max) if auto is not None else (pool.nodes, pool.nodes)
+    declared = f"autoscales between {low} and {high} nodes" if auto is not None else f"declares {pool.nodes} nodes"
+    if ready < low:
         c.add(R.POOL_SHORT,
-              f"{label} declares {pool.nodes} nodes; ready, schedulable and advertising GPUs: {ready} "
+              f"{label} {declared}; ready, schedulable and advertising GPUs: {ready} "
               f"({len(nodes)} matched by its nodeSelector)",
-              pool_path(cluster, pool, "nodes"))
-    elif len(nodes) > pool.nodes:
-        c.add(R.POOL_OVER, f"{label} declares {pool.nodes} nodes but its nodeSelector matches {len(nodes)}",
-              pool_path(cluster, pool, "nodes"))
+              pool_path(cluster, pool, *(("autoscaling", "min") if auto is not None else ("nodes",))))
+    elif len(nodes) > high:
+        c.add(R.POOL_OVER, f"{label} {declared} but its nodeSelector matches {len(nodes)}",
+              pool_path(cluster, pool, *(("autoscaling", "max") if auto is not None else ("nodes",))))
     return ready
 
 

@@ -25,16 +25,34 @@ VALIDATOR_SELECTOR = "app=nvidia-operator-validator"
 DEPLOY_OPERANDS = DEPLOY_PREFIX + "operands"
 DEPLOY_DRIVER = DEPLOY_PREFIX + "driver"
 DEPLOY_DEVICE_PLUGIN = DEPLOY_PREFIX + "device-plugin"
+#: The value the operator's driver container sets on ``nvidia.com/gpu.deploy.driver`` when it finds a driver on
+#: the host, disabling itself there (GPU Operator release notes: "NVIDIA driver container will auto-disable itself
+#: on the node with pre-installed drivers by applying label nvidia.com/gpu.deploy.driver=pre-installed"); the
+#: validator (cmd/nvidia-validator, validateHostDriver) likewise prefers a working ``nvidia-smi`` on the host.  The
+#: label stays after the host driver is gone, so the migration sets it back to ``true``.
 PREINSTALLED = "pre-installed"
 
-#: Host commands that remove a package-installed NVIDIA driver, per OS distribution of the spec.
+#: Host commands that remove a package-installed NVIDIA driver, per OS distribution of the spec (and version where
+#: the package manager differs: Amazon Linux 2 has yum, Amazon Linux 2023 dnf).
 HOST_DRIVER_REMOVAL: dict[str, tuple[str, ...]] = {
     "ubuntu": ("sudo apt-get purge -y '^nvidia-.*' '^libnvidia-.*'", "sudo apt-get autoremove -y"),
     "rhel": ("sudo dnf remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'",),
     "rocky": ("sudo dnf remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'",),
     "amazonlinux": ("sudo dnf remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'",),
+    "amazonlinux 2": ("sudo yum remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'",),
     "sles": ("sudo zypper --non-interactive remove 'nvidia-*'",),
     "azurelinux": ("sudo tdnf remove -y 'nvidia-*' 'cuda-*'",),
+}
+#: Distributions whose GPU nodes come from a cloud node group image: a package removal lasts until the node is
+#: replaced, so the node group's image must change (the accelerated/GPU image carries the driver).
+NODE_GROUP_IMAGES: dict[str, str] = {
+    "eks": "set the node group's AMI type to one without the NVIDIA driver (e.g. AL2023_x86_64_STANDARD, not the "
+           "*_NVIDIA accelerated AMI) and replace the node, instead of removing packages",
+    "gke": "GKE installs its own driver unless the node pool has gpu-driver-version=disabled: recreate the node "
+           "pool with driver installation disabled and replace the node",
+    "aks": "add a node pool that skips AKS's driver install (az aks nodepool add --gpu-driver none, Azure CLI "
+           "2.72.2 or later; before: --skip-gpu-driver-install); existing nodes keep theirs, so move or scale the "
+           "pool to zero and back",
 }
 
 
@@ -163,8 +181,11 @@ def node_migration(node: NodeFacts, cluster: Cluster, pool: Pool, reasons: Seque
         steps.append(Step("remove hand-set labels",
                           ("kubectl label node " + name + " " + " ".join(f"{k}-" for k in hand),)))
     if host_driver:
-        removal = HOST_DRIVER_REMOVAL.get(pool.os.distribution)
+        removal = (HOST_DRIVER_REMOVAL.get(f"{pool.os.distribution} {pool.os.version}")
+                   or HOST_DRIVER_REMOVAL.get(pool.os.distribution))
+        node_image = NODE_GROUP_IMAGES.get(cluster.kubernetes.distribution.value)
         commands = (
+            (f"# {cluster.kubernetes.distribution.value}: {node_image}",) if node_image else
             (*removal, "sudo reboot") if removal else
             (f"# {pool.os.distribution}: no host package step; reimage the node without the NVIDIA driver",)
         )

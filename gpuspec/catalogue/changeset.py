@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuspec.catalogue import changeset_apiserver
+from gpuspec.catalogue import changeset_apiserver, changeset_steps
 from gpuspec.catalogue.entry import Entry, Param
 from gpuspec.findings import Severity
 
@@ -279,6 +279,8 @@ ROLLBACK_FLAG_LIFECYCLE = Entry(
     doc="""
 `operator.rollback: true` is accepted only in a change that downgrades the cluster's operator or a pool's driver.
 In any other change, a cluster that carries it is reported: remove it in the change after the rollback.
+A change that downgrades again while the flag is still there from the base is GS831; a downgrade without the flag
+is GS803.
 
 Failing: `operator.rollback: true` still set in a change that only resizes a pool.  Passing: the change that
 downgrades `v26.7.0 -> v26.3.3` sets it; the next change removes it.
@@ -301,4 +303,5 @@ ENTRIES: tuple[Entry, ...] = (
     OVERRIDE_STALE_AFTER_UPGRADE,
     FLEET_WAVES_IN_ORDER,
     ROLLBACK_FLAG_LIFECYCLE,
+    *changeset_steps.ENTRIES,  # GS830-GS831, declared in their own module
 )

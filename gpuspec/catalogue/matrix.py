@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuspec.catalogue import openshift
+from gpuspec.catalogue import openshift, operations
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Severity
 
@@ -621,6 +621,7 @@ ENTRIES: tuple[Entry, ...] = (
     RUNTIME_SETTING_CONTRADICTED,
     MANAGED_PLATFORM_DRIVER,
     *openshift.ENTRIES,
+    *operations.ENTRIES,  # lint rules of gpuspec/rules/operations.py, not support-matrix views
     CANNOT_VERIFY_MIG,
     MIG_NOT_CAPABLE,
     MIG_LAYOUT,

@@ -63,5 +63,27 @@ Failing: `maxUnavailable: 0`.  Passing: `maxUnavailable: 1`.
     tags=("rollout", "upgrade"),
 )
 
+OPENSHIFT_WITHOUT_CHART_DATA = Entry(
+    id="GS510",
+    title="OpenShift cluster on a release without chart data",
+    severity=Severity.ERROR,
+    rationale=(
+        "On OpenShift gpuspec writes the ClusterPolicy itself, as the chart's templates would write it for the values "
+        "over the chart's values.yaml defaults. That needs the release's packaged chart data (values index and "
+        "template intent); without it the ClusterPolicy would lack every setting only the chart's defaults carry, "
+        "and the operator would run differently than on a Helm cluster with the same spec."
+    ),
+    doc="""
+An OpenShift cluster (`kubernetes.distribution: openshift`) pins a GPU Operator release for which gpuspec has no
+chart-values index (`gpuspec/matrix/data/chart-values/`) or chart-intent data (`gpuspec/matrix/data/chart-intent/`).
+`gpuspec render` refuses such a cluster (nothing is written); lint says so first. The message names the releases
+that have both.
+
+Failing: an OpenShift cluster with `operator.version: v26.3.0` (no values index).  Passing: `v26.3.3` or `v26.7.0`.
+""",
+    source="docs/openshift.md; the packaged chart data (scripts/refresh-chart-values, scripts/refresh-chart-intent)",
+    tags=("rollout", "openshift"),
+)
+
 #: This module's entries, in id order.
-ENTRIES: tuple[Entry, ...] = (WAIT_WITHOUT_SELECTOR, MAX_UNAVAILABLE_ZERO)
+ENTRIES: tuple[Entry, ...] = (WAIT_WITHOUT_SELECTOR, MAX_UNAVAILABLE_ZERO, OPENSHIFT_WITHOUT_CHART_DATA)

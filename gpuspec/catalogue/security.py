@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuspec.catalogue.entry import Entry, Param
+from gpuspec.catalogue.ownership import ENTRIES as OWNERSHIP_ENTRIES
 from gpuspec.findings import Severity
 
 DEDICATED_OPERATOR_NAMESPACE = Entry(
@@ -126,4 +127,5 @@ ENTRIES: tuple[Entry, ...] = (
     SHARING_JUSTIFIED,
     TENANTS_HAVE_GPU_QUOTA,
     TENANT_POOLS_TAINTED,
+    *OWNERSHIP_ENTRIES,
 )

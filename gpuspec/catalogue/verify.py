@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpuspec.catalogue import verify_apiserver
 from gpuspec.catalogue.entry import Entry
 from gpuspec.catalogue.verify_intent import ENTRIES as INTENT_ENTRIES
+from gpuspec.catalogue.verify_openshift import ENTRIES as OPENSHIFT_ENTRIES
 from gpuspec.findings import Severity
 
 HELM_TEMPLATE_FAILED = Entry(
@@ -318,4 +319,5 @@ ENTRIES: tuple[Entry, ...] = (
     OPTIONAL_CRD_IN_CORE_UNIT,
     *INTENT_ENTRIES,  # GS930-GS931
     *verify_apiserver.ENTRIES,  # GS940-GS945, declared in their own module
+    *OPENSHIFT_ENTRIES,  # GS950
 )

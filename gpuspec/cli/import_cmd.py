@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import re
+import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +20,11 @@ from gpuspec.audit.adopt import adoption_pack, needed_rules, pack_name
 from gpuspec.audit.draft import draft_cluster, dump_yaml
 from gpuspec.audit.facts import NodeFacts, node_facts
 from gpuspec.audit.inventory import OperatorResource, parse_nodes, read_input
+from gpuspec.audit.mirror_draft import draft_mirror
+from gpuspec.audit.mirror_match import registry_prefixes
 from gpuspec.audit.running import (
     Read,
+    RunningState,
     read_cluster_policies,
     read_helm_release,
     read_helm_values,
@@ -135,6 +140,12 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
     mirrors = _fleet_mirrors(output_dir) if output_dir is not None else []
     doc, notes = draft_cluster(cluster_name, nodes, facts, operator_version, gitops_tool, state, pool_label, mirrors)
     text = redact_text(dump_yaml(doc))  # a credential in a node label never reaches the draft
+    new_mirror = _new_mirror(cluster_name, doc, state, mirrors) if output_dir is not None else None
+    final_text = text
+    if new_mirror is not None:  # the draft names the mirror drafted into fleet.yaml beside it
+        named, notes = draft_cluster(cluster_name, nodes, facts, operator_version, gitops_tool, state, pool_label,
+                                     [*mirrors, new_mirror])
+        final_text = redact_text(dump_yaml(named))
     if output_dir is None:
         if out_file is not None and out_file.exists() and not force:
             raise GpuspecError(f"{out_file} already exists; not overwriting it", hint="pass --force to replace it")
@@ -144,7 +155,7 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
             write_new_file(out_file, text, force)
             click.echo(f"gpuspec: wrote {out_file} ({len(doc['pools'])} pools)", err=True)
     else:
-        _write_repository(output_dir, cluster_name, text, force)
+        _write_repository(output_dir, cluster_name, text, force, final_text, new_mirror)
     for note in notes:
         click.echo(f"gpuspec: note: {redact_text(note)}", err=True)
     if output_dir is not None:
@@ -188,11 +199,45 @@ def _fleet_mirrors(root: Path) -> list[Any]:
     return list(mirrors) if isinstance(mirrors, list) else []
 
 
-def _write_repository(root: Path, name: str, text: str, force: bool) -> None:
-    """Write the draft and its exceptions pack into the fleet repository ``root``."""
-    from gpuspec.pipeline.lint import lint_fleet
-    from gpuspec.pipeline.validate import validate_fleet
+def _new_mirror(name: str, doc: Mapping[str, Any], state: RunningState, mirrors: Sequence[Any]) -> Any:
+    """The mirror to draft into fleet.yaml when the cluster pulls through one the fleet does not declare."""
+    if "mirror" in doc:
+        return None
+    release = doc.get("operator", {}).get("version")
+    prefixes = registry_prefixes(state.repositories, release if isinstance(release, str) else None)
+    if not prefixes:
+        return None
+    taken = [str(m.get("name")) for m in mirrors if isinstance(m, Mapping)]
+    return draft_mirror(name, prefixes, state.pull_secrets, taken)
 
+
+def _add_mirror(fleet_file: Path, mirror: Any) -> str:
+    """fleet.yaml's text with ``mirror`` appended to its ``mirrors`` (comments kept)."""
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    try:
+        doc = yaml.load(fleet_file.read_text(encoding="utf-8"))
+    except (OSError, YAMLError) as exc:
+        raise GpuspecError(f"{fleet_file}: cannot read it to add mirror {mirror['name']}: {exc}") from None
+    mirrors = doc.get("mirrors") if isinstance(doc, dict) else None
+    if mirrors is None and isinstance(doc, dict):
+        mirrors = doc["mirrors"] = []
+    if not isinstance(mirrors, list):
+        raise GpuspecError(f"{fleet_file}: mirrors is not a list; add mirror {mirror['name']} by hand")
+    mirrors.append(mirror)
+    stream = io.StringIO()
+    yaml.dump(doc, stream)
+    return stream.getvalue()
+
+
+def _write_repository(root: Path, name: str, text: str, force: bool, final_text: str | None = None,
+                      mirror: Any = None) -> None:
+    """Write the draft and its exceptions pack into the fleet repository ``root``.
+
+    The exceptions are those ``text`` needs; ``final_text`` (default ``text``) is the draft written in the end,
+    naming ``mirror``, which is then added to fleet.yaml with its chart repository still to be filled in.
+    """
     fleet_file = root / "fleet" / "fleet.yaml"
     if not fleet_file.is_file():
         raise GpuspecError(f"{root}: no fleet/fleet.yaml; make the repository with `gpuspec init {root}` first")
@@ -203,17 +248,39 @@ def _write_repository(root: Path, name: str, text: str, force: bool) -> None:
             raise GpuspecError(f"{path} already exists; not overwriting it", hint="pass --force to replace it")
     cluster_file.parent.mkdir(parents=True, exist_ok=True)
     pack_file.parent.mkdir(parents=True, exist_ok=True)
-    write_new_file(cluster_file, text, force)
-    findings = [*validate_fleet(root / "fleet", root / "policies").findings,
-                *lint_fleet(root / "fleet", root / "policies").findings]
+    if mirror is None:
+        write_new_file(cluster_file, text, force)
+        findings = _fleet_findings(root / "fleet", root / "policies")
+    else:  # the exceptions the draft needs with its mirror named, the chart repository stood in for
+        write_new_file(cluster_file, final_text or text, force)
+        with tempfile.TemporaryDirectory(prefix="gpuspec-import-") as tmp:
+            trial = Path(tmp) / "fleet"
+            shutil.copytree(root / "fleet", trial, symlinks=True)
+            stand_in = copy.deepcopy(mirror)
+            stand_in["chart"]["repository"] = "oci://chart-repository.invalid/nvidia"
+            (trial / "fleet.yaml").write_text(_add_mirror(fleet_file, stand_in), encoding="utf-8")
+            findings = _fleet_findings(trial, root / "policies")
     rules = needed_rules(findings, f"clusters/{name}.yaml")
     write_new_file(pack_file, adoption_pack(name, rules), True)
     selected = _select_pack(fleet_file, pack_name(name))
     if selected is not None:
         write_new_file(fleet_file, selected, True)
+    if mirror is not None:
+        write_new_file(fleet_file, _add_mirror(fleet_file, mirror), True)
     click.echo(f"gpuspec: wrote {cluster_file} and {pack_file}"
                + (f" (exceptions for {', '.join(rules)}; fill in owner, reason and expires)" if rules else ""),
                err=True)
+    if mirror is not None:
+        click.echo(f"gpuspec: added mirror {mirror['name']} to {fleet_file} (registries and pull secrets as the "
+                   "cluster pulls; fill in its chart repository)", err=True)
+
+
+def _fleet_findings(fleet_dir: Path, policies_dir: Path) -> list[Finding]:
+    """What validate and lint find in ``fleet_dir``."""
+    from gpuspec.pipeline.lint import lint_fleet
+    from gpuspec.pipeline.validate import validate_fleet
+
+    return [*validate_fleet(fleet_dir, policies_dir).findings, *lint_fleet(fleet_dir, policies_dir).findings]
 
 
 def _report(root: Path, name: str, nodes_source: str, facts: Sequence[NodeFacts],

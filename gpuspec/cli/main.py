@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "render": "gpuspec.cli.render_cmd:render_command",
     "verify": "gpuspec.cli.verify_cmd:verify_command",
     "images": "gpuspec.cli.images_cmd:images_command",
+    "codeowners": "gpuspec.cli.codeowners_cmd:codeowners_command",
     "deviations": "gpuspec.cli.deviations_cmd:deviations_command",
     "handover": "gpuspec.cli.handover_cmd:handover_command",
     "plan": "gpuspec.cli.plan_cmd:plan_command",
@@ -34,6 +35,8 @@ COMMANDS: dict[str, str] = {
     "schema": "gpuspec.cli.schema_cmd:schema_command",
     "matrix": "gpuspec.cli.matrix_cmd:matrix_command",
     "tools": "gpuspec.cli.tools_cmd:tools_group",
+    "acceptance": "gpuspec.cli.acceptance_cmd:acceptance_group",
+    "gate": "gpuspec.cli.gate_cmd:gate_command",
     "upgrade": "gpuspec.cli.upgrade_cmd:upgrade_command",
 }
 
@@ -41,7 +44,10 @@ COMMANDS: dict[str, str] = {
 #: Command name → first paragraph of its help, so `gpuspec --help` imports no command (a test keeps these
 #: equal to the commands' own help).
 SUMMARIES: dict[str, str] = {
+    "acceptance": "Acceptance evidence: report what the acceptance Jobs of the rendered revision proved.",
+    "gate": "Promote only on live evidence: exit 0 when the exported cluster (or pool) really runs the spec.",
     "audit": "Compare exported node state with the spec of one cluster (offline).",
+    "codeowners": "Print the CODEOWNERS section that makes each cluster's owners review its files.",
     "deviations": "List every deliberate deviation of the fleet, by cluster.",
     "explain": "Show one finding id's documentation: title, severity, rationale, examples and parameters.",
     "handover": "Write the handover documents of the fleet's clusters (Markdown).",

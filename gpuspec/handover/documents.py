@@ -143,6 +143,8 @@ def summary(facts: Mapping[str, Any]) -> dict[str, Any]:
         "fleet_wave": facts["update"]["fleet_wave"], "kubernetes": c["kubernetes"], "operator": c["operator"],
         "gitops": c["gitops"]["tool"], "mirror": c["mirror"]["name"] if c["mirror"] else "",
         "totals": c["totals"], "products": sorted({p["product"] for p in facts["pools"]}),
+        "owners": [{"role": r["role"], "team": r["team"]["name"]} for r in facts["owners"]["roles"]
+                   if r["owned"] and r["role"] != "observability"],
     }
 
 

@@ -27,14 +27,18 @@ from gpuspec.audit.facts import (
 from gpuspec.catalogue import changeset, rollout
 from gpuspec.catalogue.entry import Entry
 from gpuspec.handover import operands
+from gpuspec.handover.ownership import alert_scope, alertmanager_route, ownership_facts, receiver_of
+from gpuspec.handover.runbook import Runbook
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
 from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
+from gpuspec.plan.durations import estimate_duration, operator_driver
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
-from gpuspec.render.alerts import DCGM_JOB
+from gpuspec.plan.records import Disruption
+from gpuspec.render.alerts import CLUSTER_LABEL, DCGM_JOB, POOL_LABEL, TEAM_LABEL
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
@@ -405,16 +409,22 @@ class _Builder:
     def rbac(self) -> list[dict[str, Any]]:
         out = []
         docs = _docs(self.plan, f"{self.base}/rbac.yaml")
-        bindings = {(d["roleRef"]["kind"], d["roleRef"]["name"]): d for d in docs if "roleRef" in d}
+        bindings: dict[tuple[str, str], list[Any]] = {}
+        for d in docs:
+            if "roleRef" in d:
+                bindings.setdefault((d["roleRef"]["kind"], d["roleRef"]["name"]), []).append(d)
         for doc in docs:
             if doc["kind"] not in ("Role", "ClusterRole"):
                 continue
-            binding = bindings.get((doc["kind"], doc["metadata"]["name"]))
-            subjects = [f"{s['kind']} {s['name']}" for s in (binding or {}).get("subjects", [])]
+            bound = bindings.get((doc["kind"], doc["metadata"]["name"]), [])
+            subjects = list(dict.fromkeys(f"{s['kind']} {s['name']}" for b in bound for s in b.get("subjects", [])))
+            scope = f"namespace {doc['metadata']['namespace']}" if "namespace" in doc["metadata"] else "cluster-wide"
+            namespaces = [b["metadata"]["namespace"] for b in bound if b["kind"] == "RoleBinding"]
+            if doc["kind"] == "ClusterRole" and namespaces and all(b["kind"] == "RoleBinding" for b in bound):
+                scope = "namespaces " + ", ".join(namespaces)
             out.append({
                 "kind": doc["kind"], "name": doc["metadata"]["name"],
-                "scope": f"namespace {doc['metadata']['namespace']}" if "namespace" in doc["metadata"]
-                else "cluster-wide",
+                "scope": scope,
                 "subjects": subjects,
                 "rules": [{"groups": [g or "core" for g in r["apiGroups"]], "resources": list(r["resources"]),
                            "verbs": list(r["verbs"])} for r in doc["rules"]],
@@ -461,7 +471,30 @@ class _Builder:
             "reload": [{"pool": p.name, "text": reload_procedure(self.cluster, p)} for p in self.cluster.pools
                        if p.driver.source is not DriverSource.HOST],
             "rules": rules,
+            "durations": self._durations(),
+            "window": r.window.describe() if r.window else "",
+            "per_node": {"driver_reload": r.per_node_seconds.driver_reload,
+                         "operand_restart": r.per_node_seconds.operand_restart,
+                         "mig_repartition": r.per_node_seconds.mig_repartition},
         }
+
+    def _durations(self) -> list[dict[str, str]]:
+        """Worst-case duration of a driver reload per pool (and of a MIG repartition on MIG pools), and of a
+        driver reload of every pool at once."""
+        out: list[dict[str, str]] = []
+        for pool in self.cluster.pools:
+            kinds = [Disruption.DRIVER_RELOAD] if operator_driver(pool) else []
+            if pool.mig.strategy is not MigStrategy.NONE:
+                kinds.append(Disruption.MIG_REPARTITION)
+            for kind in kinds:
+                estimate = estimate_duration(self.cluster, pool, kind, fleet=self.fleet)
+                out.append({"what": f"{kind.value} of pool {pool.name}", "pool": pool.name, "kind": kind.value,
+                            "text": estimate.text, "explanation": estimate.explanation})
+        if sum(1 for p in self.cluster.pools if operator_driver(p)) > 1:
+            estimate = estimate_duration(self.cluster, None, Disruption.DRIVER_RELOAD, fleet=self.fleet)
+            out.append({"what": "driver-reload of every pool", "pool": "", "kind": Disruption.DRIVER_RELOAD.value,
+                        "text": estimate.text, "explanation": estimate.explanation})
+        return out
 
     def _max_unavailable(self, value: Any) -> dict[str, str]:
         """maxUnavailable as the chart writes it into the ClusterPolicy, and a note when that differs."""
@@ -510,11 +543,15 @@ class _Builder:
             return {"name": "", "rules": []}
         rules = [
             {"alert": r["alert"], "expr": r["expr"], "for": r["for"], "severity": r["labels"]["severity"],
-             "summary": r["annotations"]["summary"], "description": r["annotations"]["description"]}
+             "summary": r["annotations"]["summary"], "description": r["annotations"]["description"],
+             "team": r["labels"].get(TEAM_LABEL, ""), "pool": r["labels"].get(POOL_LABEL, ""),
+             "receiver": receiver_of(self.ctx, r["labels"].get(TEAM_LABEL, "")),
+             "scope": alert_scope(self.ctx, r["alert"], r["labels"].get(POOL_LABEL, ""))}
             for group in doc["spec"]["groups"] for r in group["rules"]
         ]
         return {"name": doc["metadata"]["name"], "namespace": doc["metadata"]["namespace"], "rules": rules,
-                "dcgm_job": DCGM_JOB}
+                "dcgm_job": DCGM_JOB, "route": alertmanager_route(self.ctx, rules),
+                "routing_labels": [CLUSTER_LABEL, TEAM_LABEL, POOL_LABEL, "severity"]}
 
     # ------------------------------------------------------------------ failures and acceptance
 
@@ -669,8 +706,9 @@ class _Builder:
 
     def build(self) -> dict[str, Any]:
         pools = self.pools()
-        return {
+        facts = {
             "cluster": self.overview(),
+            "owners": ownership_facts(self.ctx),
             "pools": pools,
             "tenants": self.tenants(),
             "priority_classes": self.priority_classes(),
@@ -686,6 +724,7 @@ class _Builder:
             "failures": self.failures(pools),
             "acceptance": self.acceptance(pools),
         }
+        return {**facts, **Runbook(self.ctx, self.plan, self.root, facts).build(pools)}
 
 
 def cluster_facts(ctx: ClusterContext, plan: ClusterPlan, rules: Mapping[str, RuleSetting],

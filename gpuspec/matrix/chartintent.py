@@ -5,8 +5,8 @@ chart's own ``templates/clusterpolicy.yaml`` and ``templates/nvidiadriver.yaml``
 values path, the object field it is written to, the template line, the ``if`` conditions around that line and
 the ``| default`` of the line.  :func:`expected_fields` turns a values tree into the fields the chart's objects
 must carry for those values to mean what they say; ``gpuspec verify`` compares them with ``helm template``
-(GS930/GS931), and a ClusterPolicy built without the chart (OpenShift) can be built from the same answer
-(:func:`expected_spec`).
+(GS930/GS931).  A ClusterPolicy built without the chart (OpenShift) is built from the same data, with the chart's
+defaults merged in, by :mod:`gpuspec.matrix.chartspec`.
 """
 
 from __future__ import annotations

@@ -25,10 +25,11 @@ from gpuspec.verify import checks
 from gpuspec.verify.cache import VerifyCache, fingerprint, stays_inside, tree_digest
 from gpuspec.verify.chart import ChartInfo, crd_set
 from gpuspec.verify.checks import Origin
+from gpuspec.verify.custom_resource import check_custom_resources
 from gpuspec.verify.gitops_apply import Located, SyncInputs, check_sync
 from gpuspec.verify.helm import DEFAULT_CACHE_DIR, HelmTemplateResult, helm_template, normalize_kube_version
 from gpuspec.verify.intent import check_intent
-from gpuspec.verify.kustomize import KustomizeResult, kustomize_build
+from gpuspec.verify.kustomize import KustomizeResult, kustomize_build, refused_build, special_entries
 from gpuspec.verify.kustomize_many import NO_RESTRICTIONS, build_together
 from gpuspec.verify.manifests import Manifest
 from gpuspec.verify.platform_crds import platform_crds
@@ -93,6 +94,11 @@ class Toolbox:
                 results[directory] = found
             else:
                 todo.append(directory)
+        for directory in list(todo):
+            special = special_entries(directory)
+            if special:
+                results[directory] = refused_build(directory, special)
+                todo.remove(directory)
         joint = build_together(todo, self.kustomize, extra_args)
         for directory in todo:
             if joint is None:
@@ -396,6 +402,10 @@ def verify_cluster(
             findings.append(checks.make_finding(
                 ids.KUSTOMIZE_FAILED, f"kustomize build failed: {checks.first_lines(_tool_message(built.error))}",
                 sub_origin))
+
+    # custom resources the overlay writes instead of the chart (OpenShift) say what the chart says
+    if chart is not None:
+        findings += check_custom_resources(templated, overlay_objects, crds, f"{chart.name} {chart.version}")
 
     # images
     expectations = checks.image_expectations(fleet, cluster, release)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from gpuspec.errors import GpuspecError
@@ -14,9 +14,12 @@ from gpuspec.plan.deviations import acceptance_runs
 from gpuspec.plan.diff import diff_fleets
 from gpuspec.plan.fleetrev import RevisionFleet, describe_finding, load_fleet_at
 from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
+from gpuspec.plan.owners import affected_owners
 from gpuspec.plan.records import Change, Plan
 from gpuspec.plan.regen import read_regeneration, regeneration_change
 from gpuspec.plan.removals import removed_objects
+from gpuspec.plan.step_durations import step_durations
+from gpuspec.plan.waves import rollout_steps
 from gpuspec.spec.models import Fleet
 
 
@@ -112,5 +115,6 @@ def build_plan(fleet_dir: Path, base_rev: str, rendered_dir: Path | None = None)
         record = regeneration_change(regen, changed_paths(comparison.repo_root, comparison.base.commit), rendered_rel)
         if record is not None:
             changes = [record, *changes]
-    return Plan(base_rev, comparison.base.commit, changes, acceptance_runs(comparison.head, changes),
-                removed_objects(base, comparison.head))
+    plan = Plan(base_rev, comparison.base.commit, changes, acceptance_runs(comparison.head, changes),
+                removed_objects(base, comparison.head), owners=affected_owners(comparison.head, base, changes))
+    return replace(plan, durations=step_durations(comparison.head, rollout_steps(plan)))

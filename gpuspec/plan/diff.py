@@ -536,7 +536,7 @@ class _Differ:
 
     def settings(self, old: Pool, new: Pool) -> Iterator[Change]:
         a, b = _dump(old), _dump(new)
-        keys = [k for k in ("nodeSelector", "taints", "devices", "wave") if a.get(k) != b.get(k)]
+        keys = [k for k in ("nodeSelector", "taints", "devices", "wave", "autoscaling") if a.get(k) != b.get(k)]
         if not keys:
             return
         devices = "devices" in keys

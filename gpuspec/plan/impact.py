@@ -61,7 +61,8 @@ def operator_rollback(before: str, after: str, cluster: Cluster) -> str:
     where = f" from mirror {cluster.mirror}" if is_air_gapped(cluster) else ""
     return (
         f"Revert the chart to {before} (git revert of this change; Argo CD / Flux applies helm upgrade to {before}"
-        f"{where}) and set operator.rollback: true in that change. Helm does not downgrade CRDs: the {after} "
+        f"{where}) and set operator.rollback: true in that change (remove it again in the next one). Helm does "
+        f"not downgrade CRDs: the {after} "
         f"CRDs stay installed, so check them against {before} or kubectl apply the {before} CRDs before reverting."
     )
 
@@ -107,7 +108,8 @@ def driver_rollback(image: str | None, before: str, fleet: Fleet, cluster: Clust
             else f"the previous driver image ({before}) must still be pullable"
         )
     return (
-        f"Revert the pool's driver to {before} with operator.rollback: true; {pull}; "
+        f"Revert the pool's driver to {before} with operator.rollback: true (removed again in the next change); "
+        f"{pull}; "
         "every node reloads the driver again (GPU pods evicted, drain per rollout settings)."
     )
 

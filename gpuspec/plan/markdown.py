@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuspec.plan.output import headline
+from gpuspec.plan.owners import owners_text
 from gpuspec.plan.records import Change, Disruption, Plan
 from gpuspec.plan.waves import FLEET, Step, fleet_waves, rollout_steps
 from gpuspec.templating import environment
@@ -133,6 +134,7 @@ def comment_data(plan: Plan) -> dict[str, Any]:
                 "cluster": cluster, "wave": wave, "changes": len(changes),
                 "worst": max((c.disruption for c in changes), key=lambda d: d.rank),
                 "pools": list(dict.fromkeys(p for s in cluster_steps for p in s.pools)),
+                "owners": owners_text(plan.owners[cluster]) if cluster in plan.owners else "",
             })
             sections.append({
                 "title": Md("Fleet-wide" if cluster == FLEET else f"Cluster {code(cluster)}"), "wave": wave,
@@ -143,7 +145,13 @@ def comment_data(plan: Plan) -> dict[str, Any]:
         {"where": "/".join(p for p in (c.cluster, c.pool) if p) or "fleet", "change": c}
         for c in sorted(plan.changes, key=Change.sort_key) if c.disruption is not Disruption.NONE
     ]
+    durations = [
+        {"cluster": key[1], "wave": key[0], "step": duration.label, "total": duration.total,
+         "window": duration.window_text, "fits": duration.fits, "pools": duration.pools}
+        for key, duration in sorted(plan.durations.items())
+    ]
     return {
+        "durations": durations,
         "marker": Md(COMMENT_MARKER), "plan": plan, "base_commit": plan.base_commit[:12], "headline": headline(plan),
         "summary": summary, "diagram": [Md(line) for line in mermaid(steps)] if plan.changes else [],
         "sections": sections, "notes": notes,

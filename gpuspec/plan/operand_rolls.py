@@ -24,13 +24,13 @@ def _claims(own: list[Change]) -> tuple[bool, set[str], bool]:
 
 
 def _record(new: Cluster, pool: str | None, summary: str, disruption: Disruption, impact: str,
-            details: tuple[str, ...]) -> Change:
+            details: tuple[str, ...], pools: tuple[str, ...] = ()) -> Change:
     spec_pool = new.pool(pool) if pool else None
     return Change(
         ChangeKind.POD_TEMPLATES, new.name, pool, summary, None, None, disruption, impact,
         "Revert the spec; the same DaemonSets roll again (and the same drivers reload).",
         new.rollout.wave, spec_pool.wave if spec_pool else None, bool(pool and pool == new.rollout.canary_pool),
-        new.source_file, (), None, True, details,
+        new.source_file, (), None, True, details, pools=() if pool else pools,
     )
 
 
@@ -75,7 +75,7 @@ def _removal_record(new: Cluster, roll: Roll, pools: list[str], after: dict[str,
         "outside the upgrade policy (no eviction, no drain); "
         + (f"{', '.join(owners)} then install(s) the driver again" if owners else "no driver DaemonSet takes over")
         + " -- cordon and drain those nodes first (GS813 for an operator upgrade)",
-        (roll.text(),),
+        (roll.text(),), tuple(pools),
     )
 
 
@@ -89,5 +89,5 @@ def _driver_record(new: Cluster, roll: Roll, pools: list[str], details: tuple[st
         new, pool, f"driver reload: the pod template of {roll.name} changes ({', '.join(roll.changed)})",
         Disruption.DRIVER_RELOAD,
         "the upgrade controller replaces a node's driver pod when its driver DaemonSet's pod template changes: "
-        + procedure, details,
+        + procedure, details, tuple(pools),
     )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuspec.plan.owners import owners_text
 from gpuspec.plan.records import Disruption, Plan
+from gpuspec.plan.step_durations import StepDuration
 from gpuspec.plan.waves import fleet_waves, rollout_steps
 from gpuspec.redaction import one_line
 
@@ -22,6 +24,15 @@ def headline(plan: Plan) -> str:
     )
 
 
+def duration_lines(duration: StepDuration) -> list[str]:
+    """A step's worst-case duration for the text report: the total (and window), then one line per pool."""
+    window = f"; {duration.window_text}" if duration.window is not None else ""
+    lines = [f"    duration: {duration.total.text} (worst case){one_line(window)}"]
+    for pool, estimate in duration.pools:
+        lines.append(f"      {one_line(pool)}: {one_line(estimate.explanation)}")
+    return lines
+
+
 def render_text(plan: Plan) -> str:
     """The plan for a terminal: a headline, then every rollout step with its changes, impact and rollback."""
     lines = [f"gpuspec plan: {one_line(plan.base_rev)} ({plan.base_commit[:12]}) -> working tree",
@@ -30,8 +41,13 @@ def render_text(plan: Plan) -> str:
         for cluster, steps in clusters.items():
             lines.append("")
             lines.append(f"wave {wave} - cluster {cluster}")
+            if cluster in plan.owners:
+                lines.append(f"  owners: {one_line(owners_text(plan.owners[cluster]))}")
             for step in steps:
                 lines.append(f"  {step.label}  [{step.worst.label}]")
+                duration = plan.durations.get((step.cluster_wave, step.cluster, step.stage))
+                if duration is not None:
+                    lines.extend(duration_lines(duration))
                 for change in step.changes:
                     where = f"{one_line(change.pool)}: " if change.pool else ""
                     lines.append(f"    - {where}{one_line(change.summary)}  [{change.disruption.label}]")
@@ -71,6 +87,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             {
                 "wave": s.cluster_wave, "cluster": s.cluster, "stage": s.stage, "label": s.label,
                 "pools": s.pools, "disruption": s.worst.value, "changes": len(s.changes),
+                "duration": d.to_json() if (d := plan.durations.get((s.cluster_wave, s.cluster, s.stage))) else None,
             }
             for s in steps
         ],
@@ -79,6 +96,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             cluster: {"checks": checks[:-1], "how": checks[-1]} for cluster, checks in plan.acceptance.items()
         },
         "removals": [r.to_json() for r in plan.removals],
+        "owners": plan.owners,
     }
 
 

@@ -91,7 +91,8 @@ class Change:
     ``pool`` is ``None`` for cluster-wide changes.  ``file``/``path`` point at the head spec where the change
     is written (the base file for removals).  ``dimension`` is set when the change touches one of the layers
     GS801 counts; ``derived`` marks effects of another change (a release-default driver moving with the operator);
-    ``downgrade`` marks an operator or driver moving to an older release (GS803).
+    ``downgrade`` marks an operator or driver moving to an older release (GS803); ``pools`` names the pools a
+    cluster-wide record restarts when they are not all of them.
     """
 
     kind: ChangeKind
@@ -112,6 +113,8 @@ class Change:
     derived: bool = False
     details: tuple[str, ...] = ()
     downgrade: bool = False
+    #: For a cluster-wide record that restarts only some pools (a shared driver DaemonSet rolls): those pools.
+    pools: tuple[str, ...] = ()
 
     @property
     def stage(self) -> int:
@@ -145,6 +148,7 @@ class Change:
             "derived": self.derived,
             "details": list(self.details),
             "downgrade": self.downgrade,
+            "pools": list(self.pools),
         }
 
 
@@ -159,6 +163,10 @@ class Plan:
     acceptance: dict[str, list[str]] = field(default_factory=dict)
     #: Rendered objects the change removes per GitOps unit (:class:`gpuspec.plan.removals.Removal`).
     removals: list[Any] = field(default_factory=list)
+    #: Step key ``(fleet wave, cluster, stage)`` → :class:`gpuspec.plan.step_durations.StepDuration`.
+    durations: dict[tuple[int, str, int], Any] = field(default_factory=dict)
+    #: Cluster → its owner teams and the changed pools' own hardware teams (:func:`plan.owners.affected_owners`).
+    owners: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def worst(self) -> Disruption:

@@ -86,7 +86,7 @@ def _units(plan: ClusterPlan, fleet: Fleet) -> dict[str, tuple[str, bool, dict[_
         rel = path[len(base) + 1:]
         folder = rel.rpartition("/")[0]
         if folder not in suffix or rel.endswith(("kustomization.yaml", "gpu-operator.values.yaml",
-                                                  "node-labels.yaml", "deviations.yaml")):
+                                                  "node-labels.yaml", "deviations.yaml", "autoscaling.yaml")):
             continue
         unit = f"{plan.name}-gpu-operator{suffix[folder]}"
         objects = out.setdefault(folder, (unit, prunes.get(unit, False), {}))[2]

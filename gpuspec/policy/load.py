@@ -8,6 +8,7 @@ unusable input (exit 2).
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -115,11 +116,16 @@ def pack_file(policies_dir: Path, name: str) -> Path | None:
     """
     if not is_pack_name(name):
         return None
-    for folder in (policies_dir, BUILTIN_PACKS_DIR):
-        for suffix in (".yaml", ".yml"):
-            candidate = folder / f"{name}{suffix}"
-            if candidate.is_file():
-                return candidate
+    for suffix in (".yaml", ".yml"):
+        candidate = policies_dir / f"{name}{suffix}"
+        # Anything at the name (a FIFO, a folder, a dangling link) is the pack: reading it reports the problem,
+        # instead of falling back to the built-in pack of the same name without a word.
+        if candidate.is_file() or os.path.lexists(candidate):
+            return candidate
+    for suffix in (".yaml", ".yml"):
+        candidate = BUILTIN_PACKS_DIR / f"{name}{suffix}"
+        if candidate.is_file():
+            return candidate
     return None
 
 

@@ -7,15 +7,22 @@ metrics config to include them), the operator's own metrics
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import AFTER_CRDS, metadata
+from gpuspec.spec.models import Pool
+from gpuspec.spec.resolve import cluster_owners, pool_owner
 
 #: Name of the DCGM exporter's scrape job (its Service, which the chart's ServiceMonitor selects).
 DCGM_JOB = "nvidia-dcgm-exporter"
 #: GPU temperature (°C) above which the HighTemperature alert fires.
 HIGH_TEMPERATURE_C = 85
+#: Alerts about the GPUs themselves: the hardware owner's (every other alert is the platform owner's).
+HARDWARE_ALERTS = frozenset({"GPUXidError", "GPUUncorrectableECCErrors", "GPUHighTemperature"})
+#: The labels Alertmanager routes on, besides ``severity``.
+CLUSTER_LABEL, TEAM_LABEL, POOL_LABEL = "cluster", "team", "pool"
 
 
 def _rule(name: str, expr: str, duration: str, severity: str, summary: str, description: str) -> dict[str, Any]:
@@ -114,7 +121,62 @@ def alert_rules(ctx: ClusterContext) -> list[dict[str, Any]]:
             "The upgrade controller marked nodes upgrade-failed; see label nvidia.com/gpu-driver-upgrade-state.",
         ),
     ]
-    return rules
+    return _routed(ctx, rules)
+
+
+def alert_owner(alert: str) -> str:
+    """The ownership role an alert belongs to: ``hardware`` for GPU faults, else ``platform``."""
+    return "hardware" if alert in HARDWARE_ALERTS else "platform"
+
+
+def node_label_name(key: str) -> str:
+    """The kube-state-metrics label of node label ``key`` in ``kube_node_labels`` (``label_`` + sanitized key)."""
+    return "label_" + re.sub(r"[^a-zA-Z0-9_]", "_", key)
+
+
+def _pool_nodes(pools: list[Pool]) -> str:
+    """The nodes of ``pools`` as a vector with a ``Hostname`` label (DCGM's), from kube_node_labels."""
+    parts = []
+    for pool in pools:
+        matchers = [f'{node_label_name(k)}="{v}"' for k, v in sorted(pool.node_selector.items())]
+        parts.append(f'label_replace(\n    {_vector("kube_node_labels", *matchers, indent=4)},\n'
+                     '    "Hostname", "$1", "node", "(.*)"\n  )')
+    return "\nor\n  ".join(parts)
+
+
+def split_pools(ctx: ClusterContext) -> list[Pool]:
+    """The managed pools whose hardware owner differs from the cluster's: their hardware alerts are their own."""
+    owners = cluster_owners(ctx.fleet, ctx.cluster)
+    return [p for p in ctx.cluster.pools if p.managed and pool_owner(ctx.fleet, ctx.cluster, p) != owners.hardware]
+
+
+def _routed(ctx: ClusterContext, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every rule with the labels Alertmanager routes on: cluster and owner team; hardware alerts of pools whose
+    hardware owner differs from the cluster's are split off per pool (labelled with the pool and its team),
+    matched through ``kube_node_labels`` (kube-state-metrics must export the pools' selector labels; without
+    them the pool copies stay silent and the cluster-wide rule, which excludes those nodes by the same join,
+    still fires for them)."""
+    owners = cluster_owners(ctx.fleet, ctx.cluster)
+    own_pools = split_pools(ctx)
+    out: list[dict[str, Any]] = []
+    for rule in rules:
+        team = owners.get(alert_owner(rule["alert"]))
+        labels = {**rule["labels"], CLUSTER_LABEL: ctx.name}
+        if team:
+            labels[TEAM_LABEL] = team
+        if alert_owner(rule["alert"]) != "hardware" or not own_pools:
+            out.append({**rule, "labels": labels})
+            continue
+        out.append({**rule, "expr": f"(\n{rule['expr']}\n)\nunless on (Hostname) (\n  {_pool_nodes(own_pools)}\n)",
+                    "labels": labels})
+        for pool in own_pools:
+            pool_labels = {**rule["labels"], CLUSTER_LABEL: ctx.name, POOL_LABEL: pool.name}
+            pool_team = pool_owner(ctx.fleet, ctx.cluster, pool)
+            if pool_team:
+                pool_labels[TEAM_LABEL] = pool_team
+            out.append({**rule, "expr": f"(\n{rule['expr']}\n)\nand on (Hostname) (\n  {_pool_nodes([pool])}\n)",
+                        "labels": pool_labels})
+    return out
 
 
 def prometheus_rule(ctx: ClusterContext) -> dict[str, Any]:

@@ -7,13 +7,20 @@ from typing import Any
 
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, acceptance_files
 from gpuspec.render.alerts import prometheus_rule
+from gpuspec.render.autoscaling import AUTOSCALING_FILE, autoscaling_facts
 from gpuspec.render.bootstrap import bootstrap_files
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
 from gpuspec.render.gitops import MONITORING_DIR, argocd_applications, flux_kustomizations, flux_release_files
 from gpuspec.render.inputs import InputDigests
-from gpuspec.render.openshift import cluster_policy, is_openshift, olm_objects, openshift_images, openshift_values
+from gpuspec.render.openshift import (
+    custom_resources,
+    is_openshift,
+    olm_objects,
+    openshift_images,
+    openshift_values,
+)
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.overlay import (
     OPERATOR_PSA,
@@ -29,6 +36,7 @@ from gpuspec.render.overlay import (
     rbac,
     tenant_objects,
 )
+from gpuspec.render.roles import access_roles
 from gpuspec.render.values import helm_values
 from gpuspec.spec.models import Cluster, Fleet
 
@@ -61,7 +69,7 @@ def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
         files[f"tenant-{tenant.name}.yaml"] = tenant_objects(ctx, tenant)
     if ctx.cluster.priority_classes:
         files["priorityclasses.yaml"] = priority_classes(ctx)
-    files["rbac.yaml"] = rbac(ctx)
+    files["rbac.yaml"] = [*rbac(ctx), *access_roles(ctx)]
     return files
 
 
@@ -93,8 +101,9 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         openshift_values(values)
     values = apply_overrides(values, cluster.overrides)
     if is_openshift(ctx):
-        # OLM installs the operator; the ClusterPolicy is a custom resource built from the same values.
-        overlay["clusterpolicy.yaml"] = [cluster_policy(ctx, values)]
+        # OLM installs the operator; the ClusterPolicy (and the chart's default NVIDIADriver) are custom resources,
+        # written as the chart would write them for the same values.
+        overlay.update(custom_resources(ctx, values))
         olm = olm_objects(ctx)
         for name, docs in olm.items():
             plan.files[f"{base}/{OLM_DIR}/{name}"] = YamlFile(tuple(docs))
@@ -108,7 +117,8 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
     if prerequisites:
         plan.files[f"{base}/{PREREQUISITES_DIR}/{KUSTOMIZATION}"] = YamlFile((kustomization(list(prerequisites)),))
     plan.files[f"{base}/gpu-operator.values.yaml"] = YamlFile((values,))
-    plan.files[f"{base}/node-labels.yaml"] = YamlFile((node_labels(ctx),))
+    labels = node_labels(ctx)
+    plan.files[f"{base}/node-labels.yaml"] = YamlFile((labels,))
     nvidiadriver_pools = {d.pool.name for d in ctx.pool_drivers}
     plan.deviations = deviation_records(cluster, ctx.facts, nvidiadriver_pools)
     plan.accepted = [dict(a) for a in accepted]
@@ -119,6 +129,9 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         plan.files[f"{base}/{DEVIATIONS_FILE}"] = YamlFile((record,))
     checks = acceptance_checks(ctx, {p: f.documents for p, f in plan.files.items() if isinstance(f, YamlFile)})
     plan.acceptance = [c.to_data() for c in checks]
+    autoscaling = autoscaling_facts(ctx, labels)  # after the checks: autoscaler bounds rename no acceptance Job
+    if autoscaling is not None:
+        plan.files[f"{base}/{AUTOSCALING_FILE}"] = YamlFile((autoscaling,))
     accept = acceptance_files(ctx, checks)
     for name, docs in accept.items():
         plan.files[f"{base}/{ACCEPTANCE_DIR}/{name}"] = YamlFile(tuple(docs))

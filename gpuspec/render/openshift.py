@@ -3,27 +3,27 @@ NFD Operator's Subscription and NodeFeatureDiscovery instance, and the ClusterPo
 
 NVIDIA installs the GPU Operator on OpenShift through OLM (cloud-native-docs openshift/install-nfd.rst,
 openshift/install-gpu-ocp.rst): the certified ``gpu-operator-certified`` package, after the Node Feature Discovery
-Operator, with the ClusterPolicy created as a custom resource.  The ClusterPolicy is built from the same compiled
-Helm values as the chart path (``clusterpolicy_spec``), so both paths say the same thing.
+Operator, with the ClusterPolicy created as a custom resource.  The ClusterPolicy (and the chart's default
+NVIDIADriver, when the values deploy one) is what the chart's templates would write for the same compiled values over
+the chart's values.yaml defaults (``chart_objects``), so both paths configure the operator alike.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix import openshift as ocp
+from gpuspec.matrix.chartintent import chart_intent
+from gpuspec.matrix.chartspec import ChartSpec, chart_spec, defaults_tree
+from gpuspec.matrix.chartvalues import chart_index
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import AFTER_CRDS, KEEP_NAMESPACE, metadata
 
 #: Name of the ClusterPolicy NVIDIA's OpenShift procedure creates (CSV alm-examples).
 CLUSTER_POLICY = "gpu-cluster-policy"
-#: Helm values that configure the chart, not the ClusterPolicy (NFD subchart, platform switch).
-CHART_ONLY_VALUES = frozenset({"nfd", "node-feature-discovery", "platform"})
-#: ``operator.*`` values the chart copies into the ClusterPolicy's ``spec.operator`` (the rest configure the operator
-#: Deployment, which OLM runs from the CSV).
-CLUSTERPOLICY_OPERATOR_KEYS = frozenset({"defaultRuntime", "runtimeClass", "use_ocp_driver_toolkit", "initContainer"})
+#: Name of the chart's default NVIDIADriver (templates/nvidiadriver.yaml).
+DEFAULT_NVIDIADRIVER = "default"
 #: OLM objects apply first; the ClusterPolicy after the CSV brings its CRD.
 OLM_WAVE = {"argocd.argoproj.io/sync-wave": "0"}
 
@@ -43,27 +43,46 @@ def openshift_values(values: dict[str, Any]) -> None:
     values["psa"] = {"enabled": False}
 
 
-def clusterpolicy_spec(values: dict[str, Any]) -> dict[str, Any]:
-    """The ClusterPolicy ``spec`` the chart renders from ``values`` (the keys gpuspec sets)."""
-    spec = {k: copy.deepcopy(v) for k, v in values.items() if k not in CHART_ONLY_VALUES}
-    operator = spec.get("operator")
-    if isinstance(operator, dict):
-        spec["operator"] = {k: v for k, v in operator.items() if k in CLUSTERPOLICY_OPERATOR_KEYS}
-    driver = spec.get("driver")
-    if isinstance(driver, dict) and "nvidiaDriverCRD" in driver:
-        crd = driver.pop("nvidiaDriverCRD")
-        driver["useNvidiaDriverCRD"] = bool(crd.get("enabled", False))
-    return spec
+def chart_objects(values: dict[str, Any], tag: str) -> dict[str, ChartSpec]:
+    """What the chart of release ``tag`` writes for ``values`` over its values.yaml defaults, per kind (the
+    ClusterPolicy and the default NVIDIADriver), computed from the packaged chart data.
+
+    The chart's values.yaml defaults matter: ``helm install`` merges them under the values, so a ClusterPolicy
+    built from the values alone would miss every setting only the defaults carry (driver upgrade policy, operand
+    images, ``daemonsets.priorityClassName`` …).  The CSV's ``alm-examples`` are OLM's sample, not these defaults.
+    """
+    intent, index = chart_intent(tag), chart_index(tag)
+    if intent is None or index is None:
+        missing = " and ".join(n for n, d in (("chart-intent", intent), ("chart-values", index)) if d is None)
+        raise GpuspecError(f"GPU Operator {tag}: gpuspec has no {missing} data for this release, so it cannot build "
+                           "the ClusterPolicy the chart would (OpenShift); pin a release it has (GS510)")
+    defaults = defaults_tree(index)
+    return {kind: chart_spec(values, defaults, intent, tag, kind) for kind in ("ClusterPolicy", "NVIDIADriver")}
 
 
-def cluster_policy(ctx: ClusterContext, values: dict[str, Any]) -> dict[str, Any]:
-    """The ClusterPolicy custom resource of the cluster, from its compiled Helm values."""
-    return {
-        "apiVersion": "nvidia.com/v1",
-        "kind": "ClusterPolicy",
+def clusterpolicy_spec(values: dict[str, Any], tag: str) -> dict[str, Any]:
+    """The ClusterPolicy ``spec`` the chart of release ``tag`` renders from ``values`` (defaults merged in)."""
+    return chart_objects(values, tag)["ClusterPolicy"].spec
+
+
+def custom_resources(ctx: ClusterContext, values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Overlay file -> the custom resources the chart would create from ``values`` and OLM does not: the
+    ClusterPolicy, and the chart's default NVIDIADriver when the values deploy it (NVIDIADriver management with
+    ``deployDefaultCR``)."""
+    objects = chart_objects(values, ctx.facts.tag)
+    files = {"clusterpolicy.yaml": [{
+        "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
         "metadata": metadata(ctx, CLUSTER_POLICY, annotations=AFTER_CRDS),
-        "spec": clusterpolicy_spec(values),
-    }
+        "spec": objects["ClusterPolicy"].spec,
+    }]}
+    driver = objects["NVIDIADriver"]
+    if driver.rendered:  # the file name has a dot: no pool's nvidiadriver-<pool>.yaml (a DNS label) clashes
+        files["nvidiadriver.default.yaml"] = [{
+            "apiVersion": "nvidia.com/v1alpha1", "kind": "NVIDIADriver",
+            "metadata": metadata(ctx, DEFAULT_NVIDIADRIVER, annotations=AFTER_CRDS),
+            "spec": driver.spec,
+        }]
+    return files
 
 
 def _catalog(ctx: ClusterContext, default: str) -> str:

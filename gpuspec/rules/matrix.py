@@ -44,6 +44,7 @@ from gpuspec.catalogue.matrix import (
     SHARING_WITH_MIG,
     UNKNOWN_RELEASE,
 )
+from gpuspec.catalogue.operations import ENTRIES as OPERATIONS_ENTRIES
 from gpuspec.findings import DocPath, Finding
 from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q
@@ -684,7 +685,7 @@ class MatrixView(Rule):
 
 
 #: Every support-matrix rule, in id order.
-MATRIX_RULES: list[Rule] = [MatrixView(entry) for entry in cat.ENTRIES]
+MATRIX_RULES: list[Rule] = [MatrixView(entry) for entry in cat.ENTRIES if entry not in OPERATIONS_ENTRIES]
 
 
 def matrix_findings(fleet: Fleet, as_of: dt.date | None = None) -> list[Finding]:

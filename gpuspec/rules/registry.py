@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from gpuspec.rules import airgap, observability, rollout, security
+from gpuspec.rules import airgap, observability, operations, rollout, security
 from gpuspec.rules.base import Rule
 from gpuspec.rules.matrix import MATRIX_RULES
 
@@ -22,6 +22,7 @@ AREAS: tuple[list[Rule], ...] = (
     rollout.RULES,
     security.RULES,
     observability.RULES,
+    operations.RULES,
 )
 
 
@@ -45,9 +46,11 @@ def changeset_rules() -> dict[str, Rule]:
     """Rule id → rule of the change-set rules (GS8xx), sorted by id; imported on first use."""
     from gpuspec.rules.changeset import CHANGESET_RULES
     from gpuspec.rules.changeset_apiserver import CHANGESET_RULES as APISERVER_RULES
+    from gpuspec.rules.changeset_rollback import ROLLBACK_RULES
     from gpuspec.rules.changeset_waves import WAVE_RULES
+    from gpuspec.rules.changeset_windows import WINDOW_RULES
 
-    return _build((CHANGESET_RULES, APISERVER_RULES, WAVE_RULES), taken=RULES)
+    return _build((CHANGESET_RULES, APISERVER_RULES, WAVE_RULES, WINDOW_RULES, ROLLBACK_RULES), taken=RULES)
 
 
 def all_rules() -> dict[str, Rule]:

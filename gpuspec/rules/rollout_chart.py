@@ -1,12 +1,15 @@
-"""Rollout rules about what the chart and the upgrade controller do with the spec (GS507, GS508)."""
+"""Rollout rules about what the chart and the upgrade controller do with the spec (GS507, GS508, GS510)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from gpuspec.catalogue import rollout_chart as cat
+from gpuspec.matrix import query
 from gpuspec.matrix.chartintent import chart_intent
+from gpuspec.matrix.chartvalues import chart_index, indexed_releases
 from gpuspec.rules.base import Problem, Rule, RuleContext
+from gpuspec.spec.models import Distribution
 from gpuspec.spec.resolve import operator_version
 
 MAX_UNAVAILABLE_VALUES = "driver.upgradePolicy.maxUnavailable"
@@ -60,4 +63,29 @@ class MaxUnavailableZero(Rule):
                                "time, maxUnavailable: 1")
 
 
-RULES: list[Rule] = [WaitWithoutSelector(), MaxUnavailableZero()]
+class OpenShiftWithoutChartData(Rule):
+    """An OpenShift cluster on a release whose chart values index or chart intent data gpuspec lacks."""
+
+    entry = cat.OPENSHIFT_WITHOUT_CHART_DATA
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per OpenShift cluster whose release render cannot build the ClusterPolicy for."""
+        for cluster in ctx.fleet.clusters:
+            if cluster.kubernetes.distribution is not Distribution.OPENSHIFT:
+                continue
+            release = operator_version(ctx.fleet, cluster)
+            if release is None or query.release(release) is None:
+                continue  # an unknown release is GS201's
+            missing = [name for name, data in (("chart-values index", chart_index(release)),
+                                               ("chart-intent data", chart_intent(release))) if data is None]
+            if not missing:
+                continue
+            have = ", ".join(t for t in indexed_releases() if chart_intent(t) is not None)
+            path = ("operator", "version") if cluster.operator.version else ("operator", "channel")
+            yield Problem(
+                f"GPU Operator {release} has no {' or '.join(missing)} in gpuspec: on OpenShift render cannot build "
+                "the ClusterPolicy the chart would write for these values",
+                cluster.source_file, path, hint=f"pin a release gpuspec has chart data for: {have}")
+
+
+RULES: list[Rule] = [WaitWithoutSelector(), MaxUnavailableZero(), OpenShiftWithoutChartData()]

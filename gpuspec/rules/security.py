@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import security as cat
+from gpuspec.rules import ownership
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.spec.models import Cluster, SharingMode
 from gpuspec.spec.resolve import pool_path
@@ -150,4 +151,5 @@ RULES: list[Rule] = [
     SharingJustified(),
     TenantsHaveGpuQuota(),
     TenantPoolsTainted(),
+    *ownership.RULES,
 ]

@@ -7,11 +7,14 @@ DNS-1123 labels, so no ``..`` or ``/`` can ever reach a path.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, field_validator, model_validator
+
+from gpuspec.spec.ownership import Ownership, PoolOwnership, Team
 
 API_VERSION = "gpuspec.io/v1alpha1"
 
@@ -94,6 +97,14 @@ class ChartSource(SpecModel):
     repository: str = Field(
         description="Helm repository URL (https://…) or OCI repository (oci://registry/path) holding gpu-operator."
     )
+
+    @field_validator("repository")
+    @classmethod
+    def _filled_in(cls, value: str) -> str:
+        if re.match(r"\s*(?i:todo)\b", value):
+            raise ValueError("the chart repository is still to be filled in (gpuspec import drafts a mirror with "
+                             "'TODO: review' here): name the oci:// or https:// repository the chart is mirrored to")
+        return value
     secret_ref: Name | None = Field(
         default=None, alias="secretRef",
         description="Secret in the Flux namespace with the credentials to pull the chart (a docker-registry Secret "
@@ -241,6 +252,21 @@ class FleetSettings(SpecModel):
         description="Releases of Argo CD, Flux and the Prometheus Operator the clusters run; `gpuspec tools "
                     "install` fetches their pinned CRDs and `verify` validates against them.",
     )
+    teams: list[Team] = Field(
+        default_factory=list, description="Teams that own clusters and pools or run workloads (contacts, on-call, "
+                                          "escalation, groups, code owners, alert receiver).")
+    ownership: Ownership = Field(
+        default_factory=Ownership, description="Default owners of every cluster (platform, hardware, "
+                                               "observability); clusters and pools override.")
+
+    @model_validator(mode="after")
+    def _team_names_distinct(self) -> FleetSettings:
+        seen: set[str] = set()
+        for team in self.teams:
+            if team.name in seen:
+                raise ValueError(f"team {team.name!r} is declared twice")
+            seen.add(team.name)
+        return self
 
 
 # --------------------------------------------------------------------------- clusters
@@ -405,6 +431,72 @@ class WaitForCompletionSpec(SpecModel):
     )
 
 
+#: Days of the week, as a maintenance window names them.
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+#: A window's length such as "4h", "90m" or "2h30m" (at most one week).
+WINDOW_LENGTH_PATTERN = r"^([0-9]{1,3}h([0-9]{1,5}m)?|[0-9]{1,5}m)$"
+#: An IANA time zone name such as "UTC" or "Europe/Berlin".
+TIME_ZONE_PATTERN = r"^[A-Za-z][A-Za-z0-9_+-]{0,30}(/[A-Za-z0-9_+-]{1,30}){0,2}$"
+
+
+class PerNodeSeconds(SpecModel):
+    """Worst-case time one node needs per kind of disruption, besides the timeouts of the upgrade policy.
+
+    gpuspec's defaults are assumptions, not NVIDIA figures: measure your nodes and write what they take.
+    """
+
+    driver_reload: int = Field(
+        default=600, ge=1, le=86400, alias="driverReload",
+        description="Seconds from a node's driver pod restart until the new driver is loaded and validated "
+        "(unload, install or compile, load, validator pods). Default 600 (10 minutes).",
+    )
+    operand_restart: int = Field(
+        default=60, ge=1, le=86400, alias="operandRestart",
+        description="Seconds one node needs to restart its operand pods (device plugin, GFD, DCGM exporter, "
+        "validator) in a DaemonSet rolling update. Default 60.",
+    )
+    mig_repartition: int = Field(
+        default=300, ge=1, le=86400, alias="migRepartition",
+        description="Seconds mig-manager needs on one node to stop the GPU clients, apply the new MIG layout and "
+        "restart them. Default 300.",
+    )
+
+
+class MaintenanceWindow(SpecModel):
+    """When the cluster's nodes may restart: weekly windows that open at ``start`` on ``days`` for ``length``."""
+
+    days: list[Weekday] = Field(min_length=1, max_length=7, description="Days the window opens, e.g. [sat, sun].")
+    start: str = Field(
+        pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$", description='Opening time (24-hour "HH:MM") in timeZone.'
+    )
+    length: str = Field(
+        pattern=WINDOW_LENGTH_PATTERN, description='How long the window stays open, e.g. "4h" or "2h30m".'
+    )
+    time_zone: str = Field(
+        default="UTC", alias="timeZone", pattern=TIME_ZONE_PATTERN,
+        description='IANA time zone of start, e.g. "Europe/Berlin" (default UTC).',
+    )
+
+    @property
+    def seconds(self) -> int:
+        """The window's length in seconds."""
+        match = re.fullmatch(r"(?:([0-9]+)h)?(?:([0-9]+)m)?", self.length)
+        hours, minutes = (int(g) if g else 0 for g in match.groups()) if match else (0, 0)
+        return hours * 3600 + minutes * 60
+
+    @model_validator(mode="after")
+    def _sensible(self) -> MaintenanceWindow:
+        if len(set(self.days)) != len(self.days):
+            raise ValueError("days lists a day twice")
+        if not 0 < self.seconds <= 7 * 86400:
+            raise ValueError(f"length {self.length!r} must be more than 0 and at most one week (168h)")
+        return self
+
+    def describe(self) -> str:
+        """The window in words, e.g. ``sat, sun 02:00 for 4h (Europe/Berlin)``."""
+        return f"{', '.join(self.days)} {self.start} for {self.length} ({self.time_zone})"
+
+
 class RolloutSpec(SpecModel):
     """How changes roll out across the cluster's pools."""
 
@@ -432,6 +524,21 @@ class RolloutSpec(SpecModel):
         default=0, ge=0, alias="waitForCompletionSeconds",
         description="Refused when above 0 (GS507): a timeout without a pod selector waits for nothing; use "
                     "waitForCompletion.",
+    )
+    per_node_seconds: PerNodeSeconds = Field(
+        default_factory=PerNodeSeconds, alias="perNodeSeconds",
+        description="Worst-case time one node needs per kind of disruption; `plan` and the handover estimate a "
+        "step's duration from it and the upgrade policy (docs/pr-workflow.md).",
+    )
+    window: MaintenanceWindow | None = Field(
+        default=None,
+        description="When nodes may restart; `lint --base` warns when a disruptive step cannot finish in one "
+        "window (GS830). Absent = any time.",
+    )
+    rollback_below_percent: int = Field(
+        default=100, ge=1, le=100, alias="rollbackBelowPercent",
+        description="Rollback criterion: after an update step, roll back when a pool advertises fewer than this "
+                    "percent of its declared GPUs (the handover's rollback criteria name it).",
     )
 
 
@@ -597,6 +704,46 @@ class AcceptanceSpec(SpecModel):
     )
 
 
+class AutoscalerKind(StrEnum):
+    """The node autoscaler that adds and removes a pool's nodes."""
+
+    CLUSTER_AUTOSCALER = "cluster-autoscaler"
+    KARPENTER = "karpenter"
+
+
+class StartupTaint(SpecModel):
+    """A taint new nodes start with and a named controller removes once the node is ready for GPU work."""
+
+    key: LabelKey = Field(description="Taint key.")
+    value: LabelValue = Field(default="", description="Taint value.")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        default="NoSchedule", description="Taint effect.")
+    removed_by: str | None = Field(
+        default=None, alias="removedBy",
+        description="The controller that removes the taint (the GPU Operator removes none); absent = nothing "
+                    "removes it and new nodes stay tainted (GS242).",
+    )
+
+
+class AutoscalingSpec(SpecModel):
+    """How a pool autoscales, so the autoscaler waits for the operator before counting a new node as GPU capacity."""
+
+    autoscaler: AutoscalerKind = Field(description="cluster-autoscaler or karpenter.")
+    min: int = Field(ge=0, le=10000, description="Fewest nodes the autoscaler keeps.")
+    max: int = Field(ge=0, le=10000, description="Most nodes the autoscaler adds.")
+    cloud: Literal["aws", "gce", "azure", "other"] = Field(
+        default="other",
+        description="cluster-autoscaler's cloud provider, which decides its GPU node label (aws "
+                    "`k8s.amazonaws.com/accelerator`, gce `cloud.google.com/gke-accelerator`, azure `accelerator`); "
+                    "other = no GPU label.",
+    )
+    startup_taints: list[StartupTaint] = Field(
+        default_factory=list, alias="startupTaints",
+        description="Taints new nodes start with (Karpenter NodePool `startupTaints`, or cluster-autoscaler "
+                    "`--startup-taint`), each with the controller that removes it.",
+    )
+
+
 class Pool(SpecModel):
     """A group of identical GPU nodes."""
 
@@ -621,11 +768,19 @@ class Pool(SpecModel):
         description="Deliberate deviations in this pool's NVIDIADriver `spec` (only for pools that get one: "
         "clusters whose pools need different drivers).",
     )
+    ownership: PoolOwnership = Field(
+        default_factory=PoolOwnership, description="The pool's own hardware owner, where it differs from the "
+                                                   "cluster's.")
     managed: bool = Field(
         default=True,
         description="false: hybrid mode, the GPU Operator must not touch this pool's nodes (node label "
         "`nvidia.com/gpu.deploy.operands=false`; no NVIDIADriver, no acceptance Job); needs `driver.source: host`, "
         "no MIG and no sharing. Audit still checks the nodes; `gpuspec migrate` moves them one by one.",
+    )
+    autoscaling: AutoscalingSpec | None = Field(
+        default=None,
+        description="The pool autoscales (cluster-autoscaler or Karpenter); absent = a fixed number of nodes. "
+                    "`nodes` is the size the rest of the spec plans for (quotas, acceptance).",
     )
 
     @model_validator(mode="after")
@@ -654,6 +809,9 @@ class Tenant(SpecModel):
     )
     pools: list[Name] = Field(min_length=1, description="Pools the tenant may use.")
     priority_class: Name | None = Field(default=None, alias="priorityClass", description="PriorityClass of its pods.")
+    team: Name | None = Field(
+        default=None, description="The tenant's team (fleet.yaml `teams`): its groups get the tenant role (quota "
+                                  "and GPU node state, no rights on drivers or the operator namespace).")
 
 
 class PriorityClassSpec(SpecModel):
@@ -673,6 +831,8 @@ class Cluster(SpecModel):
     api_version: Literal["gpuspec.io/v1alpha1"] = Field(alias="apiVersion", description="Spec format version.")
     kind: Literal["Cluster"] = Field(description="Always Cluster.")
     metadata: ObjectMeta = Field(description="Cluster name (= file name) and labels.")
+    ownership: Ownership | None = Field(
+        default=None, description="Owners of this cluster, each role falling back to fleet.yaml's `ownership`.")
     kubernetes: KubernetesSpec = Field(description="Kubernetes version, distribution and runtime.")
     operator: OperatorSpec = Field(description="GPU Operator version pin and operands.")
     mirror: Name | None = Field(default=None, description="Air-gap mirror from fleet.yaml; absent = online.")
@@ -687,6 +847,11 @@ class Cluster(SpecModel):
         default_factory=list,
         description="Deliberate deviations: GPU Operator chart values gpuspec does not model (operand "
         "resources, priority classes, environment …), each with its reason.",
+    )
+    compliance: Literal["government-ready"] | None = Field(
+        default=None,
+        description="government-ready: every enabled operand must be in NVIDIA's government-ready set of the "
+                    "release, from its documented image variants (GS244-GS246); absent = no compliance set.",
     )
 
     _source_file: str = PrivateAttr(default="")

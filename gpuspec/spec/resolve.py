@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from gpuspec.findings import DocPath
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror, Pool
+from gpuspec.spec.ownership import Owners, pool_hardware
+from gpuspec.spec.ownership import resolve as resolve_owners
 
 #: Public chart repository of the GPU Operator (NGC).
 NGC_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
@@ -74,3 +76,13 @@ def custom_layout_name(pool: Pool) -> str:
     """The mig-parted config name of a pool's custom MIG layout (render writes it, audit expects it on nodes):
     its ``configName``, else ``custom-<pool>``."""
     return pool.mig.config_name or f"custom-{pool.name}"
+
+
+def cluster_owners(fleet: Fleet, cluster: Cluster) -> Owners:
+    """The owner teams of ``cluster``: its ``ownership``, each role falling back to fleet.yaml's."""
+    return resolve_owners(fleet.settings.ownership, cluster.ownership)
+
+
+def pool_owner(fleet: Fleet, cluster: Cluster, pool: Pool) -> str | None:
+    """The hardware owner team of ``pool``: its own, else its cluster's (which falls back to the fleet's)."""
+    return pool_hardware(cluster_owners(fleet, cluster), pool.ownership)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tarfile
 import time
 from collections.abc import Sequence
@@ -252,9 +253,18 @@ def _chart_files(chart: Path) -> list[Path]:
 
 
 def _hash_file(digest: Any, path: Path) -> None:
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    """Add ``path`` to ``digest``: a regular file (or a link to one) by content, anything else (a FIFO, a device, a
+    link loop) by its kind, so hashing a chart never blocks, reads without end or fails."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            digest.update(f"special:{stat.S_IFMT(info.st_mode)}".encode())
+            return
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        digest.update(f"unreadable:{exc.errno}".encode())
 
 
 def _cache_key(**parts: object) -> str:

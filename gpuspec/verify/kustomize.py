@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,32 @@ class KustomizeResult:
     argv: tuple[str, ...]
 
 
+def special_entries(directory: Path) -> list[str]:
+    """Entries below ``directory`` (relative paths) that are, or link to, something other than a regular file or
+    a folder: a FIFO, socket or device blocks or floods the kustomize build that reads it."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(directory):
+        for name in (*dirs, *files):
+            path = os.path.join(folder, name)
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:  # a dangling link or a loop: kustomize reports it itself
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                found.append(Path(path).relative_to(directory).as_posix())
+    return sorted(found)
+
+
+def refused_build(overlay: Path, special: Sequence[str]) -> KustomizeResult:
+    """The result of a build that is not run because ``special`` entries of ``overlay`` cannot be read safely."""
+    listed = ", ".join(special[:3]) + (f" and {len(special) - 3} more" if len(special) > 3 else "")
+    return KustomizeResult(
+        ok=False, manifests=(), stdout="", stderr="",
+        error=f"kustomize build of {overlay} not run: {listed} is not a regular file (a FIFO, socket or device)",
+        duration=0.0, argv=(),
+    )
+
+
 def kustomize_build(
     overlay: Path,
     *,
@@ -49,6 +77,9 @@ def kustomize_build(
     overlay = Path(overlay)
     if not overlay.is_dir():
         raise GpuspecError(f"kustomize overlay is not a directory: {overlay}")
+    special = special_entries(overlay)
+    if special:
+        return refused_build(overlay, special)
     command = kustomize if kustomize is not None else find_kustomize()
     argv = [*command.argv, *extra_args, str(overlay)]
     result = run_tool(argv, timeout=timeout, env=short_run_env() if short_run else None)

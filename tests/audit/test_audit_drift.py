@@ -17,7 +17,7 @@ from gpuspec.catalogue import CATALOGUE as AUDIT_RULES
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
 from gpuspec.report.registry import REPORTERS
-from gpuspec.spec.models import Cluster, Fleet
+from gpuspec.spec.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet
 
 CLUSTER_FILE = FLEET_DIR / "clusters" / "lab.yaml"
 
@@ -146,3 +146,29 @@ def test_every_reporter_renders_audit_findings(output_format: str) -> None:
                          "--format", output_format, str(FLEET_DIR))
     assert result.code == 1, result.err
     assert "GS760" in result.out
+
+
+def _autoscaled(low: int, high: int) -> tuple[Fleet, Cluster]:
+    fleet, cluster = _fleet()
+    pool = cluster.pool("h100")
+    assert pool is not None
+    pool.autoscaling = AutoscalingSpec(autoscaler=AutoscalerKind.CLUSTER_AUTOSCALER, min=low, max=high, cloud="aws")
+    return fleet, cluster
+
+
+def test_autoscaled_pool_is_judged_against_its_bounds() -> None:
+    """A node still being prepared (not ready) is no shortfall while the pool stays at or above its minimum."""
+    fleet, cluster = _autoscaled(1, 4)
+    parsed = parse_nodes(json.dumps(node_list(drifted("not-ready"))), "nodes.json")
+    ids = {f.rule_id for f in audit_cluster(fleet, cluster, [node_facts(n) for n in parsed]).findings}
+    assert "GS752" not in ids and "GS754" in ids
+    fleet, cluster = _autoscaled(2, 4)
+    findings = audit_cluster(fleet, cluster, [node_facts(n) for n in parsed]).findings
+    short = next(f for f in findings if f.rule_id == "GS752")
+    assert "autoscales between 2 and 4 nodes" in short.message
+    assert short.path == ("pools", 0, "autoscaling", "min")
+    fleet, cluster = _autoscaled(0, 1)
+    parsed = parse_nodes(json.dumps(node_list(healthy())), "nodes.json")
+    over = next(f for f in audit_cluster(fleet, cluster, [node_facts(n) for n in parsed]).findings
+                if f.rule_id == "GS753")
+    assert "autoscales between 0 and 1 nodes but its nodeSelector matches 2" in over.message

@@ -10,6 +10,8 @@ config and one a forgotten gpu.deploy.dcgm-exporter=false label.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -198,12 +200,36 @@ def test_draft_names_the_fleet_mirror_the_cluster_pulls_from(repo: Path, tmp_pat
     assert "mirror: dc-east  # from the cluster: its image repositories follow fleet mirror dc-east" in draft
 
 
-def test_draft_without_a_matching_mirror_says_which_registries_to_declare(repo: Path, tmp_path: Path) -> None:
+def test_draft_without_a_matching_mirror_drafts_it_into_fleet_yaml(repo: Path, tmp_path: Path) -> None:
+    """The mirror the cluster pulls through is added to fleet.yaml (registries as the cluster rewrites them); its
+    chart repository, which no export shows, stays a placeholder validate refuses until it is filled in."""
     code, err = _import_mirrored(repo, _mirrored_exports(tmp_path))
     assert code == 0, err
-    draft = (repo / "fleet" / "clusters" / "train-east.yaml").read_text(encoding="utf-8")
-    assert "\nmirror:" not in draft
-    assert "registries nvcr.io: harbor.dc-east.acme.internal/nvcr" in draft and "TODO: review" in draft
+    assert "added mirror harbor-dc-east-acme-internal" in err
+    draft = YAML(typ="safe").load((repo / "fleet" / "clusters" / "train-east.yaml").read_text(encoding="utf-8"))
+    assert draft["mirror"] == "harbor-dc-east-acme-internal"
+    settings = repo / "fleet" / "fleet.yaml"
+    [mirror] = YAML(typ="safe").load(settings.read_text(encoding="utf-8"))["mirrors"]
+    assert mirror == {"name": "harbor-dc-east-acme-internal", "chart": {"repository": "TODO: review"},
+                      "registries": {"nvcr.io": "harbor.dc-east.acme.internal/nvcr"}}
+    _fill(repo / "policies" / "adopted-train-east.yaml", "2099-12-31")
+    validate = run_gpuspec("validate", str(repo / "fleet"), "--policies", str(repo / "policies"))
+    assert validate.code == 2 and "fleet.yaml:" in validate.out + validate.err
+    assert "the chart repository is still to be filled in" in validate.out + validate.err
+    settings.write_text(settings.read_text(encoding="utf-8").replace(
+        "repository: 'TODO: review'", "repository: oci://harbor.dc-east.acme.internal/charts/nvidia"), encoding="utf-8")
+    assert _gates(repo) == [0, 0, 0]
+    values = (repo / "rendered" / "clusters" / "train-east" / "gpu-operator.values.yaml").read_text(encoding="utf-8")
+    assert "harbor.dc-east.acme.internal/nvcr/nvidia" in values and "repository: nvcr.io" not in values
+
+
+def test_standalone_draft_without_a_matching_mirror_says_which_registries_to_declare(tmp_path: Path) -> None:
+    result = run_gpuspec("import", "--name", "train-east", "--nodes", str(EXPORTS / "nodes.json"),
+                         "--clusterpolicies", str(_mirrored_exports(tmp_path)),
+                         "--helm-release", str(EXPORTS / "helm-list.json"))
+    assert result.code == 0, result.err
+    assert "\nmirror:" not in result.out
+    assert "registries nvcr.io: harbor.dc-east.acme.internal/nvcr" in result.out and "TODO: review" in result.out
 
 
 def test_registry_prefixes_follow_the_chart_defaults() -> None:
@@ -217,3 +243,70 @@ def test_registry_prefixes_follow_the_chart_defaults() -> None:
     assert matching_mirror({"nvcr.io": "harbor.x/nvcr"}, mirrors) == "x"
     assert matching_mirror({"nvcr.io": "harbor.z/nvcr"}, mirrors) is None
     assert matching_mirror({}, mirrors) is None
+
+
+def _stub_chart_at(release: str, upstream: Path, mini_chart: Path, target: Path) -> Path:
+    """The project's stub chart at ``release``: its templates with the release's real values.yaml and CRDs, and a
+    node-feature-discovery subchart stub (the real chart's dependency), so verify reads the release's keys."""
+    shutil.copytree(mini_chart, target)
+    meta = target / "Chart.yaml"
+    meta.write_text(meta.read_text(encoding="utf-8").replace("v25.10.1", release)
+                    + "dependencies:\n  - name: node-feature-discovery\n    version: v0.16.6\n"
+                      "    condition: nfd.enabled\n", encoding="utf-8")
+    shutil.copyfile(upstream / "gpu-operator" / release / "values.yaml", target / "values.yaml")
+    shutil.rmtree(target / "crds")
+    shutil.copytree(upstream / "gpu-operator" / release / "crds", target / "crds")
+    nfd = target / "charts" / "node-feature-discovery"
+    nfd.mkdir(parents=True)
+    (nfd / "Chart.yaml").write_text("apiVersion: v2\nname: node-feature-discovery\nversion: v0.16.6\n")
+    (nfd / "values.yaml").write_text("image:\n  repository: registry.k8s.io/nfd/node-feature-discovery\n"
+                                     "  tag: v0.16.6\nworker:\n  tolerations: []\n")
+    return target
+
+
+def test_the_adopted_release_renders_what_verify_accepts(repo: Path, tmp_path: Path, shared_dir: Path,
+                                                         tools_bin: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adopted v24.9.2 cluster's output passes verify: kustomize builds, every object against Kubernetes 1.31
+    and the release's real CRDs, values keys against the release's real values.yaml, the Argo CD project.  What
+    verify may still say is about the stub chart's templates (its ClusterPolicy is not the real v24.9.2 one)."""
+    monkeypatch.setenv("PATH", f"{tools_bin}{os.pathsep}{os.environ.get('PATH', '')}")
+    code, err = _import(repo)
+    assert code == 0, err
+    _fill(repo / "policies" / "adopted-train-east.yaml", "2099-12-31")
+    assert _gates(repo) == [0, 0, 0]
+    upstream = shared_dir / "upstream"
+    chart = _stub_chart_at("v24.9.2", upstream, HERE.parent / "fixtures" / "charts" / "gpu-operator-mini",
+                           tmp_path / "chart")
+    result = run_gpuspec("verify", str(repo / "fleet"), "--rendered", str(repo / "rendered"), "--cluster",
+                         "train-east", "--policies", str(repo / "policies"), "--chart", str(chart),
+                         "--crds", str(upstream / "argocd"), "--crds", str(upstream / "prometheus-operator"),
+                         "--format", "json")
+    assert result.code in (0, 1), result.err
+    findings = result.json()["findings"]
+    stub_template = [f for f in findings if f["ruleId"] == "GS930"
+                     or (f["ruleId"] == "GS909" and "(helm output" in f["message"])]
+    others = [f"{f['ruleId']} {f['message']}" for f in findings if f not in stub_template]
+    assert others == [], others
+    assert all(f["file"].endswith("train-east/gpu-operator.values.yaml") for f in stub_template)
+
+
+def test_verify_of_the_adopted_release_fails_on_a_key_the_release_lacks(repo: Path, tmp_path: Path,
+                                                                        shared_dir: Path, tools_bin: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same gate fails when the rendered values use a key v24.9.2's chart does not know (a hand edit here;
+    a wrongly pinned newer release in practice)."""
+    monkeypatch.setenv("PATH", f"{tools_bin}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert _import(repo)[0] == 0
+    _fill(repo / "policies" / "adopted-train-east.yaml", "2099-12-31")
+    assert _gates(repo) == [0, 0, 0]
+    values = repo / "rendered" / "clusters" / "train-east" / "gpu-operator.values.yaml"
+    edited = values.read_text(encoding="utf-8").replace("  usePrecompiled: false\n",
+                                                        "  usePrecompiled: false\n  kernelModuleType: open\n")
+    values.write_text(edited, encoding="utf-8")
+    upstream = shared_dir / "upstream"
+    chart = _stub_chart_at("v24.9.2", upstream, HERE.parent / "fixtures" / "charts" / "gpu-operator-mini",
+                           tmp_path / "chart")
+    result = run_gpuspec("verify", str(repo / "fleet"), "--rendered", str(repo / "rendered"), "--cluster",
+                         "train-east", "--policies", str(repo / "policies"), "--chart", str(chart), "--format", "json")
+    assert result.code == 1
+    assert any(f["ruleId"] == "GS903" and "driver.kernelModuleType" in f["message"] for f in result.json()["findings"])

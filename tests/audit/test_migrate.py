@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from audit.audit_cli import run_gpuspec
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -203,3 +204,27 @@ def test_host_driver_pool_keeps_its_driver(tmp_path: Path) -> None:
     assert "HOST STEP" not in result.out
     # no operator labels at all: its GPUs come from a device plugin outside the operator
     assert "ip-10-0-1-12 (pool h100)\n    why: advertises GPUs without the operator's device plugin" in result.out
+
+
+@pytest.mark.parametrize(("kubernetes", "os_spec", "wanted", "absent"), [
+    ('version: "1.33"', 'distribution: amazonlinux\n      version: "2"',
+     "sudo yum remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'", "dnf"),
+    ('version: "1.33"', 'distribution: amazonlinux\n      version: "2023"',
+     "sudo dnf remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'", "yum"),
+    ('version: "1.33"\n  distribution: eks', 'distribution: ubuntu\n      version: "22.04"',
+     "# eks: set the node group's AMI type to one without the NVIDIA driver", "apt-get purge"),
+])
+def test_host_driver_removal_follows_the_os_and_the_node_group_image(tmp_path: Path, kubernetes: str, os_spec: str,
+                                                                       wanted: str, absent: str) -> None:
+    """The package manager of the OS version removes the host driver; on a cloud node group a package removal
+    would last only until the node is replaced, so the step is the node group's image instead."""
+    root = _repo(tmp_path, _export())
+    spec = root / "fleet" / "clusters" / "train.yaml"
+    text = spec.read_text(encoding="utf-8").replace('version: "1.33"', kubernetes, 1)
+    text = text.replace('distribution: ubuntu\n      version: "22.04"', os_spec, 1)
+    spec.write_text(text, encoding="utf-8")
+    result = run_gpuspec("migrate", "--cluster", "train", "--nodes", "nodes.json", "fleet", cwd=root)
+    assert result.code == 0, result.out + result.err
+    first = result.out[result.out.index("node ip-10-0-1-11"):result.out.index("node ip-10-0-1-12")]
+    assert wanted in first and absent not in first
+    assert "kubectl label node ip-10-0-1-11 nvidia.com/gpu.deploy.driver=true --overwrite" in first

@@ -47,6 +47,9 @@ def _hostile_fleet(root: Path, value: str) -> None:
 
     def fleet(data: dict[str, Any]) -> None:
         data["metadata"]["description"] = value
+        line = value.replace("\n", " ")  # team contacts are one line each
+        for team in data["teams"]:
+            team.update(contact=line, onCall=line, escalation=[line, line])
 
     _set(root, "clusters/infer-north.yaml", cluster)
     _set(root, "fleet.yaml", fleet)

@@ -41,9 +41,10 @@ def test_every_section_is_there(example_docs: dict[str, str]) -> None:
         assert headings == [
             "## Contacts", "## Placement scheme", "## How a pod reaches a GPU", "## Pinned versions and image sources",
             "## Deliberate deviations", "## Roles: who may change what", "## Update policy", "## Rollback plan",
-            "## Migrating hand-configured nodes",
+            "## Rollback criteria: when to roll back, and how", "## Migrating hand-configured nodes",
             "## Monitoring and alerts", "## Typical failures and the first commands to run",
-            "## Acceptance checklist",
+            "## Acceptance checklist", "## Shift-handover checklist", "## Disaster recovery: restore order",
+            *(["## Autoscaling: the readiness gate"] if name == "train-east" else []),
         ]
 
 

@@ -143,3 +143,20 @@ def test_a_replaced_tool_in_the_user_cache_is_not_run(tmp_path: Path, monkeypatc
     fake.chmod(0o755)
     assert not discover.verified_user_tool(fake)
     assert discover._lookup("helm", env={"PATH": ""}, cwd=None) != fake
+
+
+def test_an_oversized_entry_is_ignored_without_being_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sparse multi-gigabyte file planted at an entry's name costs a stat, not a read (found by the fuzz job)."""
+    monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GPUSPEC_CACHE_KEY", "k" * 32)
+    monkeypatch.delenv("GPUSPEC_NO_CACHE", raising=False)
+    path = usercache.entry_path("parsed", "x")
+    assert path is not None
+    usercache.store_bytes(path, b"plain")
+    assert usercache.load_bytes(path) == b"plain"
+    with path.open("r+b") as handle:
+        handle.truncate(usercache.MAX_ENTRY_BYTES + 1)
+    reads: list[int] = []
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: reads.append(1) or real_fdopen(*a, **k))
+    assert usercache.load_bytes(path) is None and not reads

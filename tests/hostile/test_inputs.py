@@ -133,7 +133,7 @@ def test_huge_blob_at_the_base_revision_is_not_read(tmp_path: Path, monkeypatch:
     assert huge and huge[0].object_id not in asked
 
 
-@pytest.mark.parametrize("kind", ["outside-link", "oversized"])
+@pytest.mark.parametrize("kind", ["outside-link", "oversized", "fifo", "directory", "dangling-link"])
 def test_unusable_policy_pack_is_a_clean_error_in_render_and_handover(kind: str, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,6 +143,12 @@ def test_unusable_policy_pack_is_a_clean_error_in_render_and_handover(kind: str,
     if kind == "outside-link":
         (tmp_path / "outside.yaml").write_text("x: 1\n")
         pack.symlink_to(tmp_path / "outside.yaml")
+    elif kind == "fifo":  # the shadowed built-in pack of the same name must not be used instead
+        os.mkfifo(pack)
+    elif kind == "directory":
+        pack.mkdir()
+    elif kind == "dangling-link":
+        pack.symlink_to(tmp_path / "missing.yaml")
     else:
         with pack.open("wb") as handle:
             handle.truncate(3 * 1024 ** 3)
@@ -150,3 +156,23 @@ def test_unusable_policy_pack_is_a_clean_error_in_render_and_handover(kind: str,
         result = gpuspec(args, monkeypatch, capsys, cwd=root)
         assert result.code == 2, (args, result.text)
         assert "policies/default.yaml" in result.text
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-fifo", "link-to-dev-zero"])
+def test_special_files_in_rendered_do_not_block_the_kustomize_build(kind: str, tmp_path: Path) -> None:
+    """A FIFO (or a link to one, or to a device) in an overlay would block `kubectl kustomize` until its timeout:
+    the build is not run and says which entry it refused."""
+    from gpuspec.verify.kustomize import kustomize_build
+
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text("resources: [pipe.yaml]\n")
+    if kind == "fifo":
+        os.mkfifo(overlay / "pipe.yaml")
+    elif kind == "link-to-fifo":
+        os.mkfifo(tmp_path / "elsewhere")
+        (overlay / "pipe.yaml").symlink_to(tmp_path / "elsewhere")
+    else:
+        (overlay / "pipe.yaml").symlink_to("/dev/zero")
+    result = kustomize_build(overlay)
+    assert not result.ok and "pipe.yaml is not a regular file" in result.error and result.argv == ()

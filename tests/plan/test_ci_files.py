@@ -184,7 +184,7 @@ def test_action_calls_existing_gpuspec_commands_and_options() -> None:
     calls = [args for script in scripts for args in gpuspec_invocations(script) if args[0] != "--version"]
     for args in calls:
         check_invocation(args)
-    assert sorted(a[0] for a in calls) == ["lint", "lint", "lint", "plan", "render", "tools", "verify"]
+    assert sorted(a[0] for a in calls) == ["gate", "gate", "lint", "lint", "lint", "plan", "render", "tools", "verify"]
 
 
 def test_invocation_check_can_fail() -> None:

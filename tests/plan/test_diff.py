@@ -235,6 +235,13 @@ def test_pool_size_and_settings(repo: FleetRepo) -> None:
     assert only(changes, ChangeKind.POOL_SETTINGS).disruption is Disruption.NONE
 
 
+def test_autoscaling_change_is_a_pool_setting(repo: FleetRepo) -> None:
+    with repo.cluster("train-east") as data:
+        pool(data, "h100-canary")["autoscaling"] = {"autoscaler": "karpenter", "min": 0, "max": 4}
+    change = only(repo.changes(), ChangeKind.POOL_SETTINGS)
+    assert change.summary == "pool autoscaling changed" and change.disruption is Disruption.NONE
+
+
 def test_rollout_order_is_fleet_wave_then_cluster_wide_then_canary_then_pool_waves(repo: FleetRepo) -> None:
     with repo.cluster("train-east") as data:
         data["kubernetes"]["version"] = "1.35"

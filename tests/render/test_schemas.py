@@ -16,7 +16,8 @@ from .fleets import UPSTREAM_TAGS, coverage_clusters, load, render_dir, write_fl
 #: kind → the CRD it must be checked against (every one of these must be found and pass).
 CHECKED_KINDS = {"Application", "HelmRelease", "HelmRepository", "OCIRepository", "Kustomization",
                  "PrometheusRule", "NVIDIADriver"}
-NOT_OBJECTS = ("gpu-operator.values.yaml", "node-labels.yaml", "deviations.yaml", "images.txt", "kustomizeconfig.yaml")
+NOT_OBJECTS = ("gpu-operator.values.yaml", "node-labels.yaml", "deviations.yaml", "autoscaling.yaml", "images.txt",
+               "kustomizeconfig.yaml")
 
 
 def _objects(out: dict[str, bytes]) -> list[tuple[str, dict[str, Any]]]:

@@ -1,0 +1,1 @@
+"""The promotion gate: does the exported cluster (or one pool) really run the spec of the rendered revision?"""

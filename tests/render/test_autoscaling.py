@@ -1,0 +1,107 @@
+"""autoscaling.yaml: what each autoscaled pool's autoscaler needs so it waits for the GPU Operator."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuspec.audit.expect import expected_resources
+from gpuspec.render.autoscaling import node_resources
+from gpuspec.render.filetree import YamlFile
+from tests.render.fleets import EXAMPLE_FLEET, REPO_ROOT, cluster, compile_dir, load, pool, write_fleet
+
+KUBECTL = REPO_ROOT / ".tools" / "bin" / "kubectl"
+MIG = {"strategy": "mixed", "custom": [{"devices": [0, 1, 2, 3], "profiles": {"1g.10gb": 7}},
+                                       {"devices": [4, 5, 6, 7], "profiles": {"3g.40gb": 2}}]}
+
+
+def _autoscaling(tmp_path: Path, *pools: dict[str, Any]) -> dict[str, Any] | None:
+    plan = compile_dir(write_fleet(tmp_path, [cluster("c", pools=list(pools))])).clusters[0]
+    found = plan.files.get("clusters/c/autoscaling.yaml")
+    if found is None:
+        return None
+    assert isinstance(found, YamlFile)
+    doc: dict[str, Any] = found.documents[0]
+    return doc
+
+
+def test_node_resources_agree_with_what_audit_expects(tmp_path: Path) -> None:
+    fleet = load(EXAMPLE_FLEET)
+    pools = [p for c in fleet.clusters for p in c.pools]
+    fleet_dir = write_fleet(tmp_path, [cluster("m", pools=[
+        pool("mixed", product="A100-SXM4-80GB", mig=MIG),
+        pool("single", product="A100-SXM4-80GB", mig={"strategy": "single", "layout": "all-1g.10gb"}),
+        pool("ts", sharing={"mode": "time-slicing", "replicas": 4, "renameByDefault": True,
+                            "justification": "inference"}),
+    ])])
+    pools += load(fleet_dir).clusters[0].pools
+    for p in pools:
+        assert node_resources(p) == expected_resources(p).counts, p.name
+
+
+def test_no_autoscaled_pool_no_file(tmp_path: Path) -> None:
+    assert _autoscaling(tmp_path, pool("gpu")) is None
+
+
+def test_cluster_autoscaler_on_aws_gets_label_taint_and_resource_tags(tmp_path: Path) -> None:
+    doc = _autoscaling(tmp_path, pool("a100", product="A100-SXM4-80GB", mig=MIG,
+                                      taints=[{"key": "acme.example/gpu", "value": "a100", "effect": "NoSchedule"}],
+                                      autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "aws",
+                                                   "min": 0, "max": 4}, nodes=2))
+    assert doc is not None and doc["operatorRemovesTaints"] is False
+    entry = doc["pools"]["a100"]
+    assert entry["gpuLabel"] == "k8s.amazonaws.com/accelerator"
+    assert entry["autoScalingGroupTags"] == {"prefix": "k8s.io/cluster-autoscaler/node-template/", "tags": {
+        "label/acme.example/gpu-pool": "a100",
+        "label/k8s.amazonaws.com/accelerator": "a100-sxm4-80gb",
+        "label/nvidia.com/mig.config": "custom-a100",
+        "taint/acme.example/gpu": "a100:NoSchedule",
+        "resources/nvidia.com/mig-1g.10gb": "28",
+        "resources/nvidia.com/mig-3g.40gb": "8",
+    }}
+    assert doc["clusterAutoscalerFlags"] == ["--gpu-total=a100-sxm4-80gb:0:32"]
+
+
+def test_gke_sets_its_own_label_and_no_gpu_total(tmp_path: Path) -> None:
+    doc = _autoscaling(tmp_path, pool("gpu", autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "gce",
+                                                          "min": 1, "max": 4}))
+    assert doc is not None
+    entry = doc["pools"]["gpu"]
+    assert entry["gpuLabel"] == "cloud.google.com/gke-accelerator"
+    assert "cloud.google.com/gke-accelerator" not in entry["nodeGroupTemplate"]["labels"]
+    assert "GKE sets" in entry["readinessGate"] and "autoScalingGroupTags" not in entry
+    assert "clusterAutoscalerFlags" not in doc
+
+
+def test_karpenter_gets_nodepool_fields_and_only_startup_taints_someone_removes(tmp_path: Path) -> None:
+    doc = _autoscaling(tmp_path, pool("gpu", taints=[{"key": "acme.example/gpu", "effect": "NoSchedule"}],
+                                      autoscaling={"autoscaler": "karpenter", "min": 0, "max": 5, "startupTaints": [
+                                          {"key": "acme.example/not-ready", "removedBy": "node-readiness-controller"},
+                                          {"key": "acme.example/stranded"}]}))
+    assert doc is not None
+    entry = doc["pools"]["gpu"]
+    assert entry["nodePoolLimits"] == {"nvidia.com/gpu": "40"}
+    spec = entry["nodePoolTemplate"]["spec"]
+    assert spec["taints"] == [{"key": "acme.example/gpu", "effect": "NoSchedule"}]
+    assert spec["startupTaints"] == [{"key": "acme.example/not-ready", "effect": "NoSchedule"}]
+    assert "registered" in entry["readinessGate"] and "node-readiness-controller" in entry["readinessGate"]
+
+
+def test_no_startup_taint_without_a_remover_is_rendered(tmp_path: Path) -> None:
+    doc = _autoscaling(tmp_path, pool("gpu", autoscaling={"autoscaler": "karpenter", "min": 0, "max": 5,
+                                                          "startupTaints": [{"key": "acme.example/stranded"}]}))
+    assert doc is not None
+    assert "startupTaints" not in doc["pools"]["gpu"]["nodePoolTemplate"]["spec"]
+
+
+@pytest.mark.skipif(not KUBECTL.exists(), reason="kubectl not installed (scripts/install-tools)")
+def test_the_data_file_is_not_applied() -> None:
+    """kustomize builds the example cluster's overlay without autoscaling.yaml (it is data, like node-labels)."""
+    folder = REPO_ROOT / "rendered" / "clusters" / "train-east"
+    assert (folder / "autoscaling.yaml").is_file()
+    result = subprocess.run([str(KUBECTL), "kustomize", str(folder)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "autoScalingGroupTags" not in result.stdout and "readinessGate" not in result.stdout
