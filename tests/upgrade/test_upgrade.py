@@ -124,7 +124,9 @@ def test_channel_cluster_switches_management_alone_first(make_repo: Callable[...
     steps = walk(repo, "--cluster", "train-east", "--driver-branch", "595")
     assert steps[0]["kind"] == "driver-management"
     assert "canary pool h100-canary" in str(steps[1]["title"])
-    assert steps[1]["before"] and "gpuspec gate --cluster train-east" in str(steps[1]["before"])
+    assert "gpuspec gate --cluster train-east --nodes nodes.json --clusterpolicies cp.json --jobs jobs.json" in str(
+        steps[1]["before"]
+    )
 
 
 def test_26_3_3_per_pool_drivers_to_26_7_0_and_595(make_repo: Callable[..., Repo]) -> None:
@@ -387,3 +389,25 @@ def test_markdown_plan_for_an_issue(make_repo: Callable[..., Repo]) -> None:
     assert "| step | change | disruption | nodes |" in lines
     assert sum(line.startswith("### Step ") for line in lines) == 3
     assert "- edit `clusters/infer-north.yaml`: `pools[l40s-canary].driver.branch` `580` → `595`" in lines
+
+
+def test_steps_carry_their_worst_case_duration_against_the_window(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo()
+    result = repo.run("upgrade", "--wave", "1", "--driver-branch", "595", "--format", "json")
+    steps = result.json()["steps"]
+    canary = steps[0]
+    assert canary["duration"].startswith("≤ ") and canary["durationSeconds"] > 0
+    assert canary["windows"] and canary["windows"][0].startswith("infer-north: window ")
+    text = repo.run("upgrade", "--wave", "1", "--driver-branch", "595").out
+    assert "   duration:   ≤ " in text and "   window:     infer-north: window " in text
+
+
+def test_a_step_that_restarts_nothing_has_no_duration(make_repo: Callable[..., Repo]) -> None:
+    def on_clusterpolicy(repo: Repo) -> None:
+        repo.sub("train-east", ("  channel: stable", "  version: v26.3.3"))
+
+    repo = make_repo(on_clusterpolicy)
+    result = repo.run("upgrade", "--cluster", "train-east", "--operator", "v26.7.0", "--format", "json")
+    steps = result.json()["steps"]
+    assert steps[0]["kind"] == "pin" and "duration" not in steps[0]
+    assert "duration" in steps[-1]

@@ -87,8 +87,9 @@ class StepChange:
 class Step:
     """One pull request of the plan: its spec edits, what rolls where, and what must hold before it starts.
 
-    ``duration_seconds`` is the worst-case rollout time when an estimate is known (None: not estimated; reports
-    print it only when set).
+    ``duration_seconds`` is the worst-case rollout time (:mod:`gpuspec.plan.step_durations`; the clusters of a
+    step roll in parallel, so the longest); None with ``duration_text`` None when nothing restarts, and reports
+    print it only when set.
     """
 
     number: int
@@ -103,6 +104,9 @@ class Step:
     after: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     duration_seconds: int | None = None
+    #: The estimate in words (``≤ 2h 5m``, ``unbounded``, ``manual``) and each cluster's window verdict.
+    duration_text: str | None = None
+    windows: tuple[str, ...] = ()
     #: Digest of the spec files the step starts from (``--apply`` checks the working tree against it).
     starts_from: str = ""
 
@@ -128,8 +132,10 @@ class Step:
             "warnings": list(self.warnings),
             "startsFrom": self.starts_from,
         }
-        if self.duration_seconds is not None:
+        if self.duration_text is not None:
             out["durationSeconds"] = self.duration_seconds
+            out["duration"] = self.duration_text
+            out["windows"] = list(self.windows)
         return out
 
 

@@ -11,11 +11,7 @@ from gpuspec.templating.escape import text as markdown_text
 
 
 def _duration(step: Step) -> str | None:
-    seconds = step.duration_seconds
-    if seconds is None:
-        return None
-    hours, rest = divmod(seconds, 3600)
-    return (f"{hours}h " if hours else "") + f"{rest // 60}m"
+    return step.duration_text
 
 
 def render_text(plan: UpgradePlan) -> str:
@@ -36,7 +32,8 @@ def render_text(plan: UpgradePlan) -> str:
         lines += ["", f"{step.number}. {t(step.title)}", f"   disruption: {t(step.disruption)}"]
         duration = _duration(step)
         if duration:
-            lines.append(f"   duration:   up to {duration}")
+            lines.append(f"   duration:   {t(duration)} (worst case)")
+            lines += [f"   window:     {t(w)}" for w in step.windows]
         lines.append("   edits:")
         lines += [f"     {t(e.text())}" for e in step.edits]
         if step.changes:
@@ -92,6 +89,8 @@ def render_markdown(plan: UpgradePlan) -> str:
             f"{code(e.value) if e.value is not None else '(removed)'}"
             for e in step.edits
         ]
+        if step.duration_text:
+            out.append(f"- duration: {m(step.duration_text)} (worst case)" + "".join(f"; {m(w)}" for w in step.windows))
         out += [f"- before: {m(b)}" for b in step.before]
         out += [f"- after: {m(a)}" for a in step.after]
         out += [f"- warning: {m(w)}" for w in step.warnings]

@@ -17,13 +17,16 @@ from gpuspec.pipeline.upgrade.model import Blocker, Selection, Step, StepChange,
 from gpuspec.pipeline.upgrade.moves import Move, State, movable_pools, norm_operator
 from gpuspec.pipeline.upgrade.search import Found, search
 from gpuspec.plan.diff import diff_fleets
-from gpuspec.plan.records import ChangeKind, Disruption
+from gpuspec.plan.records import Change, ChangeKind, Disruption
+from gpuspec.plan.step_durations import step_duration
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.serialize import serialize
 from gpuspec.spec.models import Fleet
 from gpuspec.spec.resolve import operator_version
 
 _QUIET = (ChangeKind.REGENERATED,)
+#: The exports `gpuspec gate` judges a promotion on (docs/pr-workflow.md, "Gating a promotion on live evidence").
+GATE_EVIDENCE = "--nodes nodes.json --clusterpolicies cp.json --jobs jobs.json"
 
 
 def check_target(target: Target) -> Target:
@@ -158,9 +161,9 @@ def _gate(move: Move, state: State) -> str:
         )
         cluster = state.fleet.cluster(name)
         if len(pools) == 1 and cluster is not None and pools[0] == cluster.rollout.canary_pool:
-            parts.append(f"`gpuspec gate --cluster {name} --pool {pools[0]} --nodes nodes.json`")
+            parts.append(f"`gpuspec gate --cluster {name} --pool {pools[0]} {GATE_EVIDENCE}`")
         else:
-            parts.append(f"`gpuspec gate --cluster {name} --nodes nodes.json`")
+            parts.append(f"`gpuspec gate --cluster {name} {GATE_EVIDENCE}`")
     return ", ".join(parts) if parts else "its sync finished"
 
 
@@ -185,6 +188,24 @@ def rendered_unchanged(before: Fleet, after: Fleet, clusters: set[str | None]) -
         if old is None or new is None or old != new:
             return False
     return True
+
+
+def _duration(fleet: Fleet, title: str, changes: Sequence[Change]) -> tuple[int | None, str | None, tuple[str, ...]]:
+    """The worst-case duration of a step (its clusters roll in parallel: the longest), its text, and each
+    cluster's maintenance-window verdict; (None, None, ()) when the step restarts nothing."""
+    estimates = [
+        d
+        for name in dict.fromkeys(c.cluster for c in changes if c.cluster is not None)
+        if (d := step_duration(fleet, name, 0, title, [c for c in changes if c.cluster == name])) is not None
+    ]
+    if not estimates:
+        return None, None, ()
+    windows = tuple(f"{d.cluster}: {d.window_text}" for d in estimates if d.window_text)
+    if any(d.total.seconds is None for d in estimates):
+        worst = next(d for d in estimates if d.total.seconds is None)
+        return None, worst.total.text + (f" ({worst.cluster})" if len(estimates) > 1 else ""), windows
+    longest = max(estimates, key=lambda d: d.total.seconds or 0)
+    return longest.total.seconds, longest.total.text, windows
 
 
 def build_steps(start: State, found: Found) -> tuple[Step, ...]:
@@ -235,6 +256,7 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
                 "every GPU node's driver pod is replaced by the NVIDIADriver-managed one; wait until every "
                 "NVIDIADriver is ready"
             )
+        seconds, duration, windows = _duration(state.fleet, move.title, changes)
         steps.append(
             Step(
                 number=number,
@@ -249,6 +271,9 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
                 after=tuple(after),
                 warnings=verdict.warnings,
                 starts_from=digest(before_state.texts),
+                duration_seconds=seconds,
+                duration_text=duration,
+                windows=windows,
             )
         )
         before_state = state
