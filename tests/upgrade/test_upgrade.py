@@ -386,7 +386,7 @@ def test_markdown_plan_for_an_issue(make_repo: Callable[..., Repo]) -> None:
     assert result.code == 0
     lines = result.out.splitlines()
     assert lines[0] == "## Upgrade plan: infer-north to driver branch 595"
-    assert "| step | change | disruption | nodes |" in lines
+    assert "| step | change | disruption | nodes | duration |" in lines
     assert sum(line.startswith("### Step ") for line in lines) == 3
     assert "- edit `clusters/infer-north.yaml`: `pools[l40s-canary].driver.branch` `580` → `595`" in lines
 
