@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "tools": "gpuspec.cli.tools_cmd:tools_group",
     "acceptance": "gpuspec.cli.acceptance_cmd:acceptance_group",
     "gate": "gpuspec.cli.gate_cmd:gate_command",
+    "upgrade": "gpuspec.cli.upgrade_cmd:upgrade_command",
 }
 
 
@@ -63,6 +64,8 @@ SUMMARIES: dict[str, str] = {
              "stage, title.",
     "schema": "Print the JSON Schema (draft 2020-12) of fleet spec files.",
     "tools": "External tools and schemas that `verify` uses (helm, kubectl with built-in kustomize, platform CRDs).",
+    "upgrade": "Plan the pull requests that take clusters to a GPU Operator release, driver branch or Kubernetes "
+               "minor.",
     "validate": "Check the fleet spec against its schema, its references and NVIDIA's support matrix.",
     "verify": "Render each cluster's GPU Operator chart with helm and build its overlay with kustomize, then check "
               "the result.",

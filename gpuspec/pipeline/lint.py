@@ -14,7 +14,7 @@ from gpuspec.catalogue import CATALOGUE
 from gpuspec.catalogue.engine import RULE_CRASHED
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Suppressed
-from gpuspec.loader.fleetload import load_fleet
+from gpuspec.loader.fleetload import LoadResult, load_fleet
 from gpuspec.loader.positions import locate_findings
 from gpuspec.policy.acceptance import decide, utc_today
 from gpuspec.policy.custom import custom_entry, custom_findings
@@ -127,7 +127,20 @@ def lint_fleet(
     change-set rules (GS8xx) also run, on the change from that git revision to the working tree, under
     the same policy (severities, parameters, exceptions, suppressions).
     """
-    load = load_fleet(fleet_dir)
+    return lint_load(load_fleet(fleet_dir), fleet_dir, policies_dir, packs, today, base_rev)
+
+
+def lint_load(
+    load: LoadResult,
+    fleet_dir: Path,
+    policies_dir: Path,
+    packs: Sequence[str] | None = None,
+    today: date | None = None,
+    base_rev: str | None = None,
+    base_fleet: Fleet | None = None,
+) -> LintResult:
+    """Lint an already loaded fleet as :func:`lint_fleet` does; with ``base_fleet`` (and no ``base_rev``) the
+    change-set rules judge the change from that in-memory fleet (``gpuspec upgrade`` checks its steps so)."""
     fleet = load.fleet
     if fleet is None:
         return LintResult(mark_sensitive(locate_findings(load.findings), load.raw), usable=False, rule_docs={},
@@ -150,6 +163,10 @@ def lint_fleet(
 
         changeset = changeset_context(None, base_rev, fleet_dir, policies_dir=policies_dir, head=fleet,
                                       exceptions=policy.exceptions)
+    elif base_fleet is not None:
+        from gpuspec.rules.changeset_memory import memory_changeset_context
+
+        changeset = memory_changeset_context(base_fleet, fleet, exceptions=policy.exceptions)
     findings.extend(_run_rules(fleet, load.raw, policy, changeset))
     custom_ids = {c.rule.id for c in policy.custom_rules}
 
@@ -159,7 +176,12 @@ def lint_fleet(
 
     decision = decide(fleet, findings, policy, today or utc_today(), suppressions=read_suppressions(load.raw),
                       known=known, report_unused=True)
-    result = mark_sensitive(_restamp(decision.findings, policy), load.raw)
+    kept = _restamp(decision.findings, policy)
+    if base_rev is not None and changeset is not None and changeset.base is not None:
+        from gpuspec.pipeline.upgrade.hints import name_the_way_out  # only when change-set rules collide
+
+        kept = name_the_way_out(kept, changeset.base, fleet, fleet_dir, policies_dir, base_rev, today)
+    result = mark_sensitive(kept, load.raw)
     suppressed = decision.suppressed
     docs = _docs([*result, *(s.finding for s in suppressed)], policy)
     return LintResult(result, usable=True, rule_docs=docs, packs=policy.packs, raw=load.raw, suppressed=suppressed)

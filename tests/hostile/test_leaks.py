@@ -35,6 +35,8 @@ COMMANDS: list[tuple[str, list[str]]] = [
     *[(f"audit-{f}", ["audit", "--cluster", "train-east", "--nodes", str(AUDIT_NODES), "--format", f])
       for f in LINT_FORMATS],
     *[(f"verify-{f}", ["verify", "--format", f]) for f in LINT_FORMATS],
+    *[(f"upgrade-{f}", ["upgrade", "--wave", "1", "--driver-branch", "595", "--format", f])
+      for f in ("text", "json", "markdown")],
 ]
 
 

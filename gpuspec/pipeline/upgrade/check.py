@@ -1,0 +1,141 @@
+"""Check a candidate step with the real lint engine: every rule under the fleet's policy, the change-set rules
+against the step before, and the render compiler on the clusters the step touches."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from gpuspec.errors import GpuspecError
+from gpuspec.findings import Finding, Severity
+from gpuspec.loader.files import cluster_files
+from gpuspec.loader.fleetload import display_path, load_fleet
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.loader.yamlread import MAX_FILE_BYTES
+from gpuspec.pipeline.lint import lint_load
+from gpuspec.pipeline.upgrade.edits import write_atomic
+from gpuspec.pipeline.upgrade.moves import State
+from gpuspec.redaction import redact_text
+from gpuspec.render.compile import compile_cluster
+
+
+def digest(texts: Mapping[str, str]) -> str:
+    """A key of a fleet state: the digest of its spec texts."""
+    sha = hashlib.sha256()
+    for name in sorted(texts):
+        sha.update(name.encode() + b"\0" + texts[name].encode() + b"\0")
+    return sha.hexdigest()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What lint says of one step: the head state (None when it does not load), its errors and warnings."""
+
+    state: State | None
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when lint finds no error and the touched clusters render."""
+        return self.state is not None and not self.errors
+
+
+def read_texts(fleet_dir: Path) -> dict[str, str]:
+    """The spec texts of a fleet folder: fleet.yaml and every cluster file, by path relative to the folder.
+
+    Read as every spec file is (:func:`gpuspec.loader.safefile.read_bounded`): a file gpuspec refuses to read,
+    or one that is not UTF-8, is a GpuspecError (exit 2)."""
+    out: dict[str, str] = {}
+    for path in [fleet_dir / "fleet.yaml", *cluster_files(fleet_dir)]:
+        try:
+            out[path.relative_to(fleet_dir).as_posix()] = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
+        except (UnsafeFile, OSError, UnicodeDecodeError) as exc:
+            raise GpuspecError(f"{display_path(path)}: cannot read it: {exc}") from None
+    return out
+
+
+class Checker:
+    """Loads fleet states in a scratch folder and lints each candidate step once (results are remembered)."""
+
+    def __init__(self, workdir: Path, policies_dir: Path, today: date | None, shown_dir: str) -> None:
+        """``workdir`` is an empty scratch folder; ``shown_dir`` is how reports name the real fleet folder."""
+        self.fleet_dir = workdir / "fleet"
+        (self.fleet_dir / "clusters").mkdir(parents=True, exist_ok=True)
+        self.policies_dir = policies_dir
+        self.today = today
+        self.shown_dir = shown_dir
+        self.checked = 0
+        self._written: dict[str, str] = {}
+        self._states: dict[str, State | None] = {}
+        self._verdicts: dict[tuple[str, str], Verdict] = {}
+        self._start_findings: list[Finding] = []
+
+    def _write(self, texts: Mapping[str, str]) -> None:
+        for name in set(self._written) - set(texts):
+            (self.fleet_dir / name).unlink(missing_ok=True)
+            del self._written[name]
+        for name, text in texts.items():
+            if self._written.get(name) != text:
+                path = self.fleet_dir / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(path, text)
+                self._written[name] = text
+
+    def _shown(self, text: str) -> str:
+        return text.replace(str(self.fleet_dir.resolve()), self.shown_dir).replace(str(self.fleet_dir), self.shown_dir)
+
+    def _describe(self, finding: Finding) -> str:
+        where = self._shown(finding.file or "")
+        if finding.line:
+            where += f":{finding.line}"
+        text = f"{finding.rule_id} {self._shown(finding.message)}" + (f" ({where})" if where else "")
+        return redact_text(text)
+
+    def _lint(self, texts: Mapping[str, str], base: State | None) -> tuple[State | None, list[Finding]]:
+        self._write(texts)
+        names = [n.split("/", 1)[1] for n in texts if n.startswith("clusters/")]
+        load = load_fleet(self.fleet_dir, only=names)  # a partial load skips the per-user parse cache
+        result = lint_load(
+            load,
+            self.fleet_dir,
+            self.policies_dir,
+            today=self.today,
+            base_fleet=base.fleet if base is not None else None,
+        )
+        state = State(dict(texts), load.fleet, self.fleet_dir) if load.fleet is not None and result.usable else None
+        return state, result.findings
+
+    def start(self, texts: Mapping[str, str]) -> Verdict:
+        """Lint the starting state on its own (no change-set rules): the plan starts only from a clean spec."""
+        state, findings = self._lint(texts, None)
+        errors = tuple(self._describe(f) for f in findings if f.severity is Severity.ERROR)
+        if state is not None:
+            self._states[digest(texts)] = state
+        return Verdict(state, errors, ())
+
+    def step(self, base: State, texts: Mapping[str, str], clusters: tuple[str, ...]) -> Verdict:
+        """Lint the step from ``base`` to ``texts`` (remembered per pair of states) and render its clusters."""
+        key = (digest(base.texts), digest(texts))
+        if key in self._verdicts:
+            return self._verdicts[key]
+        self.checked += 1
+        state, findings = self._lint(texts, base)
+        errors = [self._describe(f) for f in findings if f.severity is Severity.ERROR]
+        warnings = tuple(
+            self._describe(f) for f in findings if f.severity is Severity.WARNING and f.rule_id.startswith("GS8")
+        )
+        if state is not None and not errors:
+            for name in clusters:
+                cluster = state.fleet.cluster(name)
+                try:
+                    if cluster is not None:
+                        compile_cluster(state.fleet, cluster, "")
+                except GpuspecError as exc:
+                    errors.append(redact_text(f"render {name}: {self._shown(str(exc))}"))
+        verdict = Verdict(state, tuple(errors), warnings)
+        self._verdicts[key] = verdict
+        return verdict

@@ -1,0 +1,31 @@
+"""A change-set context between two fleets held in memory (no git): what ``gpuspec upgrade`` checks a step with."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpuspec.plan.diff import diff_fleets
+from gpuspec.policy.load import LocatedException
+from gpuspec.rules.changeset import ChangeSetContext
+from gpuspec.spec.models import Fleet
+
+
+def memory_changeset_context(
+    base: Fleet,
+    head: Fleet,
+    *,
+    exceptions: Sequence[LocatedException] = (),
+    changed_files: Sequence[str] = (),
+    base_rev: str = "the previous step",
+) -> ChangeSetContext:
+    """The context the GS8xx rules judge the change from ``base`` to ``head`` in: as ``lint --base`` builds it,
+    with the changed files given (spec files only: nothing under rendered/ changes in a planned step)."""
+    return ChangeSetContext(
+        fleet=head,
+        params={},
+        base=base,
+        base_rev=base_rev,
+        changes=tuple(diff_fleets(base, head)),
+        changed_files=tuple(changed_files),
+        exceptions=tuple(exceptions),
+    )
