@@ -128,16 +128,29 @@ def run() -> int:
         return exitcodes.INTERRUPTED
     except BrokenPipeError:
         return exitcodes.OK
-    except Exception as exc:
-        if os.environ.get("GPUSPEC_DEBUG"):
-            traceback.print_exc()
-        click.echo(
-            f"gpuspec: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in gpuspec; set GPUSPEC_DEBUG=1 for the traceback and report it.",
-            err=True,
-        )
+    except RuntimeError as exc:
+        # pathlib's resolve() on Python < 3.13 raises RuntimeError on a symbolic link loop in an input tree: that
+        # is bad input (nothing is written: every output is replaced atomically), not a bug.
+        if not str(exc).startswith("Symlink loop from "):
+            return _internal_error(exc)
+        click.echo(f"gpuspec: error: {terminal_lines(redact_text(str(exc)))}: a symbolic link loop; remove it",
+                   err=True)
         return exitcodes.INPUT_ERROR
+    except Exception as exc:
+        return _internal_error(exc)
     return exitcodes.OK
+
+
+def _internal_error(exc: BaseException) -> int:
+    """Report an unexpected exception as gpuspec's bug (its traceback with GPUSPEC_DEBUG) and return exit code 2."""
+    if os.environ.get("GPUSPEC_DEBUG"):
+        traceback.print_exc()
+    click.echo(
+        f"gpuspec: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in gpuspec; set GPUSPEC_DEBUG=1 for the traceback and report it.",
+        err=True,
+    )
+    return exitcodes.INPUT_ERROR
 
 
 def main() -> None:

@@ -58,7 +58,10 @@ def plain_files(folder: Path, allowed: frozenset[str] = PLAIN_KEYS) -> set[Path]
         for entry in resources if isinstance(resources, list) else []:
             if not isinstance(entry, str) or "://" in entry or entry.startswith(("github.com/", "git@")):
                 return None
-            target = (directory / entry).resolve()
+            try:
+                target = (directory / entry).resolve()
+            except (OSError, RuntimeError):  # a link loop (RuntimeError before Python 3.13): kubectl reports it
+                return None
             if target.is_dir():
                 todo.append(target)
             elif target.is_file():

@@ -93,3 +93,25 @@ def test_node_json_with_many_nodes_and_a_duplicate(tmp_path: Path, monkeypatch: 
     result = gpuspec(["audit", "--cluster", "train-east", "--nodes", str(tmp_path / "nodes.json")],
                      monkeypatch, capsys, cwd=root)
     assert result.code == 2 and "appears more than once" in result.err
+
+
+def test_a_symlink_loop_pathlib_reports_as_runtimeerror_is_an_input_error(monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """pathlib's resolve() raises RuntimeError on a link loop before Python 3.13: wherever it escapes, the user gets
+    exit 2 naming the path, not an internal error; any other RuntimeError is still reported as gpuspec's bug."""
+    from gpuspec.cli import main as cli_main
+
+    def loop(**_kwargs: object) -> None:
+        raise RuntimeError("Symlink loop from '/repo/rendered/clusters/a/x.yaml'")
+
+    monkeypatch.setattr(cli_main.cli, "main", loop)
+    assert cli_main.run() == 2
+    err = capsys.readouterr().err
+    assert "/repo/rendered/clusters/a/x.yaml" in err and "symbolic link loop" in err and "internal error" not in err
+
+    def other(**_kwargs: object) -> None:
+        raise RuntimeError("something else")
+
+    monkeypatch.setattr(cli_main.cli, "main", other)
+    assert cli_main.run() == 2
+    assert "internal error: RuntimeError: something else" in capsys.readouterr().err
