@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from gpuspec import __version__
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.verify.kustomize import KustomizeResult
 from gpuspec.verify.manifests import Manifest, load_yaml
 from gpuspec.verify.schemas import SchemaError
@@ -86,15 +87,19 @@ def stays_inside(build_dir: Path, boundary: Path) -> bool:
     boundary = boundary.resolve()
     for name in _KUSTOMIZATION_NAMES:
         for path in build_dir.rglob(name):
-            try:
-                data = load_yaml(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            try:  # a kustomization that is a FIFO, a device or oversized is not read: the build refuses it
+                data = load_yaml(read_bounded(path, _DIGEST_WHOLE_BYTES).decode("utf-8"))
+            except (OSError, UnsafeFile, UnicodeDecodeError, yaml.YAMLError, RuntimeError):
                 return False
             for value in _strings(data):
                 if "://" in value or value.startswith(("github.com/", "git@")):
                     return False
                 candidate = value.split("=", 1)[-1]
-                if "/" in candidate and not (path.parent / candidate).resolve().is_relative_to(boundary):
+                try:
+                    outside = "/" in candidate and not (path.parent / candidate).resolve().is_relative_to(boundary)
+                except (OSError, RuntimeError):  # a link loop (RuntimeError before Python 3.13)
+                    return False
+                if outside:
                     return False
     return True
 
