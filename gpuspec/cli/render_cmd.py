@@ -25,6 +25,7 @@ from gpuspec.redaction import redact_text
 
 if TYPE_CHECKING:
     from gpuspec.pipeline.render import Prepared
+    from gpuspec.render.stamp import RenderStamp
 
 
 def report_findings(findings: Sequence[Finding], command: str, *, located: bool = False,
@@ -50,12 +51,13 @@ def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, rende
 
 
 def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
-              only: Sequence[str] | None = None, today: date | None = None) -> tuple[Prepared, list[Finding]]:
+              only: Sequence[str] | None = None, today: date | None = None,
+              stamp: RenderStamp | None = None) -> tuple[Prepared, list[Finding]]:
     from gpuspec.pipeline.render import prepare
 
     if only and fleet_dir.is_dir():
         _check_cluster_names(fleet_dir, only)
-    prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today)
+    prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp)
     reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
     if not prepared.validation.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
@@ -133,12 +135,13 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
 
     from gpuspec.render.writer import check_output, write_output
 
-    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today)
-    assert prepared.rendered is not None
-    expected = prepared.rendered.files
-    count = len(prepared.rendered.clusters)
+    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp)
+    rendered = prepared.rendered
+    assert rendered is not None
+    expected, kept = rendered.files, rendered.kept
+    count = len(rendered.clusters)
     if check:
-        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True)
+        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept)
         for drift in drifts:
             click.echo(redact_text(drift.diff), nl=False)
         if drifts:
@@ -146,12 +149,12 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
                        "run `gpuspec render` and commit the result", err=True)
             raise SystemExit(exitcodes.FINDINGS)
         if stamp is not None:
-            stamp.save(reported, len(expected) + 1, count)
-        click.echo(_summary(out_dir, True, len(expected) + 1, count))
+            stamp.save(reported, len(expected) + len(kept) + 1, count, rendered.parts())
+        click.echo(_summary(out_dir, True, len(expected) + len(kept) + 1, count))
         raise SystemExit(exitcodes.OK)
-    result = write_output(out_dir, expected, stamp=True)
+    result = write_output(out_dir, expected, stamp=True, kept=kept)
     files = len(result.written) + len(result.unchanged)
     if stamp is not None:
-        stamp.save(reported, files, count)
+        stamp.save(reported, files, count, rendered.parts(), result.tree)
     click.echo(_summary(out_dir, False, files, count, len(result.written), len(result.deleted)))
     raise SystemExit(exitcodes.OK)

@@ -44,6 +44,8 @@ class WriteResult:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    #: The state of every file of the output as this write left it (taken under the output lock), when known.
+    tree: dict[str, FileState] | None = None
 
     @property
     def changed(self) -> bool:
@@ -59,7 +61,7 @@ def check_relative(path: str) -> None:
         raise GpuspecError(f"refusing to write {path!r}: not a plain path inside the output folder")
 
 
-def _is_ours(path: Path) -> bool:
+def _is_ours(path: str | Path) -> bool:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
@@ -75,23 +77,35 @@ def _is_ours(path: Path) -> bool:
     return start.startswith(HEADER_MARK) or start == MARKDOWN_HEADER_MARK
 
 
-def scan_output(out: Path) -> dict[str, Path]:
-    """Every regular file below ``out`` (relative POSIX path → path); GpuspecError on symlinks or odd files."""
+def scan_output(out: Path, states: dict[str, FileState] | None = None) -> dict[str, str]:
+    """Every regular file below ``out`` (relative POSIX path → path); GpuspecError on symlinks or odd files.
+
+    ``states`` (when given) receives each file's :data:`FileState`."""
     if out.is_symlink():
         raise GpuspecError(f"output folder {out} is a symbolic link; refusing to write through it")
     if not out.exists():
         return {}
     if not out.is_dir():
         raise GpuspecError(f"output path {out} exists and is not a folder")
-    found: dict[str, Path] = {}
-    _scan_folder(out, "", found)
+    found: dict[str, str] = {}
+    _scan_folder(os.fspath(out), "", found, states)
     return found
 
 
-def _scan_folder(folder: Path, prefix: str, found: dict[str, Path]) -> None:
+#: What a file's stat says of its identity: (size, mtime_ns, ctime_ns, inode); any write changes the ctime.
+FileState = tuple[int, int, int, int]
+
+
+def file_state(info: os.stat_result) -> FileState:
+    """The :data:`FileState` of a stat result."""
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+
+def _scan_folder(folder: str, prefix: str, found: dict[str, str], states: dict[str, FileState] | None) -> None:
     """Add the files below ``folder`` to ``found`` (keys start with ``prefix``), top-down like ``os.walk``.
 
     Directory entries tell file types without a stat per file (the kernel's d_type; a stat where it does not).
+    Plain strings, not Path objects: this runs once per output file.
     """
     dirs: list[os.DirEntry[str]] = []
     files: list[os.DirEntry[str]] = []
@@ -103,18 +117,21 @@ def _scan_folder(folder: Path, prefix: str, found: dict[str, Path]) -> None:
         return
     for entry in (*dirs, *files):
         if entry.is_symlink():
-            raise GpuspecError(f"{folder / entry.name} is a symbolic link; gpuspec refuses symlinks inside its "
+            raise GpuspecError(f"{entry.path} is a symbolic link; gpuspec refuses symlinks inside its "
                                "output folder")
     for entry in files:
         if not entry.is_file(follow_symlinks=False):
-            raise GpuspecError(f"{folder / entry.name} is not a regular file; refusing to touch the output folder")
-        found[prefix + entry.name] = folder / entry.name
+            raise GpuspecError(f"{entry.path} is not a regular file; refusing to touch the output folder")
+        found[prefix + entry.name] = entry.path
+        if states is not None:
+            states[prefix + entry.name] = file_state(entry.stat(follow_symlinks=False))
     for entry in dirs:
-        _scan_folder(folder / entry.name, f"{prefix}{entry.name}/", found)
+        _scan_folder(entry.path, f"{prefix}{entry.name}/", found, states)
 
 
-def _foreign(existing: Mapping[str, Path], expected: Mapping[str, bytes]) -> list[str]:
-    return sorted(rel for rel, path in existing.items() if rel not in expected and not _is_ours(path))
+def _foreign(existing: Mapping[str, str], expected: Collection[str], kept: Collection[str] = ()) -> list[str]:
+    return sorted(rel for rel, path in existing.items() if rel not in expected and rel not in kept
+                  and not _is_ours(path))
 
 
 #: Largest existing output file compared byte for byte; a larger one (or a FIFO, device or link out of the
@@ -122,7 +139,7 @@ def _foreign(existing: Mapping[str, Path], expected: Mapping[str, bytes]) -> lis
 MAX_OUTPUT_FILE_BYTES = 64 * 1024 * 1024
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str | Path) -> bytes | None:
     """The bytes of an existing output file, or None when it is not a regular file of at most the limit (the
     output folder's own links are refused where it is scanned; here no link is followed at all)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -207,11 +224,12 @@ def output_lock(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[No
 
 
 def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False,
-                 kept: Collection[str] = ()) -> WriteResult:
+                 kept: Mapping[str, FileState] | None = None) -> WriteResult:
     """Make ``out`` hold exactly ``expected`` (relative path → bytes) plus ``kept``, atomically; return what changed.
 
     ``kept``: output files the caller has proven current (the render stamp: unchanged inputs, unchanged file
-    state); they are neither read nor rewritten, and must exist.  With ``stamp`` the output also gets the
+    state), with the state it saw; they are neither read nor rewritten, and must still be in that state (checked
+    under the output lock, so a concurrent render cannot change them unseen).  With ``stamp`` the output also gets the
     generator stamp (:mod:`gpuspec.render.generator`), rewritten only when another file changes.  A file-system
     error (no permission, read-only or full disk, a path that cannot hold a folder) is a GpuspecError naming the
     output folder; the previous output is left as it was.
@@ -220,14 +238,14 @@ def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = Fals
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
         with output_lock(out):
             cleanup_stale(out.absolute().parent, out.name)
-            return _write_output(out, expected, stamp, frozenset(kept))
+            return _write_output(out, expected, stamp, kept or {})
     except OSError as exc:
         where = exc.filename or out
         raise GpuspecError(f"cannot write the output folder {out}: {exc.strerror or exc} ({where})",
                            hint="choose a writable --out") from None
 
 
-def _with_stamp(expected: Mapping[str, bytes], existing: Mapping[str, Path],
+def _with_stamp(expected: Mapping[str, bytes], existing: Mapping[str, str],
                 current: dict[str, bytes | None], kept: frozenset[str] = frozenset()) -> dict[str, bytes]:
     """``expected`` plus the settled generator stamp; ``current`` gains the stamp's present bytes.
 
@@ -239,17 +257,20 @@ def _with_stamp(expected: Mapping[str, bytes], existing: Mapping[str, Path],
 
 
 def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
-                  kept: frozenset[str] = frozenset()) -> WriteResult:
+                  kept_states: Mapping[str, FileState] | None = None) -> WriteResult:
     for rel in expected:
         check_relative(rel)
-    existing = scan_output(out)
-    missing = sorted(kept - set(existing))
-    if missing:
-        raise GpuspecError(f"{out}: {missing[0]} was to be kept as it is, but it is gone; render again")
+    states: dict[str, FileState] = {}
+    existing = scan_output(out, states)
+    kept = frozenset(kept_states or {})
+    moved = sorted(rel for rel, state in (kept_states or {}).items() if states.get(rel) != state)
+    if moved:
+        raise GpuspecError(f"{out}: {moved[0]} changed while this render ran (another run or an edit); "
+                           "render again")
     current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
     if stamp:
         expected = _with_stamp(expected, existing, current, kept)
-    foreign = [rel for rel in _foreign(existing, expected) if rel not in kept]
+    foreign = _foreign(existing, expected, kept)
     if foreign:
         raise GpuspecError(
             f"{out} holds files gpuspec did not write ({', '.join(foreign[:5])}"
@@ -263,6 +284,7 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
         result.unchanged = sorted([*result.unchanged, *kept])
     result.deleted = sorted(set(existing) - set(expected) - kept)
     if not result.changed and out.is_dir():
+        result.tree = states
         return result
     parent = out.absolute().parent
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{_TMP_PREFIX}{os.getpid()}-", dir=parent))
@@ -270,6 +292,12 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
         _first_write(tmp, out, expected)
         return result
     _transaction(tmp, out, expected, result)
+    for rel in result.deleted:
+        states.pop(rel, None)
+    outdir = out.absolute()
+    for rel in result.written:
+        states[rel] = file_state(os.stat(outdir / rel, follow_symlinks=False))
+    result.tree = states
     return result
 
 
@@ -487,11 +515,11 @@ class Drift:
 
 
 def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendered", *,
-                 stamp: bool = False, kept: Collection[str] = ()) -> list[Drift]:
+                 stamp: bool = False, kept: Mapping[str, FileState] | None = None) -> list[Drift]:
     """Compare ``out`` with ``expected``; one Drift per stale, missing, hand-edited or unexpected file.
 
-    ``kept``: output files the caller has proven current (see :func:`write_output`); they are not read, and one
-    that is gone counts as missing.  With ``stamp`` the generator stamp is expected too: any valid stamp passes
+    ``kept``: output files the caller has proven current, with their state (see :func:`write_output`); they are
+    not read, and one that is gone or no longer in that state counts as changed.  With ``stamp`` the generator stamp is expected too: any valid stamp passes
     while the other files match (a newer or older gpuspec whose output is the same), else it must name this
     gpuspec's version.
     """
@@ -500,13 +528,17 @@ def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendere
         with suppress(OSError):
             stack.enter_context(output_lock(out))
             cleanup_stale(out.absolute().parent, out.name)  # a killed render's committed transaction is finished
-        return _check_output(out, expected, label, stamp, frozenset(kept))
+        return _check_output(out, expected, label, stamp, kept or {})
 
 
 def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: bool,
-                  kept: frozenset[str] = frozenset()) -> list[Drift]:
-    existing = scan_output(out)
-    drifts = [Drift(rel, "missing", f"kept file {label}/{rel} is gone\n") for rel in sorted(kept - set(existing))]
+                  kept_states: Mapping[str, FileState]) -> list[Drift]:
+    states: dict[str, FileState] = {}
+    existing = scan_output(out, states if kept_states else None)
+    drifts = [Drift(rel, "missing" if rel not in states else "changed",
+                    f"{label}/{rel} changed while this check ran; check again\n")
+              for rel, state in sorted(kept_states.items()) if states.get(rel) != state]
+    kept = frozenset(kept_states)
     if stamp:
         current: dict[str, bytes | None] = {rel: _read(existing[rel]) if rel in existing else None
                                             for rel in expected}

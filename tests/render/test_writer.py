@@ -161,15 +161,20 @@ def test_kept_files_are_neither_read_nor_deleted(tmp_path: Path) -> None:
     out = tmp_path / "rendered"
     files = render_dir(fleet_dir)
     write_output(out, files)
-    kept = [rel for rel in files if rel.startswith("clusters/one/")]
+    states: dict[str, writer.FileState] = {}
+    writer.scan_output(out, states)
+    kept = {rel: state for rel, state in states.items() if rel.startswith("clusters/one/")}
     partial = {rel: data for rel, data in files.items() if rel not in kept}
     result = write_output(out, partial, kept=kept)
     assert not result.changed and set(kept) <= set(result.unchanged)
-    assert _snapshot_bytes(out) == files
+    assert _snapshot_bytes(out) == files and result.tree == states
     assert check_output(out, partial, kept=kept) == []
-    (out / kept[0]).unlink()
-    assert [d.kind for d in check_output(out, partial, kept=kept)] == ["missing"]
-    with pytest.raises(GpuspecError, match="gone"):
+    first, second = sorted(kept)[:2]
+    (out / first).unlink()
+    (out / second).write_bytes((out / second).read_bytes())  # same bytes, a new ctime: no longer proven
+    assert [(d.path, d.kind) for d in check_output(out, partial, kept=kept)] == [(first, "missing"),
+                                                                              (second, "changed")]
+    with pytest.raises(GpuspecError, match="changed while this render ran"):
         write_output(out, partial, kept=kept)
 
 
