@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack, suppress
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,8 @@ from gpuspec.loader.files import cluster_files
 from gpuspec.redaction import redact_text
 
 if TYPE_CHECKING:
-    from gpuspec.pipeline.render import Prepared
+    from gpuspec.pipeline.render import Prepared, Rendered
+    from gpuspec.render.proof import ProofInputs
     from gpuspec.render.stamp import RenderStamp
 
 
@@ -98,14 +100,25 @@ def _stale_reason(out_dir: Path) -> str:
     return "are stale or hand-edited"
 
 
+def _proof_inputs(fleet_dir: Path, policies_dir: Path, rendered: Rendered) -> ProofInputs:
+    from gpuspec.render.proof import ProofInputs, input_digest
+
+    inputs = input_digest(fleet_dir, policies_dir)
+    # Inputs that cannot be hashed safely were refused by validation already; a proof no check can match then.
+    return ProofInputs(inputs or "0" * 64, *rendered.window, kept_shas=rendered.kept_shas)
+
+
 @click.command("render")
 @fleet_argument
 @policies_option
 @click.option("--out", "out_dir", default=str(DEFAULT_RENDERED), show_default=True,
               type=click.Path(path_type=Path, file_okay=False), callback=outside_git, help="Output folder.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when the output folder is stale.")
+@click.option("--full", is_flag=True, envvar="GPUSPEC_CHECK_FULL",
+              help="With --check: render and compare even when the committed render proof vouches for the output.")
 @today_option
-def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date | None) -> None:
+def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, full: bool,
+                   today: date | None) -> None:
     """Compile the fleet into pinned Helm values, Kustomize overlays and Argo CD / Flux objects.
 
     Runs `validate` first: any error writes nothing (exit 1), unusable input exits 2.
@@ -114,7 +127,9 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     The output is byte-stable and written atomically; only changed files are
     rewritten and files of removed clusters are deleted. With --check nothing
     is written: exit 0 when the output folder is up to date, else exit 1 and
-    print a unified diff.
+    print a unified diff. A check of a fresh clone compares digests with the
+    committed render-proof.yaml (gpuspec, inputs, exception dates, every
+    output file) and renders only when they differ; --full always renders.
     """
     from gpuspec.policy.acceptance import utc_today
     from gpuspec.render.stamp import RenderStamp
@@ -132,7 +147,27 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
         report_findings(stamped.findings, "render", located=True)
         click.echo(_summary(out_dir, check, stamped.files, stamped.clusters))
         raise SystemExit(exitcodes.OK)
+    if check and not full:
+        from gpuspec.render.proof import PROOF_PATH, proven
 
+        files = proven(out_dir, fleet_dir, policies_dir, today)
+        if files is not None:
+            click.echo(f"{out_dir}: up to date ({files} files; gpuspec, the inputs and every file match "
+                       f"{PROOF_PATH})")
+            raise SystemExit(exitcodes.OK)
+
+    from gpuspec.render.writer import output_lock
+
+    with ExitStack() as stack:
+        # Held from the stamp's look at the output to the write: no other render changes it meanwhile, so the
+        # clusters the stamp proves current stay so.  (No folder to lock, or one we may not open: unlocked.)
+        with suppress(OSError, GpuspecError):
+            stack.enter_context(output_lock(out_dir))
+        _render_or_check(fleet_dir, policies_dir, out_dir, check, today, stamp)
+
+
+def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date,
+                     stamp: RenderStamp | None) -> None:
     from gpuspec.render.writer import check_output, write_output
 
     prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp)
@@ -140,8 +175,9 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     assert rendered is not None
     expected, kept = rendered.files, rendered.kept
     count = len(rendered.clusters)
+    proof = _proof_inputs(fleet_dir, policies_dir, rendered)
     if check:
-        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept)
+        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept, proof=proof)
         for drift in drifts:
             click.echo(redact_text(drift.diff), nl=False)
         if drifts:
@@ -149,10 +185,10 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
                        "run `gpuspec render` and commit the result", err=True)
             raise SystemExit(exitcodes.FINDINGS)
         if stamp is not None:
-            stamp.save(reported, len(expected) + len(kept) + 1, count, rendered.parts())
-        click.echo(_summary(out_dir, True, len(expected) + len(kept) + 1, count))
+            stamp.save(reported, len(expected) + len(kept) + 2, count, rendered.parts())
+        click.echo(_summary(out_dir, True, len(expected) + len(kept) + 2, count))
         raise SystemExit(exitcodes.OK)
-    result = write_output(out_dir, expected, stamp=True, kept=kept)
+    result = write_output(out_dir, expected, stamp=True, kept=kept, proof=proof)
     files = len(result.written) + len(result.unchanged)
     if stamp is not None:
         stamp.save(reported, files, count, rendered.parts(), result.tree)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import hashlib
 import json
 import multiprocessing
 import os
@@ -30,13 +31,15 @@ from gpuspec.handover.documents import (
     rule_settings,
 )
 from gpuspec.loader.files import YAML_SUFFIXES
-from gpuspec.pipeline.validate import ValidationResult, validate_fleet
+from gpuspec.pipeline.validate import ValidationResult, fleet_policy, validate_fleet
+from gpuspec.policy.acceptance import utc_today
 from gpuspec.render.bootstrap import bootstrap_files
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
 from gpuspec.render.filetree import RenderPlan, YamlFile
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.operand_images import cluster_images
+from gpuspec.render.proof import window
 from gpuspec.render.serialize import serialize
 from gpuspec.render.stamp import Part, RenderStamp, cluster_key
 from gpuspec.render.workers import fork_pool
@@ -78,6 +81,8 @@ class Rendered:
     keys: dict[str, str] = field(default_factory=dict)
     #: The clusters not rendered because their stamped output is current.
     reused: dict[str, Part] = field(default_factory=dict)
+    #: The days on which the output is the same as today's (see :func:`gpuspec.render.proof.window`).
+    window: tuple[dt.date | None, dt.date | None] = (None, None)
 
     @property
     def clusters(self) -> list[str]:
@@ -89,13 +94,19 @@ class Rendered:
         """The output files of the reused clusters (current on disk, not in ``files``) with their stamped state."""
         return {rel: state for part in self.reused.values() for rel, state in zip(part.paths, part.states, strict=True)}
 
+    @property
+    def kept_shas(self) -> dict[str, bytes]:
+        """The sha256 of each of :attr:`kept`, as stamped."""
+        return {rel: sha for part in self.reused.values() for rel, sha in zip(part.paths, part.shas, strict=True)}
+
     def parts(self) -> dict[str, Part]:
         """Every cluster's stamp part: the reused ones and those rendered now."""
         out = dict(self.reused)
         for name, paths in self.paths.items():
             if name in self.keys and name in self.summaries:
                 brief, digest = self.summaries[name]
-                out[name] = Part(self.keys[name], tuple(paths), dict(brief), digest)
+                shas = tuple(hashlib.sha256(self.files[rel]).digest() for rel in paths)
+                out[name] = Part(self.keys[name], tuple(paths), dict(brief), digest, shas)
         return out
 
     def merge(self, other: Rendered) -> None:
@@ -272,7 +283,15 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
     reused = stamp.reusable(keys) if stamp is not None and only is None else {}
     rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused)
     rendered.keys = keys
+    rendered.window = _exception_window(fleet, policies_dir, today or utc_today())
     return Prepared(validation, rendered)
+
+
+def _exception_window(fleet: Fleet, policies_dir: Path | None, today: dt.date) -> tuple[dt.date | None, dt.date | None]:
+    """The days around ``today`` on which the fleet's policy exceptions accept the same findings."""
+    policy = fleet_policy(fleet, policies_dir)
+    return window([e.exception.expires for e in policy.exceptions if isinstance(e.exception.expires, dt.date)],
+                  today)
 
 
 def cluster_keys(fleet: Fleet, inputs: InputDigests, handover: HandoverSettings,

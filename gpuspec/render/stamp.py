@@ -87,20 +87,23 @@ class Part:
     paths: tuple[str, ...]
     brief: dict[str, Any]
     document_digest: str
+    #: The sha256 of each of ``paths`` (for the render proof of the whole output).
+    shas: tuple[bytes, ...] = ()
     #: The stamped state of each of ``paths`` (set by :meth:`RenderStamp.reusable`; not stored).
     states: tuple[tuple[int, int, int, int], ...] = ()
 
     def data(self) -> tuple[Any, ...]:
         """Plain data for the cache entry."""
-        return (self.key, list(self.paths), self.brief, self.document_digest)
+        return (self.key, list(self.paths), self.brief, self.document_digest, list(self.shas))
 
     @classmethod
     def from_data(cls, data: Any) -> Part | None:
         """The part stored as :meth:`data`, or None when the entry does not hold one."""
         try:
-            key, paths, brief, document = data
-            if isinstance(key, str) and isinstance(brief, dict) and isinstance(document, str):
-                return cls(key, tuple(str(p) for p in paths), brief, document)
+            key, paths, brief, document, shas = data
+            if isinstance(key, str) and isinstance(brief, dict) and isinstance(document, str) \
+                    and len(shas) == len(paths) and all(isinstance(s, bytes) for s in shas):
+                return cls(key, tuple(str(p) for p in paths), brief, document, tuple(shas))
         except (TypeError, ValueError):
             pass
         return None
@@ -176,7 +179,7 @@ class RenderStamp:
             if part is None or part.key != key or not part.paths:
                 continue
             if all(rel in tree and tree[rel] == stamped_tree.get(rel) for rel in part.paths):
-                found[name] = Part(part.key, part.paths, part.brief, part.document_digest,
+                found[name] = Part(part.key, part.paths, part.brief, part.document_digest, part.shas,
                                    tuple(tree[rel] for rel in part.paths))
         return found
 

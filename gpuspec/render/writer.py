@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from gpuspec import usercache
 from gpuspec.errors import GpuspecError
 from gpuspec.render.generator import STAMP_PATH, settle_stamp
+from gpuspec.render.proof import PROOF_PATH, ProofInputs, settle_proof
 from gpuspec.render.serialize import HEADER_MARK, MARKDOWN_HEADER_MARK
 from gpuspec.render.workers import fork_pool
 
@@ -77,10 +78,11 @@ def _is_ours(path: str | Path) -> bool:
     return start.startswith(HEADER_MARK) or start == MARKDOWN_HEADER_MARK
 
 
-def scan_output(out: Path, states: dict[str, FileState] | None = None) -> dict[str, str]:
+def scan_output(out: Path, states: dict[str, FileState] | None = None,
+                unstated: Collection[str] = ()) -> dict[str, str]:
     """Every regular file below ``out`` (relative POSIX path → path); GpuspecError on symlinks or odd files.
 
-    ``states`` (when given) receives each file's :data:`FileState`."""
+    ``states`` (when given) receives each file's :data:`FileState`, except for the files in ``unstated``."""
     if out.is_symlink():
         raise GpuspecError(f"output folder {out} is a symbolic link; refusing to write through it")
     if not out.exists():
@@ -88,7 +90,7 @@ def scan_output(out: Path, states: dict[str, FileState] | None = None) -> dict[s
     if not out.is_dir():
         raise GpuspecError(f"output path {out} exists and is not a folder")
     found: dict[str, str] = {}
-    _scan_folder(os.fspath(out), "", found, states)
+    _scan_folder(os.fspath(out), "", found, states, unstated)
     return found
 
 
@@ -101,7 +103,8 @@ def file_state(info: os.stat_result) -> FileState:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
-def _scan_folder(folder: str, prefix: str, found: dict[str, str], states: dict[str, FileState] | None) -> None:
+def _scan_folder(folder: str, prefix: str, found: dict[str, str], states: dict[str, FileState] | None,
+                 unstated: Collection[str] = ()) -> None:
     """Add the files below ``folder`` to ``found`` (keys start with ``prefix``), top-down like ``os.walk``.
 
     Directory entries tell file types without a stat per file (the kernel's d_type; a stat where it does not).
@@ -122,11 +125,12 @@ def _scan_folder(folder: str, prefix: str, found: dict[str, str], states: dict[s
     for entry in files:
         if not entry.is_file(follow_symlinks=False):
             raise GpuspecError(f"{entry.path} is not a regular file; refusing to touch the output folder")
-        found[prefix + entry.name] = entry.path
-        if states is not None:
-            states[prefix + entry.name] = file_state(entry.stat(follow_symlinks=False))
+        rel = prefix + entry.name
+        found[rel] = entry.path
+        if states is not None and rel not in unstated:
+            states[rel] = file_state(entry.stat(follow_symlinks=False))
     for entry in dirs:
-        _scan_folder(entry.path, f"{prefix}{entry.name}/", found, states)
+        _scan_folder(entry.path, f"{prefix}{entry.name}/", found, states, unstated)
 
 
 def _foreign(existing: Mapping[str, str], expected: Collection[str], kept: Collection[str] = ()) -> list[str]:
@@ -209,36 +213,54 @@ def output_lock(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[No
     Renders and checks of the same output run one after the other, so none reports a tree that another
     replaced under it.  The lock dies with its process; a render waits up to ``timeout`` seconds.
     """
+    path = lock_path(out)
+    if path in _HELD:  # this process holds it already (the render command around its write): re-entered
+        yield
+        return
     from filelock import FileLock, Timeout
 
-    lock = FileLock(lock_path(out))
+    lock = FileLock(path)
     try:
         lock.acquire(timeout=timeout, poll_interval=0.05)
     except Timeout:
         raise GpuspecError(f"another gpuspec render has been writing {out} for {timeout:.0f} s; "
                            "gave up waiting") from None
+    _HELD.add(path)
     try:
         yield
     finally:
+        _HELD.discard(path)
         lock.release()
 
 
+#: The output locks this process holds (a second FileLock of the same file would wait for the first).
+_HELD: set[Path] = set()
+
+
+def holds_lock(out: Path) -> bool:
+    """True when this process holds the lock of output folder ``out``."""
+    return lock_path(out) in _HELD
+
+
 def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False,
-                 kept: Mapping[str, FileState] | None = None) -> WriteResult:
+                 kept: Mapping[str, FileState] | None = None, proof: ProofInputs | None = None) -> WriteResult:
     """Make ``out`` hold exactly ``expected`` (relative path → bytes) plus ``kept``, atomically; return what changed.
 
     ``kept``: output files the caller has proven current (the render stamp: unchanged inputs, unchanged file
-    state), with the state it saw; they are neither read nor rewritten, and must still be in that state (checked
-    under the output lock, so a concurrent render cannot change them unseen).  With ``stamp`` the output also gets the
+    state), with the state it saw; they are neither read nor rewritten.  When the caller has held the output
+    lock since it took their state, nothing else has changed them and they are not even stat'ed again; else
+    each must still be in that state (checked under the lock, so a concurrent render cannot change it unseen).
+    With ``proof`` the output also gets the render proof (:mod:`gpuspec.render.proof`), after the stamp.  With ``stamp`` the output also gets the
     generator stamp (:mod:`gpuspec.render.generator`), rewritten only when another file changes.  A file-system
     error (no permission, read-only or full disk, a path that cannot hold a folder) is a GpuspecError naming the
     output folder; the previous output is left as it was.
     """
     try:
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
+        trusted = bool(kept) and holds_lock(out)
         with output_lock(out):
             cleanup_stale(out.absolute().parent, out.name)
-            return _write_output(out, expected, stamp, kept or {})
+            return _write_output(out, expected, stamp, kept or {}, trusted, proof)
     except OSError as exc:
         where = exc.filename or out
         raise GpuspecError(f"cannot write the output folder {out}: {exc.strerror or exc} ({where})",
@@ -252,17 +274,32 @@ def _with_stamp(expected: Mapping[str, bytes], existing: Mapping[str, str],
     ``kept`` files count as unchanged (the caller proved them current), whatever their bytes.
     """
     current[STAMP_PATH] = _read(existing[STAMP_PATH]) if STAMP_PATH in existing else None
-    seen: dict[str, bytes | None] = {**dict.fromkeys(set(existing) - kept), **current}
+    seen: dict[str, bytes | None] = {**dict.fromkeys(set(existing) - kept - {PROOF_PATH}), **current}
+    seen.pop(PROOF_PATH, None)
     return {**expected, STAMP_PATH: settle_stamp(expected, seen)}
 
 
+def _with_proof(expected: Mapping[str, bytes], existing: Mapping[str, str], current: dict[str, bytes | None],
+                kept: frozenset[str], proof: ProofInputs) -> dict[str, bytes]:
+    """``expected`` plus the settled render proof (see :func:`gpuspec.render.proof.settle_proof`); ``current``
+    gains the proof's present bytes."""
+    current[PROOF_PATH] = _read(existing[PROOF_PATH]) if PROOF_PATH in existing else None
+    others = {rel: data for rel, data in expected.items() if rel != PROOF_PATH}
+    same = all(current.get(rel) == data for rel, data in others.items()) and not (
+        set(existing) - set(others) - kept - {PROOF_PATH})
+    return {**others, PROOF_PATH: settle_proof(proof, others, current[PROOF_PATH], same)}
+
+
 def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
-                  kept_states: Mapping[str, FileState] | None = None) -> WriteResult:
+                  kept_states: Mapping[str, FileState] | None = None, trusted: bool = False,
+                  proof: ProofInputs | None = None) -> WriteResult:
     for rel in expected:
         check_relative(rel)
     states: dict[str, FileState] = {}
-    existing = scan_output(out, states)
     kept = frozenset(kept_states or {})
+    existing = scan_output(out, states, kept if trusted else frozenset())
+    if trusted:
+        states.update({rel: state for rel, state in (kept_states or {}).items() if rel in existing})
     moved = sorted(rel for rel, state in (kept_states or {}).items() if states.get(rel) != state)
     if moved:
         raise GpuspecError(f"{out}: {moved[0]} changed while this render ran (another run or an edit); "
@@ -270,6 +307,8 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
     current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
     if stamp:
         expected = _with_stamp(expected, existing, current, kept)
+    if proof is not None:
+        expected = _with_proof(expected, existing, current, kept, proof)
     foreign = _foreign(existing, expected, kept)
     if foreign:
         raise GpuspecError(
@@ -515,7 +554,8 @@ class Drift:
 
 
 def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendered", *,
-                 stamp: bool = False, kept: Mapping[str, FileState] | None = None) -> list[Drift]:
+                 stamp: bool = False, kept: Mapping[str, FileState] | None = None,
+                 proof: ProofInputs | None = None) -> list[Drift]:
     """Compare ``out`` with ``expected``; one Drift per stale, missing, hand-edited or unexpected file.
 
     ``kept``: output files the caller has proven current, with their state (see :func:`write_output`); they are
@@ -528,11 +568,11 @@ def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendere
         with suppress(OSError):
             stack.enter_context(output_lock(out))
             cleanup_stale(out.absolute().parent, out.name)  # a killed render's committed transaction is finished
-        return _check_output(out, expected, label, stamp, kept or {})
+        return _check_output(out, expected, label, stamp, kept or {}, proof)
 
 
 def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: bool,
-                  kept_states: Mapping[str, FileState]) -> list[Drift]:
+                  kept_states: Mapping[str, FileState], proof: ProofInputs | None = None) -> list[Drift]:
     states: dict[str, FileState] = {}
     existing = scan_output(out, states if kept_states else None)
     drifts = [Drift(rel, "missing" if rel not in states else "changed",
@@ -545,6 +585,10 @@ def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: b
         expected = _with_stamp(expected, existing, current, kept)
     else:
         current = {}
+    if proof is not None:
+        current.update({rel: _read(existing[rel]) if rel in existing else None for rel in expected
+                        if rel not in current})
+        expected = _with_proof(expected, existing, current, kept, proof)
     for rel in sorted((set(existing) | set(expected)) - kept):
         have = current[rel] if rel in current else _read(existing[rel]) if rel in existing else None
         want = expected.get(rel)
