@@ -70,7 +70,7 @@ class Proof:
         """The proof file's exact bytes."""
         lines = [f"{HEADER_MARK}: what `gpuspec render --check` compares instead of rendering again",
                  "# (digests of gpuspec, the inputs and the other files of this folder). Do not edit.",
-                 f"inputs: {self.inputs}", f"outputs: {self.outputs}"]
+                 "---", f"inputs: {self.inputs}", f"outputs: {self.outputs}"]
         if self.valid_from is not None:
             lines.append(f"validFrom: '{self.valid_from.isoformat()}'")
         if self.valid_through is not None:

@@ -250,10 +250,10 @@ def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = Fals
     state), with the state it saw; they are neither read nor rewritten.  When the caller has held the output
     lock since it took their state, nothing else has changed them and they are not even stat'ed again; else
     each must still be in that state (checked under the lock, so a concurrent render cannot change it unseen).
-    With ``proof`` the output also gets the render proof (:mod:`gpuspec.render.proof`), after the stamp.  With ``stamp`` the output also gets the
-    generator stamp (:mod:`gpuspec.render.generator`), rewritten only when another file changes.  A file-system
-    error (no permission, read-only or full disk, a path that cannot hold a folder) is a GpuspecError naming the
-    output folder; the previous output is left as it was.
+    With ``stamp`` the output also gets the generator stamp (:mod:`gpuspec.render.generator`), rewritten only
+    when another file changes; with ``proof`` the render proof (:mod:`gpuspec.render.proof`), settled after the
+    stamp.  A file-system error (no permission, read-only or full disk, a path that cannot hold a folder) is a
+    GpuspecError naming the output folder; the previous output is left as it was.
     """
     try:
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
@@ -559,9 +559,9 @@ def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendere
     """Compare ``out`` with ``expected``; one Drift per stale, missing, hand-edited or unexpected file.
 
     ``kept``: output files the caller has proven current, with their state (see :func:`write_output`); they are
-    not read, and one that is gone or no longer in that state counts as changed.  With ``stamp`` the generator stamp is expected too: any valid stamp passes
-    while the other files match (a newer or older gpuspec whose output is the same), else it must name this
-    gpuspec's version.
+    not read, and one that is gone or no longer in that state counts as changed.  With ``stamp`` the generator
+    stamp is expected too: any valid stamp passes while the other files match (a newer or older gpuspec whose
+    output is the same), else it must name this gpuspec's version; with ``proof`` the render proof likewise.
     """
     with ExitStack() as stack:
         # No folder to lock (nothing rendered yet) or one we may not open: compare unlocked.
