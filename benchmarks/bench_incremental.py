@@ -17,12 +17,26 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from benchmarks.fleetgen import generate
 from benchmarks.measure import Measurement, measure
+
+_SNAPSHOT = """
+import os, sys, pickle
+root = sys.argv[1]
+files = {}
+for folder, dirs, names in os.walk(root):
+    for name in names:
+        path = os.path.join(folder, name)
+        with open(path, "rb") as fh:
+            files[os.path.relpath(path, root)] = fh.read()
+pickle.dump(files, open(sys.argv[2], "wb"))
+print(len(files), sum(map(len, files.values())))
+"""
 
 _WRITE_FLOOR = """
 import os, sys, pickle
@@ -64,26 +78,22 @@ def _fmt(m: Measurement, base: Measurement | None = None) -> str:
     return f"{m.seconds:7.2f} s wall {m.cpu:7.2f} s CPU {m.peak_mib:7.0f} MiB{ratio}"
 
 
-def _snapshot(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-
-
 def run_size(work: Path, clusters: int, pools: int, runs: int) -> None:
-    """Measure one fleet size and print the rows."""
-    import pickle
-
+    """Measure one fleet size and print the rows (this process stays small: a child's peak RSS counts the
+    parent's pages it was forked with)."""
     root = work / f"fleet-{clusters}"
     generate(root, clusters, pools)
     cache = work / f"cache-{clusters}"
     first = measure(_render(root), env=_env(cache))
     assert first.exit_code == 0, "first render failed"
-    files = _snapshot(root / "rendered")
     data = work / "files.pickle"
-    data.write_bytes(pickle.dumps(files))
+    count, size = map(int, subprocess.run([sys.executable, "-c", _SNAPSHOT, str(root / "rendered"), str(data)],
+                                          check=True, capture_output=True, text=True).stdout.split())
     floor_out = work / "floor-write"
     write_floor = measure([sys.executable, "-c", _WRITE_FLOOR, str(data), str(floor_out)])
-    print(f"{clusters} clusters × {pools} pools: {len(files)} files, "
-          f"{sum(map(len, files.values())) / 2**20:.1f} MiB of output")
+    assert write_floor.exit_code == 0
+    data.unlink()
+    print(f"{clusters} clusters × {pools} pools: {count} files, {size / 2**20:.1f} MiB of output")
     print(f"  write floor                      {_fmt(write_floor)}")
     print(f"  first render                     {_fmt(first, write_floor)} (against the write floor)")
     target = sorted((root / "fleet" / "clusters").iterdir())[clusters // 2]
@@ -95,7 +105,8 @@ def run_size(work: Path, clusters: int, pools: int, runs: int) -> None:
     clone = work / f"clone-{clusters}"
     for name in ("fleet", "policies", "rendered"):
         shutil.copytree(root / name, clone / name)
-    read_floor = measure([sys.executable, "-c", _READ_FLOOR, str(clone / "rendered"), str(floor_out)])
+    read_floor = measure([sys.executable, "-c", _READ_FLOOR, str(clone / "rendered"), str(root / "rendered")])
+    assert read_floor.exit_code == 0
     print(f"  read-and-compare floor           {_fmt(read_floor)}")
     for i in range(runs):
         check = measure(_render(clone, "--check"), env=_env(work / f"ci-cache-{clusters}-{i}"))

@@ -105,7 +105,7 @@ def _proof_inputs(fleet_dir: Path, policies_dir: Path, rendered: Rendered) -> Pr
 
     inputs = input_digest(fleet_dir, policies_dir)
     # Inputs that cannot be hashed safely were refused by validation already; a proof no check can match then.
-    return ProofInputs(inputs or "0" * 64, *rendered.window, kept_shas=rendered.kept_shas)
+    return ProofInputs(inputs or "0" * 64, *rendered.window, known_shas=rendered.known_shas)
 
 
 @click.command("render")

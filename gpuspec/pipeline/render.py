@@ -77,6 +77,8 @@ class Rendered:
     summaries: dict[str, tuple[dict[str, object], str]] = field(default_factory=dict)
     #: Per rendered cluster, the output paths of its files (handover document included).
     paths: dict[str, list[str]] = field(default_factory=dict)
+    #: The sha256 of each cluster file in ``files`` (taken where it was serialized, for the stamp and the proof).
+    shas: dict[str, bytes] = field(default_factory=dict)
     #: Per cluster, the key of its output (see :func:`cluster_keys`); set when ``prepare`` rendered.
     keys: dict[str, str] = field(default_factory=dict)
     #: The clusters not rendered because their stamped output is current.
@@ -95,9 +97,11 @@ class Rendered:
         return {rel: state for part in self.reused.values() for rel, state in zip(part.paths, part.states, strict=True)}
 
     @property
-    def kept_shas(self) -> dict[str, bytes]:
-        """The sha256 of each of :attr:`kept`, as stamped."""
-        return {rel: sha for part in self.reused.values() for rel, sha in zip(part.paths, part.shas, strict=True)}
+    def known_shas(self) -> dict[str, bytes]:
+        """The sha256 of each of :attr:`kept` (as stamped) and of each cluster file rendered now."""
+        out = {rel: sha for part in self.reused.values() for rel, sha in zip(part.paths, part.shas, strict=True)}
+        out.update(self.shas)
+        return out
 
     def parts(self) -> dict[str, Part]:
         """Every cluster's stamp part: the reused ones and those rendered now."""
@@ -105,7 +109,7 @@ class Rendered:
         for name, paths in self.paths.items():
             if name in self.keys and name in self.summaries:
                 brief, digest = self.summaries[name]
-                shas = tuple(hashlib.sha256(self.files[rel]).digest() for rel in paths)
+                shas = tuple(self.shas.get(rel) or hashlib.sha256(self.files[rel]).digest() for rel in paths)
                 out[name] = Part(self.keys[name], tuple(paths), dict(brief), digest, shas)
         return out
 
@@ -115,6 +119,7 @@ class Rendered:
         self.images.update(other.images)
         self.summaries.update(other.summaries)
         self.paths.update(other.paths)
+        self.shas.update(other.shas)
 
 
 @dataclass
@@ -151,7 +156,8 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
             plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file),
                                    (accepted or {}).get(name, ()))
             for path, spec in plan.files.items():
-                out.files[path] = serialize(spec, plan.digest)
+                out.files[path] = data = serialize(spec, plan.digest)
+                out.shas[path] = hashlib.sha256(data).digest()
             out.images[plan.name] = plan.images
             out.paths[plan.name] = list(plan.files)
             if handover is not None:
@@ -159,6 +165,7 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
                     lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover,  # type: ignore[misc]
                     documents)
                 out.files[document_path(plan.name)] = document
+                out.shas[document_path(plan.name)] = hashlib.sha256(document).digest()
                 out.paths[plan.name].append(document_path(plan.name))
                 out.summaries[plan.name] = (brief, handover.digest(plan.digest))
     return out

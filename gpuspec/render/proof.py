@@ -3,8 +3,8 @@ rendering again.
 
 ``rendered/render-proof.yaml`` records, when ``gpuspec render`` writes the output, two digests and a window:
 
-- ``inputs``: sha256 over gpuspec's own code and packaged data (the support matrix, templates: the bytes of
-  every file of the installed package, not its version string), the Python version and the versions of the
+- ``inputs``: sha256 over gpuspec's version and its own code and packaged data (the support matrix,
+  templates: the bytes of every file of the installed package), the Python version and the versions of the
   libraries that shape the bytes (PyYAML, Jinja2, MarkupSafe, ruamel.yaml, pydantic), and every file below
   the fleet folder (fleet.yaml, the cluster files, template overrides, anything else there) and the policies
   folder, by relative path;
@@ -40,6 +40,7 @@ from pathlib import Path
 
 from gpuspec import usercache
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.render.generator import current_version
 from gpuspec.render.serialize import HEADER_MARK
 from gpuspec.templating.environment import override_files
 
@@ -68,8 +69,9 @@ class Proof:
 
     def to_bytes(self) -> bytes:
         """The proof file's exact bytes."""
-        lines = [f"{HEADER_MARK}: what `gpuspec render --check` compares instead of rendering again",
-                 "# (digests of gpuspec, the inputs and the other files of this folder). Do not edit.",
+        lines = [f"{HEADER_MARK}: digests of gpuspec, its inputs and the other",
+                 "# files of this folder, which `gpuspec render --check` compares",
+                 "# instead of rendering again. Do not edit.",
                  "---", f"inputs: {self.inputs}", f"outputs: {self.outputs}"]
         if self.valid_from is not None:
             lines.append(f"validFrom: '{self.valid_from.isoformat()}'")
@@ -129,7 +131,7 @@ def code_digest() -> str:
 
 def input_digest(fleet_dir: Path, policies_dir: Path | None) -> str | None:
     """The ``inputs`` digest of a proof (see the module docstring); None when an input cannot be read safely."""
-    digest = hashlib.sha256(f"code\0{code_digest()}\n".encode())
+    digest = hashlib.sha256(f"code\0{code_digest()}\0{current_version()}\n".encode())
     try:
         for label, folder in (("fleet", fleet_dir), ("policies", policies_dir)):
             if folder is None or not folder.is_dir():
@@ -174,13 +176,13 @@ def window(expiries: Iterable[dt.date], today: dt.date) -> tuple[dt.date | None,
 
 @dataclass(frozen=True, slots=True)
 class ProofInputs:
-    """What the writer needs to write the proof: the inputs digest, the window, and the sha256 of the output
-    files it is not given the bytes of (kept files)."""
+    """What the writer needs to write the proof: the inputs digest, the window, and the sha256 of output files
+    already known (those of kept files, whose bytes it is not given, and of files hashed when serialized)."""
 
     inputs: str
     valid_from: dt.date | None = None
     valid_through: dt.date | None = None
-    kept_shas: Mapping[str, bytes] | None = None
+    known_shas: Mapping[str, bytes] | None = None
 
 
 def settle_proof(inputs: ProofInputs, files: Mapping[str, bytes], current: bytes | None,
@@ -190,8 +192,9 @@ def settle_proof(inputs: ProofInputs, files: Mapping[str, bytes], current: bytes
     if others_same and parse_proof(current) is not None:
         assert current is not None
         return current
-    shas = {rel: hashlib.sha256(data).digest() for rel, data in files.items()}
-    shas.update(inputs.kept_shas or {})
+    known = inputs.known_shas or {}
+    shas = {rel: known.get(rel) or hashlib.sha256(data).digest() for rel, data in files.items()}
+    shas.update(known)
     return Proof(inputs.inputs, output_digest(shas), inputs.valid_from, inputs.valid_through).to_bytes()
 
 
