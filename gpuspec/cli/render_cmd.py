@@ -26,6 +26,7 @@ from gpuspec.redaction import redact_text
 
 if TYPE_CHECKING:
     from gpuspec.pipeline.render import Prepared, Rendered
+    from gpuspec.render.inputs import InputDigests
     from gpuspec.render.proof import ProofInputs
     from gpuspec.render.stamp import RenderStamp
 
@@ -100,10 +101,22 @@ def _stale_reason(out_dir: Path) -> str:
     return "are stale or hand-edited"
 
 
-def _proof_inputs(fleet_dir: Path, policies_dir: Path, rendered: Rendered) -> ProofInputs:
+def _proof_inputs(fleet_dir: Path, policies_dir: Path, rendered: Rendered,
+                  digests: InputDigests | None) -> ProofInputs:
+    import os
+
+    from gpuspec.loader.files import FLEET_FILE
     from gpuspec.render.proof import ProofInputs, input_digest
 
-    inputs = input_digest(fleet_dir, policies_dir)
+    known: dict[str, str] = {}
+    if digests is not None:  # the files the stamp hashed already this run
+        known[os.path.join(fleet_dir, FLEET_FILE)] = digests.shared[FLEET_FILE]
+        for name, sha in digests.shared.items():
+            if name.startswith("policies/"):
+                known[os.path.join(policies_dir, *name.split("/")[1:])] = sha
+        for name, sha in digests.clusters.items():
+            known[os.path.join(fleet_dir, *name.split("/"))] = sha
+    inputs = input_digest(fleet_dir, policies_dir, known)
     # Inputs that cannot be hashed safely were refused by validation already; a proof no check can match then.
     return ProofInputs(inputs or "0" * 64, *rendered.window, known_shas=rendered.known_shas)
 
@@ -175,7 +188,7 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
     assert rendered is not None
     expected, kept = rendered.files, rendered.kept
     count = len(rendered.clusters)
-    proof = _proof_inputs(fleet_dir, policies_dir, rendered)
+    proof = _proof_inputs(fleet_dir, policies_dir, rendered, stamp.inputs if stamp is not None else None)
     if check:
         drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept, proof=proof)
         for drift in drifts:

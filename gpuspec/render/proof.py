@@ -129,15 +129,18 @@ def code_digest() -> str:
     return value
 
 
-def input_digest(fleet_dir: Path, policies_dir: Path | None) -> str | None:
-    """The ``inputs`` digest of a proof (see the module docstring); None when an input cannot be read safely."""
+def input_digest(fleet_dir: Path, policies_dir: Path | None, known: Mapping[str, str] | None = None) -> str | None:
+    """The ``inputs`` digest of a proof (see the module docstring); None when an input cannot be read safely.
+
+    ``known``: sha256 already taken this run, by path (``os.path.join`` of the folder and the relative path).
+    """
     digest = hashlib.sha256(f"code\0{code_digest()}\0{current_version()}\n".encode())
     try:
         for label, folder in (("fleet", fleet_dir), ("policies", policies_dir)):
             if folder is None or not folder.is_dir():
                 digest.update(f"{label}\0absent\n".encode())
                 continue
-            for rel, sha in _folder_digests(folder):
+            for rel, sha in _folder_digests(folder, known or {}):
                 digest.update(f"{label}/{rel}\0{sha}\n".encode("utf-8", "surrogateescape"))
         for name, sha in sorted(override_files(fleet_dir).items()):
             digest.update(f"override/{name}\0{sha}\n".encode("utf-8", "surrogateescape"))
@@ -146,14 +149,17 @@ def input_digest(fleet_dir: Path, policies_dir: Path | None) -> str | None:
     return digest.hexdigest()
 
 
-def _folder_digests(folder: Path) -> Iterable[tuple[str, str]]:
-    for root, dirs, files in os.walk(folder):
+def _folder_digests(folder: Path, known: Mapping[str, str]) -> Iterable[tuple[str, str]]:
+    base = os.fspath(folder)
+    for root, dirs, files in os.walk(base):
         dirs.sort()
         if ".git" in dirs:
             dirs.remove(".git")
         for name in sorted(files):
-            path = Path(root, name)
-            yield path.relative_to(folder).as_posix(), hashlib.sha256(read_bounded(path, _MAX_INPUT_BYTES)).hexdigest()
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            sha = known.get(path)
+            yield rel, sha or hashlib.sha256(read_bounded(Path(path), _MAX_INPUT_BYTES)).hexdigest()
 
 
 def output_digest(shas: Mapping[str, bytes]) -> str:

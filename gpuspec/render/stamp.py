@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +126,13 @@ class RenderStamp:
     out: Path
     #: The input digests the key was made of (prepare reuses them instead of hashing the inputs again).
     inputs: InputDigests | None = None
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def _data(self) -> Any:
+        """The stored entry, read once per run."""
+        if "data" not in self._memo:
+            self._memo["data"] = usercache.load(self.path)
+        return self._memo["data"]
 
     @classmethod
     def open(cls, fleet_dir: Path, policies_dir: Path | None, out: Path,
@@ -153,7 +160,7 @@ class RenderStamp:
 
     def current(self) -> Stamped | None:
         """The stored result when inputs and output folder are exactly as stamped, else None."""
-        data = usercache.load(self.path)
+        data = self._data()
         if not isinstance(data, dict) or data.get("key") != self.key:
             return None
         if tree_state(self.out) != data.get("tree"):
@@ -166,7 +173,7 @@ class RenderStamp:
     def reusable(self, keys: dict[str, str]) -> dict[str, Part]:
         """The clusters (name → key now) whose stamped part has the same key and whose files are exactly as
         stamped (same size, mtime, ctime and inode): their output is current and need not be rendered again."""
-        data = usercache.load(self.path)
+        data = self._data()
         if not isinstance(data, dict) or not isinstance(data.get("parts"), dict):
             return {}
         stamped_tree = data.get("tree")
