@@ -65,8 +65,18 @@ for root, dirs, files in os.walk(a):
 
 
 def _render(root: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "gpuspec.cli.main", "render", str(root / "fleet"), "--policies",
-            str(root / "policies"), "--out", str(root / "rendered"), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "gpuspec.cli.main",
+        "render",
+        str(root / "fleet"),
+        "--policies",
+        str(root / "policies"),
+        "--out",
+        str(root / "rendered"),
+        *extra,
+    ]
 
 
 def _env(cache: Path) -> dict[str, str]:
@@ -87,8 +97,15 @@ def run_size(work: Path, clusters: int, pools: int, runs: int) -> None:
     first = measure(_render(root), env=_env(cache))
     assert first.exit_code == 0, "first render failed"
     data = work / "files.pickle"
-    count, size = map(int, subprocess.run([sys.executable, "-c", _SNAPSHOT, str(root / "rendered"), str(data)],
-                                          check=True, capture_output=True, text=True).stdout.split())
+    count, size = map(
+        int,
+        subprocess.run(
+            [sys.executable, "-c", _SNAPSHOT, str(root / "rendered"), str(data)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split(),
+    )
     floor_out = work / "floor-write"
     write_floor = measure([sys.executable, "-c", _WRITE_FLOOR, str(data), str(floor_out)])
     assert write_floor.exit_code == 0

@@ -49,8 +49,9 @@ PROOF_PATH = "render-proof.yaml"
 #: Libraries whose version can change the rendered bytes.
 _SHAPING = ("PyYAML", "Jinja2", "MarkupSafe", "ruamel.yaml", "pydantic", "pydantic_core")
 _MAX_INPUT_BYTES = 16 * 1024 * 1024
-_LINE = re.compile(r"^(inputs|outputs|validFrom|validThrough): '?([0-9a-f]{64}|[0-9]{4}-[0-9]{2}-[0-9]{2})'?$",
-                   re.MULTILINE)
+_LINE = re.compile(
+    r"^(inputs|outputs|validFrom|validThrough): '?([0-9a-f]{64}|[0-9]{4}-[0-9]{2}-[0-9]{2})'?$", re.MULTILINE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +66,19 @@ class Proof:
     def covers(self, day: dt.date) -> bool:
         """True when ``day`` is inside the proof's window."""
         return (self.valid_from is None or self.valid_from <= day) and (
-            self.valid_through is None or day <= self.valid_through)
+            self.valid_through is None or day <= self.valid_through
+        )
 
     def to_bytes(self) -> bytes:
         """The proof file's exact bytes."""
-        lines = [f"{HEADER_MARK}: digests of gpuspec, its inputs and the other",
-                 "# files of this folder, which `gpuspec render --check` compares",
-                 "# instead of rendering again. Do not edit.",
-                 "---", f"inputs: {self.inputs}", f"outputs: {self.outputs}"]
+        lines = [
+            f"{HEADER_MARK}: digests of gpuspec, its inputs and the other",
+            "# files of this folder, which `gpuspec render --check` compares",
+            "# instead of rendering again. Do not edit.",
+            "---",
+            f"inputs: {self.inputs}",
+            f"outputs: {self.outputs}",
+        ]
         if self.valid_from is not None:
             lines.append(f"validFrom: '{self.valid_from.isoformat()}'")
         if self.valid_through is not None:
@@ -191,8 +197,7 @@ class ProofInputs:
     known_shas: Mapping[str, bytes] | None = None
 
 
-def settle_proof(inputs: ProofInputs, files: Mapping[str, bytes], current: bytes | None,
-                 others_same: bool) -> bytes:
+def settle_proof(inputs: ProofInputs, files: Mapping[str, bytes], current: bytes | None, others_same: bool) -> bytes:
     """The proof to write: the current one while every other file is unchanged and it is a proof, else the proof
     of ``files`` (every other output file's bytes, generator stamp included) and the kept files."""
     if others_same and parse_proof(current) is not None:

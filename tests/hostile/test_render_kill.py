@@ -56,8 +56,13 @@ def test_sigkill_at_every_step_leaves_the_old_or_the_new_tree(tmp_path: Path, pr
     for nth in range(1, 40):
         out = tmp_path / f"rendered-{nth}"
         write_output(out, old)
-        proc = subprocess.run([sys.executable, "-c", _CHILD, str(out), str(data), primitive, str(nth)],
-                              env=env, capture_output=True, check=False, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(out), str(data), primitive, str(nth)],
+            env=env,
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
         if proc.returncode == 3:  # fewer calls than nth: the write completed
             assert _tree(out) == new
             break
@@ -75,8 +80,9 @@ def test_sigkill_at_every_step_leaves_the_old_or_the_new_tree(tmp_path: Path, pr
         outcomes.add("new" if settled == new else "old")
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(f".{out.name}.gpuspec-tmp-")]
         folders = {parent.as_posix() for rel in settled for parent in Path(rel).parents} - {"."}
-        assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_dir()} == folders, \
+        assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_dir()} == folders, (
             "no folder of the other tree is left"
+        )
     else:
         pytest.fail("the write never completed")
     if primitive in ("replace", "unlink"):

@@ -21,14 +21,22 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def _inodes(root: Path) -> dict[str, tuple[int, int]]:
-    return {p.relative_to(root).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _three(tmp_path: Path, nodes: int = 2) -> Path:
-    return write_fleet(tmp_path, [cluster("one", kubernetes={"version": "1.33"}),
-                                  cluster("two", kubernetes={"version": "1.33"}, pools=[pool("gpu", nodes=nodes)]),
-                                  cluster("three", kubernetes={"version": "1.33"})])
+    return write_fleet(
+        tmp_path,
+        [
+            cluster("one", kubernetes={"version": "1.33"}),
+            cluster("two", kubernetes={"version": "1.33"}, pools=[pool("gpu", nodes=nodes)]),
+            cluster("three", kubernetes={"version": "1.33"}),
+        ],
+    )
 
 
 def _reused(root: Path) -> set[str]:
@@ -39,7 +47,8 @@ def _reused(root: Path) -> set[str]:
 
 
 def test_only_the_changed_cluster_is_rendered_and_the_output_is_a_full_renders(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _three(tmp_path)
     assert run("render", cwd=tmp_path).returncode == 0
     before = _inodes(tmp_path / "rendered")

@@ -52,8 +52,9 @@ def test_a_hand_edited_output_file_is_caught(tmp_path: Path, monkeypatch: pytest
 
 
 @pytest.mark.parametrize("edit", ["cluster", "policy", "other fleet file", "template override"])
-def test_an_input_changed_without_rendering_is_caught_or_rendered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                  edit: str) -> None:
+def test_an_input_changed_without_rendering_is_caught_or_rendered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str
+) -> None:
     clone = _clone(_rendered(tmp_path), tmp_path, monkeypatch)
     if edit == "cluster":
         path = clone / "fleet" / "clusters" / "one.yaml"
@@ -97,7 +98,9 @@ def test_the_proof_covers_the_days_the_exceptions_are_the_same() -> None:
     day = dt.date(2026, 12, 2)
     assert window([], day) == (None, None)
     assert window([dt.date(2026, 11, 30), dt.date(2027, 3, 31), dt.date(2027, 1, 15)], day) == (
-        dt.date(2026, 12, 1), dt.date(2027, 1, 15))
+        dt.date(2026, 12, 1),
+        dt.date(2027, 1, 15),
+    )
     proof = Proof("a" * 64, "b" * 64, dt.date(2026, 12, 1), dt.date(2027, 1, 15))
     assert proof.covers(day) and proof.covers(dt.date(2027, 1, 15))
     assert not proof.covers(dt.date(2027, 1, 16)) and not proof.covers(dt.date(2026, 11, 30))
@@ -106,14 +109,19 @@ def test_the_proof_covers_the_days_the_exceptions_are_the_same() -> None:
     assert parse_proof(b"inputs: " + b"a" * 64) is None
 
 
-def test_a_check_after_an_exception_expired_is_not_taken_from_the_proof(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_check_after_an_exception_expired_is_not_taken_from_the_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "author"
     write_fleet(root, [cluster("one", kubernetes={"version": "1.33"})])
     pack = root / "policies" / "default.yaml"
-    pack.write_text(pack.read_text() + (
-        "exceptions:\n  - rules: [GS202]\n    cluster: one\n    owner: gpu-platform@example.com\n"
-        "    reason: adopted as it runs\n    expires: 2027-03-31\n"))
+    pack.write_text(
+        pack.read_text()
+        + (
+            "exceptions:\n  - rules: [GS202]\n    cluster: one\n    owner: gpu-platform@example.com\n"
+            "    reason: adopted as it runs\n    expires: 2027-03-31\n"
+        )
+    )
     assert run("render", "--today", "2026-12-02", cwd=root).returncode == 0
     assert "validThrough: '2027-03-31'" in (root / "rendered" / PROOF_PATH).read_text()
     clone = _clone(root, tmp_path, monkeypatch)
