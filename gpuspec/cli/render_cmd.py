@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack, suppress
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,10 @@ from gpuspec.loader.files import cluster_files
 from gpuspec.redaction import redact_text
 
 if TYPE_CHECKING:
-    from gpuspec.pipeline.render import Prepared
+    from gpuspec.pipeline.render import Prepared, Rendered
+    from gpuspec.render.inputs import InputDigests
+    from gpuspec.render.proof import ProofInputs
+    from gpuspec.render.stamp import RenderStamp
 
 
 def report_findings(findings: Sequence[Finding], command: str, *, located: bool = False,
@@ -50,12 +54,13 @@ def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, rende
 
 
 def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
-              only: Sequence[str] | None = None, today: date | None = None) -> tuple[Prepared, list[Finding]]:
+              only: Sequence[str] | None = None, today: date | None = None,
+              stamp: RenderStamp | None = None) -> tuple[Prepared, list[Finding]]:
     from gpuspec.pipeline.render import prepare
 
     if only and fleet_dir.is_dir():
         _check_cluster_names(fleet_dir, only)
-    prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today)
+    prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp)
     reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
     if not prepared.validation.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
@@ -96,14 +101,37 @@ def _stale_reason(out_dir: Path) -> str:
     return "are stale or hand-edited"
 
 
+def _proof_inputs(fleet_dir: Path, policies_dir: Path, rendered: Rendered,
+                  digests: InputDigests | None) -> ProofInputs:
+    import os
+
+    from gpuspec.loader.files import FLEET_FILE
+    from gpuspec.render.proof import ProofInputs, input_digest
+
+    known: dict[str, str] = {}
+    if digests is not None:  # the files the stamp hashed already this run
+        known[os.path.join(fleet_dir, FLEET_FILE)] = digests.shared[FLEET_FILE]
+        for name, sha in digests.shared.items():
+            if name.startswith("policies/"):
+                known[os.path.join(policies_dir, *name.split("/")[1:])] = sha
+        for name, sha in digests.clusters.items():
+            known[os.path.join(fleet_dir, *name.split("/"))] = sha
+    inputs = input_digest(fleet_dir, policies_dir, known)
+    # Inputs that cannot be hashed safely were refused by validation already; a proof no check can match then.
+    return ProofInputs(inputs or "0" * 64, *rendered.window, known_shas=rendered.known_shas)
+
+
 @click.command("render")
 @fleet_argument
 @policies_option
 @click.option("--out", "out_dir", default=str(DEFAULT_RENDERED), show_default=True,
               type=click.Path(path_type=Path, file_okay=False), callback=outside_git, help="Output folder.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when the output folder is stale.")
+@click.option("--full", is_flag=True, envvar="GPUSPEC_CHECK_FULL",
+              help="With --check: render and compare even when the committed render proof vouches for the output.")
 @today_option
-def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date | None) -> None:
+def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, full: bool,
+                   today: date | None) -> None:
     """Compile the fleet into pinned Helm values, Kustomize overlays and Argo CD / Flux objects.
 
     Runs `validate` first: any error writes nothing (exit 1), unusable input exits 2.
@@ -112,7 +140,9 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     The output is byte-stable and written atomically; only changed files are
     rewritten and files of removed clusters are deleted. With --check nothing
     is written: exit 0 when the output folder is up to date, else exit 1 and
-    print a unified diff.
+    print a unified diff. A check of a fresh clone compares digests with the
+    committed render-proof.yaml (gpuspec, inputs, exception dates, every
+    output file) and renders only when they differ; --full always renders.
     """
     from gpuspec.policy.acceptance import utc_today
     from gpuspec.render.stamp import RenderStamp
@@ -130,15 +160,37 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
         report_findings(stamped.findings, "render", located=True)
         click.echo(_summary(out_dir, check, stamped.files, stamped.clusters))
         raise SystemExit(exitcodes.OK)
+    if check and not full:
+        from gpuspec.render.proof import PROOF_PATH, proven
 
+        files = proven(out_dir, fleet_dir, policies_dir, today)
+        if files is not None:
+            click.echo(f"{out_dir}: up to date ({files} files; gpuspec, the inputs and every file match "
+                       f"{PROOF_PATH})")
+            raise SystemExit(exitcodes.OK)
+
+    from gpuspec.render.writer import output_lock
+
+    with ExitStack() as stack:
+        # Held from the stamp's look at the output to the write: no other render changes it meanwhile, so the
+        # clusters the stamp proves current stay so.  (No folder to lock, or one we may not open: unlocked.)
+        with suppress(OSError, GpuspecError):
+            stack.enter_context(output_lock(out_dir))
+        _render_or_check(fleet_dir, policies_dir, out_dir, check, today, stamp)
+
+
+def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date,
+                     stamp: RenderStamp | None) -> None:
     from gpuspec.render.writer import check_output, write_output
 
-    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today)
-    assert prepared.rendered is not None
-    expected = prepared.rendered.files
-    count = len(prepared.rendered.clusters)
+    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp)
+    rendered = prepared.rendered
+    assert rendered is not None
+    expected, kept = rendered.files, rendered.kept
+    count = len(rendered.clusters)
+    proof = _proof_inputs(fleet_dir, policies_dir, rendered, stamp.inputs if stamp is not None else None)
     if check:
-        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True)
+        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept, proof=proof)
         for drift in drifts:
             click.echo(redact_text(drift.diff), nl=False)
         if drifts:
@@ -146,12 +198,12 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
                        "run `gpuspec render` and commit the result", err=True)
             raise SystemExit(exitcodes.FINDINGS)
         if stamp is not None:
-            stamp.save(reported, len(expected) + 1, count)
-        click.echo(_summary(out_dir, True, len(expected) + 1, count))
+            stamp.save(reported, len(expected) + len(kept) + 2, count, rendered.parts())
+        click.echo(_summary(out_dir, True, len(expected) + len(kept) + 2, count))
         raise SystemExit(exitcodes.OK)
-    result = write_output(out_dir, expected, stamp=True)
+    result = write_output(out_dir, expected, stamp=True, kept=kept, proof=proof)
     files = len(result.written) + len(result.unchanged)
     if stamp is not None:
-        stamp.save(reported, files, count)
+        stamp.save(reported, files, count, rendered.parts(), result.tree)
     click.echo(_summary(out_dir, False, files, count, len(result.written), len(result.deleted)))
     raise SystemExit(exitcodes.OK)

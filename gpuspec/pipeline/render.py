@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import hashlib
+import json
 import multiprocessing
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -29,14 +31,17 @@ from gpuspec.handover.documents import (
     rule_settings,
 )
 from gpuspec.loader.files import YAML_SUFFIXES
-from gpuspec.pipeline.validate import ValidationResult, validate_fleet
+from gpuspec.pipeline.validate import ValidationResult, fleet_policy, validate_fleet
+from gpuspec.policy.acceptance import utc_today
 from gpuspec.render.bootstrap import bootstrap_files
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
 from gpuspec.render.filetree import RenderPlan, YamlFile
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.operand_images import cluster_images
+from gpuspec.render.proof import window
 from gpuspec.render.serialize import serialize
+from gpuspec.render.stamp import Part, RenderStamp, cluster_key
 from gpuspec.render.workers import fork_pool
 from gpuspec.spec.models import Fleet
 from gpuspec.templating.environment import override_files
@@ -60,23 +65,61 @@ def _no_cyclic_gc() -> Iterator[None]:
 
 @dataclass
 class Rendered:
-    """The serialized output: file bytes by output path, and per cluster the images it pulls."""
+    """The serialized output: file bytes by output path, and per cluster the images it pulls.
+
+    Clusters whose output the render stamp proved current (``reused``) are not rendered: their files are
+    listed in ``kept`` instead of ``files``, and they have no ``images``.
+    """
 
     files: dict[str, bytes] = field(default_factory=dict)
     images: dict[str, dict[str, str]] = field(default_factory=dict)
     #: Per cluster, what the fleet index of the handover documents shows, and the document's digest.
     summaries: dict[str, tuple[dict[str, object], str]] = field(default_factory=dict)
+    #: Per rendered cluster, the output paths of its files (handover document included).
+    paths: dict[str, list[str]] = field(default_factory=dict)
+    #: The sha256 of each cluster file in ``files`` (taken where it was serialized, for the stamp and the proof).
+    shas: dict[str, bytes] = field(default_factory=dict)
+    #: Per cluster, the key of its output (see :func:`cluster_keys`); set when ``prepare`` rendered.
+    keys: dict[str, str] = field(default_factory=dict)
+    #: The clusters not rendered because their stamped output is current.
+    reused: dict[str, Part] = field(default_factory=dict)
+    #: The days on which the output is the same as today's (see :func:`gpuspec.render.proof.window`).
+    window: tuple[dt.date | None, dt.date | None] = (None, None)
 
     @property
     def clusters(self) -> list[str]:
-        """Names of the rendered clusters, sorted."""
-        return sorted(self.images)
+        """Names of the rendered clusters (and of those reused), sorted."""
+        return sorted({*self.images, *self.reused})
+
+    @property
+    def kept(self) -> dict[str, tuple[int, int, int, int]]:
+        """The output files of the reused clusters (current on disk, not in ``files``) with their stamped state."""
+        return {rel: state for part in self.reused.values() for rel, state in zip(part.paths, part.states, strict=True)}
+
+    @property
+    def known_shas(self) -> dict[str, bytes]:
+        """The sha256 of each of :attr:`kept` (as stamped) and of each cluster file rendered now."""
+        out = {rel: sha for part in self.reused.values() for rel, sha in zip(part.paths, part.shas, strict=True)}
+        out.update(self.shas)
+        return out
+
+    def parts(self) -> dict[str, Part]:
+        """Every cluster's stamp part: the reused ones and those rendered now."""
+        out = dict(self.reused)
+        for name, paths in self.paths.items():
+            if name in self.keys and name in self.summaries:
+                brief, digest = self.summaries[name]
+                shas = tuple(self.shas.get(rel) or hashlib.sha256(self.files[rel]).digest() for rel in paths)
+                out[name] = Part(self.keys[name], tuple(paths), dict(brief), digest, shas)
+        return out
 
     def merge(self, other: Rendered) -> None:
         """Add another part of the output."""
         self.files.update(other.files)
         self.images.update(other.images)
         self.summaries.update(other.summaries)
+        self.paths.update(other.paths)
+        self.shas.update(other.shas)
 
 
 @dataclass
@@ -113,13 +156,17 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
             plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file),
                                    (accepted or {}).get(name, ()))
             for path, spec in plan.files.items():
-                out.files[path] = serialize(spec, plan.digest)
+                out.files[path] = data = serialize(spec, plan.digest)
+                out.shas[path] = hashlib.sha256(data).digest()
             out.images[plan.name] = plan.images
+            out.paths[plan.name] = list(plan.files)
             if handover is not None:
                 document, brief = cached_cluster_document(
                     lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover,  # type: ignore[misc]
                     documents)
                 out.files[document_path(plan.name)] = document
+                out.shas[document_path(plan.name)] = hashlib.sha256(document).digest()
+                out.paths[plan.name].append(document_path(plan.name))
                 out.summaries[plan.name] = (brief, handover.digest(plan.digest))
     return out
 
@@ -145,15 +192,25 @@ def jobs_for(clusters: int) -> int:
 
 
 def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None = None, jobs: int = 0,
-                 handover: HandoverSettings | None = None, accepted: AcceptedRecords | None = None) -> Rendered:
+                 handover: HandoverSettings | None = None, accepted: AcceptedRecords | None = None,
+                 reused: Mapping[str, Part] | None = None) -> Rendered:
     """Compile and serialize every cluster (or those in ``only``); ``jobs`` 0 = choose automatically.
 
     With ``handover`` each cluster also gets its handover document, and the whole fleet (``only`` None) the
     fleet index of them.  ``accepted``: per cluster, the findings its policy exceptions accept (recorded in
-    its ``deviations.yaml`` and handover document).
+    its ``deviations.yaml`` and handover document).  ``reused``: clusters whose stamped output is current
+    (see :meth:`gpuspec.render.stamp.RenderStamp.reusable`); they are not rendered, their index line is the
+    stamped one.
     """
-    documents = DocumentCache(handover) if handover is not None else None
-    out = _render_fleet(fleet, inputs, only, jobs, handover, documents, accepted)
+    reused = dict(reused or {})
+    # The document cache holds every document of the fleet: worth reading only when most are rendered.
+    documents = DocumentCache(handover) if handover is not None and not reused else None
+    only = list(only) if only is not None else None
+    wanted = [c.name for c in fleet.clusters if c.name not in reused and (only is None or c.name in only)]
+    out = _render_fleet(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted)
+    out.reused = reused
+    for name, part in reused.items():
+        out.summaries[name] = (dict(part.brief), part.document_digest)
     if handover is not None and documents is not None and only is None:
         for name, (brief, digest) in out.summaries.items():
             documents.put(name, digest, out.files[document_path(name)], brief)
@@ -204,8 +261,12 @@ def fleet_images(fleet: Fleet, names: Iterable[str]) -> dict[str, dict[str, str]
 
 
 def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | None = None,
-            jobs: int = 0, *, render: bool = True, today: dt.date | None = None) -> Prepared:
+            jobs: int = 0, *, render: bool = True, today: dt.date | None = None,
+            stamp: RenderStamp | None = None) -> Prepared:
     """Validate ``fleet_dir``; when usable and free of errors, render its output.
+
+    ``stamp``: the render stamp of the output folder; clusters it proves current are not rendered again
+    (``rendered.reused``, their files in ``rendered.kept``).
 
     ``render=False``: validate only, and fill ``rendered.images`` (no files) — enough for ``gpuspec images``.
     ``only`` with ``render=False`` also limits validation to those clusters' files (``<name>.yaml``/``.yml``).
@@ -223,5 +284,33 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
     handover = HandoverSettings(fleet_dir, override_files(fleet_dir), rule_settings(fleet, policies_dir),
                                 fleet.settings.git.path.strip("/") or ".")
     accepted = {c.name: records for c in fleet.clusters if (records := validation.accepted_records(fleet, c.name))}
-    return Prepared(validation, render_fleet(fleet, read_input_digests(fleet_dir, policies_dir), only, jobs, handover,
-                                             accepted))
+    inputs = stamp.inputs if stamp is not None and stamp.inputs is not None else read_input_digests(
+        fleet_dir, policies_dir)
+    keys = cluster_keys(fleet, inputs, handover, accepted)
+    reused = stamp.reusable(keys) if stamp is not None and only is None else {}
+    rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused)
+    rendered.keys = keys
+    rendered.window = _exception_window(fleet, policies_dir, today or utc_today())
+    return Prepared(validation, rendered)
+
+
+def _exception_window(fleet: Fleet, policies_dir: Path | None, today: dt.date) -> tuple[dt.date | None, dt.date | None]:
+    """The days around ``today`` on which the fleet's policy exceptions accept the same findings."""
+    policy = fleet_policy(fleet, policies_dir)
+    return window([e.exception.expires for e in policy.exceptions if isinstance(e.exception.expires, dt.date)],
+                  today)
+
+
+def cluster_keys(fleet: Fleet, inputs: InputDigests, handover: HandoverSettings,
+                 accepted: AcceptedRecords) -> dict[str, str]:
+    """Per cluster, the key of everything its output files are a function of: gpuspec's code (support matrix
+    included), fleet.yaml, policies/ and the cluster's own file (its input digest), the template overrides
+    and rule settings of the handover documents, the output root, and the findings its exceptions accept
+    today.  Nothing else of the fleet goes into a cluster's files (the fleet-wide files are always rendered)."""
+    out: dict[str, str] = {}
+    rules = json.dumps(sorted((k, repr(v)) for k, v in handover.rules.items()))
+    for cluster in fleet.clusters:
+        records = json.dumps(list(accepted.get(cluster.name, ())), sort_keys=True, default=str)
+        out[cluster.name] = cluster_key(cluster.name, handover.digest(inputs.for_cluster(cluster.source_file)),
+                                        handover.rendered_root, rules, records)
+    return out

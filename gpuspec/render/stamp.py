@@ -7,6 +7,12 @@ and inode of every file in the output folder.  When the inputs hash the same and
 are exactly the stamped ones, neither has changed since, so the output is current: the stored findings are
 reported again and nothing is validated, compiled or compared.  Any edit of an output file (even with its
 mtime restored) changes its ctime, so a hand-edited file always takes the full path.
+
+The stamp also keeps, per cluster, the key of everything that cluster's files are a function of (gpuspec's
+code, fleet.yaml, policies/, the template overrides, its own file, the findings its exceptions accept) and
+the paths of those files.  When the inputs changed, a cluster whose key is the same and whose files are
+exactly as stamped is current: it is neither compiled nor serialized, compared or rewritten
+(:meth:`RenderStamp.reusable`), so a re-render costs what changed plus a stat of the output tree.
 """
 
 from __future__ import annotations
@@ -14,13 +20,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpuspec import usercache
 from gpuspec.findings import Finding, Severity
-from gpuspec.render.inputs import read_input_digests
+from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.templating.environment import override_files
 
 #: relative path → (size, mtime_ns, ctime_ns, inode)
@@ -73,6 +79,44 @@ class Stamped:
     clusters: int
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One cluster's share of the output as stamped: its key, its files, and its line of the handover index."""
+
+    key: str
+    paths: tuple[str, ...]
+    brief: dict[str, Any]
+    document_digest: str
+    #: The sha256 of each of ``paths`` (for the render proof of the whole output).
+    shas: tuple[bytes, ...] = ()
+    #: The stamped state of each of ``paths`` (set by :meth:`RenderStamp.reusable`; not stored).
+    states: tuple[tuple[int, int, int, int], ...] = ()
+
+    def data(self) -> tuple[Any, ...]:
+        """Plain data for the cache entry."""
+        return (self.key, list(self.paths), self.brief, self.document_digest, list(self.shas))
+
+    @classmethod
+    def from_data(cls, data: Any) -> Part | None:
+        """The part stored as :meth:`data`, or None when the entry does not hold one."""
+        try:
+            key, paths, brief, document, shas = data
+            if isinstance(key, str) and isinstance(brief, dict) and isinstance(document, str) \
+                    and len(shas) == len(paths) and all(isinstance(s, bytes) for s in shas):
+                return cls(key, tuple(str(p) for p in paths), brief, document, tuple(shas))
+        except (TypeError, ValueError):
+            pass
+        return None
+
+
+def cluster_key(*parts: str) -> str:
+    """The key of one cluster's output: gpuspec's code and ``parts`` (its input digest, accepted findings…)."""
+    digest = hashlib.sha256(usercache.code_fingerprint().encode())
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True)
 class RenderStamp:
     """The stamp slot of one (fleet, policies, output) triple and the digest of the inputs as they are now."""
@@ -80,6 +124,15 @@ class RenderStamp:
     path: Path
     key: str
     out: Path
+    #: The input digests the key was made of (prepare reuses them instead of hashing the inputs again).
+    inputs: InputDigests | None = None
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def _data(self) -> Any:
+        """The stored entry, read once per run."""
+        if "data" not in self._memo:
+            self._memo["data"] = usercache.load(self.path)
+        return self._memo["data"]
 
     @classmethod
     def open(cls, fleet_dir: Path, policies_dir: Path | None, out: Path,
@@ -103,11 +156,11 @@ class RenderStamp:
         templates = override_files(fleet_dir)
         for name, sha in sorted({**inputs.shared, **inputs.clusters, **templates}.items()):
             digest.update(f"{name}\0{sha}\n".encode("utf-8", "surrogateescape"))
-        return cls(slot, digest.hexdigest(), out)
+        return cls(slot, digest.hexdigest(), out, inputs)
 
     def current(self) -> Stamped | None:
         """The stored result when inputs and output folder are exactly as stamped, else None."""
-        data = usercache.load(self.path)
+        data = self._data()
         if not isinstance(data, dict) or data.get("key") != self.key:
             return None
         if tree_state(self.out) != data.get("tree"):
@@ -117,10 +170,34 @@ class RenderStamp:
         except (KeyError, TypeError, ValueError):
             return None
 
-    def save(self, findings: list[Finding], files: int, clusters: int) -> None:
-        """Stamp the output folder as it is now (call after it has been written or checked)."""
+    def reusable(self, keys: dict[str, str]) -> dict[str, Part]:
+        """The clusters (name → key now) whose stamped part has the same key and whose files are exactly as
+        stamped (same size, mtime, ctime and inode): their output is current and need not be rendered again."""
+        data = self._data()
+        if not isinstance(data, dict) or not isinstance(data.get("parts"), dict):
+            return {}
+        stamped_tree = data.get("tree")
         tree = tree_state(self.out)
+        if not isinstance(stamped_tree, dict) or tree is None:
+            return {}
+        found: dict[str, Part] = {}
+        for name, key in keys.items():
+            part = Part.from_data(data["parts"].get(name))
+            if part is None or part.key != key or not part.paths:
+                continue
+            if all(rel in tree and tree[rel] == stamped_tree.get(rel) for rel in part.paths):
+                found[name] = Part(part.key, part.paths, part.brief, part.document_digest, part.shas,
+                                   tuple(tree[rel] for rel in part.paths))
+        return found
+
+    def save(self, findings: list[Finding], files: int, clusters: int,
+             parts: dict[str, Part] | None = None, tree: TreeState | None = None) -> None:
+        """Stamp the output folder as it is now (call after it has been written or checked), with each cluster's
+        ``parts`` (their files must be in the folder as written or checked); ``tree``: its state as the writer
+        left it (default: a scan now)."""
+        tree = tree if tree is not None else tree_state(self.out)
         if tree is None:
             return
         usercache.store(self.path, {"key": self.key, "tree": tree, "files": files, "clusters": clusters,
-                                    "findings": [_finding_data(f) for f in findings]})
+                                    "findings": [_finding_data(f) for f in findings],
+                                    "parts": {name: part.data() for name, part in (parts or {}).items()}})

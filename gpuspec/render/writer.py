@@ -1,26 +1,27 @@
 """Write the rendered files atomically, rewrite only what changed, and compare for ``render --check``.
 
-The new tree is built in a hidden temporary folder next to the output: files
-whose bytes are unchanged are hard-linked from the current output (same inode
-and mtime), changed files are written fresh.  The two folders are then swapped
-with one atomic ``renameat2(RENAME_EXCHANGE)`` on Linux (two renames
-elsewhere), so a failed or killed run leaves the previous output in place.
+A new output folder is built in a hidden temporary folder next to it and renamed into place.  An existing one
+is changed by a journalled transaction whose cost follows what changed, not the size of the fleet: the
+written files are staged in a hidden folder next to the output (same file system), the journal that lists
+them and the files to delete is committed with one rename, and only then are the staged files renamed into
+place and the stale ones deleted.  A failed or killed run before the commit leaves the output as it was;
+one killed after it is completed, under the output lock, by the next gpuspec run that writes or checks the
+folder (:func:`recover`), so every run sees the old tree or the new one, byte for byte.
 Files in the output that gpuspec did not write are never deleted: the run stops.
 """
 
 from __future__ import annotations
 
-import ctypes
 import difflib
-import errno
 import hashlib
+import json
 import multiprocessing
 import os
+import re
 import shutil
 import stat
-import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -28,16 +29,13 @@ from pathlib import Path, PurePosixPath
 from gpuspec import usercache
 from gpuspec.errors import GpuspecError
 from gpuspec.render.generator import STAMP_PATH, settle_stamp
+from gpuspec.render.proof import PROOF_PATH, ProofInputs, settle_proof
 from gpuspec.render.serialize import HEADER_MARK, MARKDOWN_HEADER_MARK
 from gpuspec.render.workers import fork_pool
 
 _TMP_PREFIX = ".gpuspec-tmp-"
 #: Trees with more files than this are written by several processes (file creation is the slow part).
 PARALLEL_FILES = 4000
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-#: renamex_np(2) flag of macOS (sys/stdio.h): swap the two names atomically.
-_RENAME_SWAP = 0x2
 
 
 @dataclass
@@ -47,6 +45,8 @@ class WriteResult:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    #: The state of every file of the output as this write left it (taken under the output lock), when known.
+    tree: dict[str, FileState] | None = None
 
     @property
     def changed(self) -> bool:
@@ -62,7 +62,7 @@ def check_relative(path: str) -> None:
         raise GpuspecError(f"refusing to write {path!r}: not a plain path inside the output folder")
 
 
-def _is_ours(path: Path) -> bool:
+def _is_ours(path: str | Path) -> bool:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
@@ -78,23 +78,37 @@ def _is_ours(path: Path) -> bool:
     return start.startswith(HEADER_MARK) or start == MARKDOWN_HEADER_MARK
 
 
-def scan_output(out: Path) -> dict[str, Path]:
-    """Every regular file below ``out`` (relative POSIX path → path); GpuspecError on symlinks or odd files."""
+def scan_output(out: Path, states: dict[str, FileState] | None = None,
+                unstated: Collection[str] = ()) -> dict[str, str]:
+    """Every regular file below ``out`` (relative POSIX path → path); GpuspecError on symlinks or odd files.
+
+    ``states`` (when given) receives each file's :data:`FileState`, except for the files in ``unstated``."""
     if out.is_symlink():
         raise GpuspecError(f"output folder {out} is a symbolic link; refusing to write through it")
     if not out.exists():
         return {}
     if not out.is_dir():
         raise GpuspecError(f"output path {out} exists and is not a folder")
-    found: dict[str, Path] = {}
-    _scan_folder(out, "", found)
+    found: dict[str, str] = {}
+    _scan_folder(os.fspath(out), "", found, states, unstated)
     return found
 
 
-def _scan_folder(folder: Path, prefix: str, found: dict[str, Path]) -> None:
+#: What a file's stat says of its identity: (size, mtime_ns, ctime_ns, inode); any write changes the ctime.
+FileState = tuple[int, int, int, int]
+
+
+def file_state(info: os.stat_result) -> FileState:
+    """The :data:`FileState` of a stat result."""
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+
+def _scan_folder(folder: str, prefix: str, found: dict[str, str], states: dict[str, FileState] | None,
+                 unstated: Collection[str] = ()) -> None:
     """Add the files below ``folder`` to ``found`` (keys start with ``prefix``), top-down like ``os.walk``.
 
     Directory entries tell file types without a stat per file (the kernel's d_type; a stat where it does not).
+    Plain strings, not Path objects: this runs once per output file.
     """
     dirs: list[os.DirEntry[str]] = []
     files: list[os.DirEntry[str]] = []
@@ -106,18 +120,22 @@ def _scan_folder(folder: Path, prefix: str, found: dict[str, Path]) -> None:
         return
     for entry in (*dirs, *files):
         if entry.is_symlink():
-            raise GpuspecError(f"{folder / entry.name} is a symbolic link; gpuspec refuses symlinks inside its "
+            raise GpuspecError(f"{entry.path} is a symbolic link; gpuspec refuses symlinks inside its "
                                "output folder")
     for entry in files:
         if not entry.is_file(follow_symlinks=False):
-            raise GpuspecError(f"{folder / entry.name} is not a regular file; refusing to touch the output folder")
-        found[prefix + entry.name] = folder / entry.name
+            raise GpuspecError(f"{entry.path} is not a regular file; refusing to touch the output folder")
+        rel = prefix + entry.name
+        found[rel] = entry.path
+        if states is not None and rel not in unstated:
+            states[rel] = file_state(entry.stat(follow_symlinks=False))
     for entry in dirs:
-        _scan_folder(folder / entry.name, f"{prefix}{entry.name}/", found)
+        _scan_folder(entry.path, f"{prefix}{entry.name}/", found, states, unstated)
 
 
-def _foreign(existing: Mapping[str, Path], expected: Mapping[str, bytes]) -> list[str]:
-    return sorted(rel for rel, path in existing.items() if rel not in expected and not _is_ours(path))
+def _foreign(existing: Mapping[str, str], expected: Collection[str], kept: Collection[str] = ()) -> list[str]:
+    return sorted(rel for rel, path in existing.items() if rel not in expected and rel not in kept
+                  and not _is_ours(path))
 
 
 #: Largest existing output file compared byte for byte; a larger one (or a FIFO, device or link out of the
@@ -125,7 +143,7 @@ def _foreign(existing: Mapping[str, Path], expected: Mapping[str, bytes]) -> lis
 MAX_OUTPUT_FILE_BYTES = 64 * 1024 * 1024
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str | Path) -> bytes | None:
     """The bytes of an existing output file, or None when it is not a regular file of at most the limit (the
     output folder's own links are refused where it is scanned; here no link is followed at all)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -146,32 +164,6 @@ def _read(path: Path) -> bytes | None:
     return data if len(data) <= MAX_OUTPUT_FILE_BYTES else None
 
 
-def _exchange(a: Path, b: Path) -> None:
-    """Atomically swap two directories (Linux renameat2, macOS renamex_np); fall back to two renames."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except (OSError, TypeError):  # Windows has no process-wide C library handle
-        libc = None
-    renameat2 = getattr(libc, "renameat2", None) if sys.platform.startswith("linux") else None
-    renamex_np = getattr(libc, "renamex_np", None) if sys.platform == "darwin" else None
-    if renameat2 is not None:
-        if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-            return
-        err = ctypes.get_errno()
-        if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-            raise OSError(err, os.strerror(err), str(a))
-    elif renamex_np is not None:
-        if renamex_np(os.fsencode(a), os.fsencode(b), _RENAME_SWAP) == 0:
-            return
-        err = ctypes.get_errno()
-        if err not in (errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
-            raise OSError(err, os.strerror(err), str(a))
-    aside = a.with_name(a.name + ".old")
-    os.rename(b, aside)
-    os.rename(a, b)
-    os.rename(aside, a)
-
-
 def stale_temporaries(out: Path) -> list[Path]:
     """The hidden temporary trees next to output folder ``out`` (left by a killed run unless one is writing)."""
     parent = out.absolute().parent
@@ -185,14 +177,14 @@ def cleanup_stale(parent: Path, out_name: str) -> list[Path]:
     """Remove the hidden temporary trees of earlier runs next to the output (call it holding the lock).
 
     Every writer holds the output lock while its temporary tree exists, so under the lock any such tree
-    is left over from a killed run (also one killed right after the swap, whose tree holds the old output).
-    Returns what was removed.
+    is left over from a killed or failed run: a committed transaction is completed (:func:`recover`), anything
+    else is removed.  Returns what was removed.
     """
     removed = []
     for entry in sorted(parent.glob(f".{out_name}{_TMP_PREFIX}*")):
         if entry.is_symlink() or not entry.is_dir():
             continue
-        shutil.rmtree(entry, ignore_errors=True)
+        recover(entry, parent / out_name)
         removed.append(entry)
     return removed
 
@@ -221,54 +213,103 @@ def output_lock(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[No
     Renders and checks of the same output run one after the other, so none reports a tree that another
     replaced under it.  The lock dies with its process; a render waits up to ``timeout`` seconds.
     """
+    path = lock_path(out)
+    if path in _HELD:  # this process holds it already (the render command around its write): re-entered
+        yield
+        return
     from filelock import FileLock, Timeout
 
-    lock = FileLock(lock_path(out))
+    lock = FileLock(path)
     try:
         lock.acquire(timeout=timeout, poll_interval=0.05)
     except Timeout:
         raise GpuspecError(f"another gpuspec render has been writing {out} for {timeout:.0f} s; "
                            "gave up waiting") from None
+    _HELD.add(path)
     try:
         yield
     finally:
+        _HELD.discard(path)
         lock.release()
 
 
-def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False) -> WriteResult:
-    """Make ``out`` hold exactly ``expected`` (relative path → bytes), atomically; return what changed.
+#: The output locks this process holds (a second FileLock of the same file would wait for the first).
+_HELD: set[Path] = set()
 
+
+def holds_lock(out: Path) -> bool:
+    """True when this process holds the lock of output folder ``out``."""
+    return lock_path(out) in _HELD
+
+
+def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False,
+                 kept: Mapping[str, FileState] | None = None, proof: ProofInputs | None = None) -> WriteResult:
+    """Make ``out`` hold exactly ``expected`` (relative path → bytes) plus ``kept``, atomically; return what changed.
+
+    ``kept``: output files the caller has proven current (the render stamp: unchanged inputs, unchanged file
+    state), with the state it saw; they are neither read nor rewritten.  When the caller has held the output
+    lock since it took their state, nothing else has changed them and they are not even stat'ed again; else
+    each must still be in that state (checked under the lock, so a concurrent render cannot change it unseen).
     With ``stamp`` the output also gets the generator stamp (:mod:`gpuspec.render.generator`), rewritten only
-    when another file changes.  A file-system error (no permission, read-only or full disk, a path that
-    cannot hold a folder) is a GpuspecError naming the output folder; the previous output is left as it was.
+    when another file changes; with ``proof`` the render proof (:mod:`gpuspec.render.proof`), settled after the
+    stamp.  A file-system error (no permission, read-only or full disk, a path that cannot hold a folder) is a
+    GpuspecError naming the output folder; the previous output is left as it was.
     """
     try:
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
+        trusted = bool(kept) and holds_lock(out)
         with output_lock(out):
             cleanup_stale(out.absolute().parent, out.name)
-            return _write_output(out, expected, stamp)
+            return _write_output(out, expected, stamp, kept or {}, trusted, proof)
     except OSError as exc:
         where = exc.filename or out
         raise GpuspecError(f"cannot write the output folder {out}: {exc.strerror or exc} ({where})",
                            hint="choose a writable --out") from None
 
 
-def _with_stamp(expected: Mapping[str, bytes], existing: Mapping[str, Path],
-                current: dict[str, bytes | None]) -> dict[str, bytes]:
-    """``expected`` plus the settled generator stamp; ``current`` gains the stamp's present bytes."""
+def _with_stamp(expected: Mapping[str, bytes], existing: Mapping[str, str],
+                current: dict[str, bytes | None], kept: frozenset[str] = frozenset()) -> dict[str, bytes]:
+    """``expected`` plus the settled generator stamp; ``current`` gains the stamp's present bytes.
+
+    ``kept`` files count as unchanged (the caller proved them current), whatever their bytes.
+    """
     current[STAMP_PATH] = _read(existing[STAMP_PATH]) if STAMP_PATH in existing else None
-    seen: dict[str, bytes | None] = {**dict.fromkeys(existing), **current}
+    seen: dict[str, bytes | None] = {**dict.fromkeys(set(existing) - kept - {PROOF_PATH}), **current}
+    seen.pop(PROOF_PATH, None)
     return {**expected, STAMP_PATH: settle_stamp(expected, seen)}
 
 
-def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False) -> WriteResult:
+def _with_proof(expected: Mapping[str, bytes], existing: Mapping[str, str], current: dict[str, bytes | None],
+                kept: frozenset[str], proof: ProofInputs) -> dict[str, bytes]:
+    """``expected`` plus the settled render proof (see :func:`gpuspec.render.proof.settle_proof`); ``current``
+    gains the proof's present bytes."""
+    current[PROOF_PATH] = _read(existing[PROOF_PATH]) if PROOF_PATH in existing else None
+    others = {rel: data for rel, data in expected.items() if rel != PROOF_PATH}
+    same = all(current.get(rel) == data for rel, data in others.items()) and not (
+        set(existing) - set(others) - kept - {PROOF_PATH})
+    return {**others, PROOF_PATH: settle_proof(proof, others, current[PROOF_PATH], same)}
+
+
+def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
+                  kept_states: Mapping[str, FileState] | None = None, trusted: bool = False,
+                  proof: ProofInputs | None = None) -> WriteResult:
     for rel in expected:
         check_relative(rel)
-    existing = scan_output(out)
+    states: dict[str, FileState] = {}
+    kept = frozenset(kept_states or {})
+    existing = scan_output(out, states, kept if trusted else frozenset())
+    if trusted:
+        states.update({rel: state for rel, state in (kept_states or {}).items() if rel in existing})
+    moved = sorted(rel for rel, state in (kept_states or {}).items() if states.get(rel) != state)
+    if moved:
+        raise GpuspecError(f"{out}: {moved[0]} changed while this render ran (another run or an edit); "
+                           "render again")
     current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
     if stamp:
-        expected = _with_stamp(expected, existing, current)
-    foreign = _foreign(existing, expected)
+        expected = _with_stamp(expected, existing, current, kept)
+    if proof is not None:
+        expected = _with_proof(expected, existing, current, kept, proof)
+    foreign = _foreign(existing, expected, kept)
     if foreign:
         raise GpuspecError(
             f"{out} holds files gpuspec did not write ({', '.join(foreign[:5])}"
@@ -278,37 +319,198 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False)
     result = WriteResult()
     for rel in sorted(expected):
         (result.unchanged if current[rel] == expected[rel] else result.written).append(rel)
-    result.deleted = sorted(set(existing) - set(expected))
+    if kept:
+        result.unchanged = sorted([*result.unchanged, *kept])
+    result.deleted = sorted(set(existing) - set(expected) - kept)
     if not result.changed and out.is_dir():
+        result.tree = states
         return result
     parent = out.absolute().parent
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{_TMP_PREFIX}{os.getpid()}-", dir=parent))
-    try:
-        mode = out.stat().st_mode & 0o7777 if out.is_dir() else 0o777 & ~_umask()
-        os.chmod(tmp, mode)
-        todo = sorted(expected)
-        jobs = _jobs(len(todo))
-        global _BUILD
-        _BUILD = (tmp, expected, existing, current)
-        try:
-            if jobs > 1:
-                with fork_pool(jobs) as pool:
-                    pool.map(_build_files, [todo[i::jobs] for i in range(jobs)])
-            else:
-                _build_files(todo)
-        finally:
-            _BUILD = None
-        if out.is_dir():
-            _exchange(tmp, out.absolute())
-        else:
-            os.rename(tmp, out.absolute())
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    if not out.is_dir():
+        _first_write(tmp, out, expected)
+        return result
+    _transaction(tmp, out, expected, result)
+    for rel in result.deleted:
+        states.pop(rel, None)
+    outdir = out.absolute()
+    for rel in result.written:
+        states[rel] = file_state(os.stat(outdir / rel, follow_symlinks=False))
+    result.tree = states
     return result
 
 
-#: What forked builders work on: temp folder, expected bytes, existing files and their current bytes.
-_BUILD: tuple[Path, Mapping[str, bytes], Mapping[str, Path], Mapping[str, bytes | None]] | None = None
+def _first_write(tmp: Path, out: Path, expected: Mapping[str, bytes]) -> None:
+    """A new output folder: build the whole tree in ``tmp``, then rename it into place."""
+    try:
+        os.chmod(tmp, 0o777 & ~_umask())
+        todo = sorted(expected)
+        _stage(tmp, [(rel, rel) for rel in todo], expected)
+        os.rename(tmp, out.absolute())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _transaction(tmp: Path, out: Path, expected: Mapping[str, bytes], result: WriteResult) -> None:
+    """Change an existing output folder by a journalled transaction (see :data:`JOURNAL`).
+
+    Stage every written file in ``tmp``, create the folders they need (listed in ``tmp`` first), then commit by
+    renaming the journal into place; only then move the staged files into the output and delete the stale ones.
+    A failure or kill before the commit leaves the output as it was (the next run removes ``tmp`` and the
+    folders it created); one after it is completed by the next run that takes the lock (:func:`cleanup_stale`).
+    """
+    outdir = out.absolute()
+    puts = [(f"{_STAGED}/{i}", rel) for i, rel in enumerate(result.written)]
+    try:
+        _stage(tmp, puts, expected)
+        folders = _missing_folders(outdir, result.written, result.deleted)
+        _write_json(tmp / _MKDIRS, folders)
+        for folder in folders:
+            (outdir / folder).mkdir()
+        _write_json(tmp / (JOURNAL + ".new"), {"out": os.path.realpath(outdir), "put": puts,
+                                              "delete": result.deleted})
+        _commit_journal(tmp)
+    except BaseException:
+        _abandon(tmp, outdir)
+        raise
+    _apply(tmp, outdir, puts, result.deleted)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: The journal file of a transaction: present only after its commit point (a rename), it lists the staged
+#: files and where they go, and the files to delete.  The staged files are in ``files/`` of the same folder.
+JOURNAL = "journal.json"
+_STAGED = "files"
+_MKDIRS = "folders.json"
+
+
+def _commit_journal(tmp: Path) -> None:
+    """The commit point: one rename makes the transaction's journal exist."""
+    os.rename(tmp / (JOURNAL + ".new"), tmp / JOURNAL)
+
+
+def _write_json(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+
+
+def _missing_folders(outdir: Path, written: list[str], deleted: list[str]) -> list[str]:
+    """The folders (output-relative, parents first) the written files need that do not exist yet; none below
+    a path that is a file now (a file that becomes a folder: made when the transaction is applied)."""
+    gone = set(deleted)
+    need: dict[str, None] = {}
+    for rel in written:
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            folder = "/".join(parts[:i])
+            if folder in need:
+                continue
+            target = outdir / folder
+            if target.is_dir():
+                continue
+            if folder in gone or target.exists():
+                break
+            need[folder] = None
+    return list(need)
+
+
+def _abandon(tmp: Path, outdir: Path) -> None:
+    """Undo an uncommitted transaction: remove the folders it created in the output (when still empty) and
+    its staging folder."""
+    try:
+        folders = json.loads((tmp / _MKDIRS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        folders = []
+    for folder in reversed(folders if isinstance(folders, list) else []):
+        if isinstance(folder, str):
+            with suppress(OSError, GpuspecError):
+                check_relative(folder)
+                (outdir / folder).rmdir()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _apply(tmp: Path, outdir: Path, puts: list[tuple[str, str]] | list[list[str]], deleted: list[str]) -> None:
+    """Carry out a committed journal (idempotent: a file already moved or deleted is skipped)."""
+    for rel in deleted:
+        with suppress(FileNotFoundError):
+            os.unlink(outdir / rel)
+        _prune(outdir, rel)
+    for name, rel in puts:
+        source = tmp / name
+        if not os.path.lexists(source):
+            continue  # moved before the run was stopped
+        target = outdir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source, target)
+
+
+def _prune(outdir: Path, rel: str) -> None:
+    """Remove the folders of ``rel`` that its deletion left empty (never the output folder itself)."""
+    parts = rel.split("/")[:-1]
+    while parts:
+        try:
+            (outdir / "/".join(parts)).rmdir()
+        except OSError:
+            return
+        parts.pop()
+
+
+def recover(staging: Path, outdir: Path) -> bool:
+    """Finish the committed transaction left in ``staging`` (a killed or failed run), or abandon an uncommitted
+    one; True when a journal was carried out.  Only plain output paths and staged files are ever moved."""
+    try:
+        journal = json.loads((staging / JOURNAL).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        _abandon(staging, outdir)
+        return False
+    except (OSError, ValueError):
+        journal = None
+    puts, deleted = _journal_entries(journal, outdir)
+    if puts is None or deleted is None:
+        shutil.rmtree(staging, ignore_errors=True)  # not a journal this gpuspec wrote for this folder
+        return False
+    if outdir.is_dir():
+        scan_output(outdir)  # refuses symbolic links inside the output before anything is moved
+        _apply(staging, outdir, puts, deleted)
+    shutil.rmtree(staging, ignore_errors=True)
+    return True
+
+
+def _journal_entries(journal: object, outdir: Path) -> tuple[list[tuple[str, str]] | None, list[str] | None]:
+    if not isinstance(journal, dict) or journal.get("out") != os.path.realpath(outdir):
+        return None, None
+    puts, deleted = journal.get("put"), journal.get("delete")
+    if not isinstance(puts, list) or not isinstance(deleted, list):
+        return None, None
+    try:
+        pairs = [(str(name), str(rel)) for name, rel in puts]
+        for name, rel in pairs:
+            check_relative(rel)
+            if not re.fullmatch(rf"{_STAGED}/[0-9]+", name):
+                return None, None
+        for rel in deleted:
+            check_relative(rel)
+    except (GpuspecError, TypeError, ValueError):
+        return None, None
+    return pairs, [str(rel) for rel in deleted]
+
+
+def _stage(tmp: Path, targets: list[tuple[str, str]], data: Mapping[str, bytes]) -> None:
+    """Write ``data[key]`` to ``tmp/name`` for each (name, key) of ``targets``, by several processes for many."""
+    global _BUILD
+    jobs = _jobs(len(targets))
+    _BUILD = (tmp, data)
+    try:
+        if jobs > 1:
+            with fork_pool(jobs) as pool:
+                pool.map(_build_files, [targets[i::jobs] for i in range(jobs)])
+        else:
+            _build_files(targets)
+    finally:
+        _BUILD = None
+
+
+#: What forked builders work on: the folder files go into, and the bytes by key.
+_BUILD: tuple[Path, Mapping[str, bytes]] | None = None
 
 
 def _jobs(files: int) -> int:
@@ -317,26 +519,19 @@ def _jobs(files: int) -> int:
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
 
 
-def _build_files(paths: list[str]) -> None:
-    """Put each of ``paths`` into the temp tree: a hard link when unchanged, else freshly written bytes."""
+def _build_files(targets: list[tuple[str, str]]) -> None:
+    """Write each (name, key) of ``targets``: the bytes of ``key`` into a new file ``name`` below the folder."""
     assert _BUILD is not None
-    tmp, expected, existing, current = _BUILD
+    tmp, data = _BUILD
     made: set[Path] = set()
-    for rel in paths:
-        data = expected[rel]
-        target = tmp / rel
+    for name, key in targets:
+        target = tmp / name
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)
             made.add(target.parent)
-        if current[rel] == data:
-            try:
-                os.link(existing[rel], target)
-                continue
-            except OSError:
-                pass
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
-            view = memoryview(data)
+            view = memoryview(data[key])
             while view:
                 view = view[os.write(fd, view):]
         finally:
@@ -359,29 +554,42 @@ class Drift:
 
 
 def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendered", *,
-                 stamp: bool = False) -> list[Drift]:
+                 stamp: bool = False, kept: Mapping[str, FileState] | None = None,
+                 proof: ProofInputs | None = None) -> list[Drift]:
     """Compare ``out`` with ``expected``; one Drift per stale, missing, hand-edited or unexpected file.
 
-    With ``stamp`` the generator stamp is expected too: any valid stamp passes while the other files match
-    (a newer or older gpuspec whose output is the same), else it must name this gpuspec's version.
+    ``kept``: output files the caller has proven current, with their state (see :func:`write_output`); they are
+    not read, and one that is gone or no longer in that state counts as changed.  With ``stamp`` the generator
+    stamp is expected too: any valid stamp passes while the other files match (a newer or older gpuspec whose
+    output is the same), else it must name this gpuspec's version; with ``proof`` the render proof likewise.
     """
     with ExitStack() as stack:
         # No folder to lock (nothing rendered yet) or one we may not open: compare unlocked.
         with suppress(OSError):
             stack.enter_context(output_lock(out))
-        return _check_output(out, expected, label, stamp)
+            cleanup_stale(out.absolute().parent, out.name)  # a killed render's committed transaction is finished
+        return _check_output(out, expected, label, stamp, kept or {}, proof)
 
 
-def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: bool) -> list[Drift]:
-    existing = scan_output(out)
+def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: bool,
+                  kept_states: Mapping[str, FileState], proof: ProofInputs | None = None) -> list[Drift]:
+    states: dict[str, FileState] = {}
+    existing = scan_output(out, states if kept_states else None)
+    drifts = [Drift(rel, "missing" if rel not in states else "changed",
+                    f"{label}/{rel} changed while this check ran; check again\n")
+              for rel, state in sorted(kept_states.items()) if states.get(rel) != state]
+    kept = frozenset(kept_states)
     if stamp:
         current: dict[str, bytes | None] = {rel: _read(existing[rel]) if rel in existing else None
                                             for rel in expected}
-        expected = _with_stamp(expected, existing, current)
+        expected = _with_stamp(expected, existing, current, kept)
     else:
         current = {}
-    drifts: list[Drift] = []
-    for rel in sorted(set(existing) | set(expected)):
+    if proof is not None:
+        current.update({rel: _read(existing[rel]) if rel in existing else None for rel in expected
+                        if rel not in current})
+        expected = _with_proof(expected, existing, current, kept, proof)
+    for rel in sorted((set(existing) | set(expected)) - kept):
         have = current[rel] if rel in current else _read(existing[rel]) if rel in existing else None
         want = expected.get(rel)
         if have == want:

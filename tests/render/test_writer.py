@@ -95,20 +95,87 @@ def test_failure_mid_write_leaves_previous_output(tmp_path: Path, monkeypatch: p
     assert not [p for p in tmp_path.iterdir() if ".gpuspec-tmp-" in p.name]  # temp folder cleaned up
 
 
-def test_failed_swap_leaves_previous_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_commit_leaves_previous_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fleet_dir = write_fleet(tmp_path, [cluster("one")])
     out = tmp_path / "rendered"
     write_output(out, render_dir(fleet_dir))
     before = _snapshot(out)
+    folders = sorted(p for p in out.rglob("*") if p.is_dir())
 
-    def broken_exchange(a: Path, b: Path) -> None:
+    def broken_commit(tmp: Path) -> None:
         raise OSError(5, "I/O error")
 
-    monkeypatch.setattr(writer, "_exchange", broken_exchange)
-    write_fleet(tmp_path, [cluster("one", pools=[pool("other")])])
+    monkeypatch.setattr(writer, "_commit_journal", broken_commit)
+    write_fleet(tmp_path, [cluster("one", pools=[pool("other")]), cluster("two")])
     with pytest.raises(GpuspecError, match="cannot write the output folder"):
         write_output(out, render_dir(fleet_dir))
     assert _snapshot(out) == before
+    assert sorted(p for p in out.rglob("*") if p.is_dir()) == folders  # the new cluster's folders are gone again
+    assert not [p for p in tmp_path.iterdir() if ".gpuspec-tmp-" in p.name]
+
+
+def test_failure_after_the_commit_is_completed_by_the_next_run(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    fleet_dir = write_fleet(tmp_path, [cluster("one"), cluster("two")])
+    out = tmp_path / "rendered"
+    write_output(out, render_dir(fleet_dir))
+    write_fleet(tmp_path, [cluster("one", pools=[pool("other")]), cluster("three")])
+    new = render_dir(fleet_dir)
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def failing_replace(a: str | Path, b: str | Path) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(5, "I/O error")
+        real_replace(a, b)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(GpuspecError, match="I/O error"):
+        write_output(out, new)
+    monkeypatch.undo()
+    assert [p for p in tmp_path.iterdir() if ".gpuspec-tmp-" in p.name]  # the committed journal is kept
+    assert check_output(out, new) == []  # which the next run (a check too) carries out first
+    assert _snapshot_bytes(out) == new
+    assert not [p for p in tmp_path.iterdir() if ".gpuspec-tmp-" in p.name]
+
+
+def test_only_changed_files_are_touched(tmp_path: Path) -> None:
+    fleet_dir = write_fleet(tmp_path, [cluster("one"), cluster("two")])
+    out = tmp_path / "rendered"
+    write_output(out, render_dir(fleet_dir))
+    before = _snapshot(out)
+    write_fleet(tmp_path, [cluster("one"), cluster("two", pools=[pool("other")])])
+    new = render_dir(fleet_dir)
+    result = write_output(out, new)
+    after = _snapshot(out)
+    assert result.written and all("two" in rel or "/" not in rel or rel.startswith(("gitops/", "handover/"))
+                                  for rel in result.written)
+    for rel in result.unchanged:
+        assert after[rel] == before[rel]  # same inode, same mtime: never rewritten, never linked
+    assert _snapshot_bytes(out) == new
+
+
+def test_kept_files_are_neither_read_nor_deleted(tmp_path: Path) -> None:
+    fleet_dir = write_fleet(tmp_path, [cluster("one"), cluster("two")])
+    out = tmp_path / "rendered"
+    files = render_dir(fleet_dir)
+    write_output(out, files)
+    states: dict[str, writer.FileState] = {}
+    writer.scan_output(out, states)
+    kept = {rel: state for rel, state in states.items() if rel.startswith("clusters/one/")}
+    partial = {rel: data for rel, data in files.items() if rel not in kept}
+    result = write_output(out, partial, kept=kept)
+    assert not result.changed and set(kept) <= set(result.unchanged)
+    assert _snapshot_bytes(out) == files and result.tree == states
+    assert check_output(out, partial, kept=kept) == []
+    first, second = sorted(kept)[:2]
+    (out / first).unlink()
+    (out / second).write_bytes((out / second).read_bytes())  # same bytes, a new ctime: no longer proven
+    assert [(d.path, d.kind) for d in check_output(out, partial, kept=kept)] == [(first, "missing"),
+                                                                              (second, "changed")]
+    with pytest.raises(GpuspecError, match="changed while this render ran"):
+        write_output(out, partial, kept=kept)
 
 
 def test_stale_temp_folder_of_a_killed_run_is_removed(tmp_path: Path) -> None:

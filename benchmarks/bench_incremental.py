@@ -1,0 +1,151 @@
+"""Issue 28: render at the speed of what changed.  Same-run ratios, whole processes, on a fleet of
+`benchmarks/fleetgen.py` (in a temporary folder):
+
+- first render (empty output, empty user cache) against the floor of writing the same bytes (a fresh
+  interpreter that creates every file of the output with its bytes, into a new folder);
+- re-render after one cluster changed (the user cache of the first render) against the first render;
+- `render --check` of a fresh clone (empty user cache, the committed render proof) against the floor of
+  reading and comparing the bytes (a fresh interpreter that reads every output file and compares it with
+  a copy of the tree);
+- peak RSS of each.
+
+Usage: nice python -m benchmarks.bench_incremental [--sizes 1000,5000] [--pools 10] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.fleetgen import generate
+from benchmarks.measure import Measurement, measure
+
+_SNAPSHOT = """
+import os, sys, pickle
+root = sys.argv[1]
+files = {}
+for folder, dirs, names in os.walk(root):
+    for name in names:
+        path = os.path.join(folder, name)
+        with open(path, "rb") as fh:
+            files[os.path.relpath(path, root)] = fh.read()
+pickle.dump(files, open(sys.argv[2], "wb"))
+print(len(files), sum(map(len, files.values())))
+"""
+
+_WRITE_FLOOR = """
+import os, sys, pickle
+src, dst = sys.argv[1], sys.argv[2]
+files = pickle.load(open(src, "rb"))
+made = set()
+for rel, data in files.items():
+    path = os.path.join(dst, rel)
+    folder = os.path.dirname(path)
+    if folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        made.add(folder)
+    with open(path, "wb") as fh:
+        fh.write(data)
+"""
+
+_READ_FLOOR = """
+import os, sys
+a, b = sys.argv[1], sys.argv[2]
+for root, dirs, files in os.walk(a):
+    for name in files:
+        path = os.path.join(root, name)
+        with open(path, "rb") as fh, open(os.path.join(b, os.path.relpath(path, a)), "rb") as other:
+            assert fh.read() == other.read()
+"""
+
+
+def _render(root: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "gpuspec.cli.main",
+        "render",
+        str(root / "fleet"),
+        "--policies",
+        str(root / "policies"),
+        "--out",
+        str(root / "rendered"),
+        *extra,
+    ]
+
+
+def _env(cache: Path) -> dict[str, str]:
+    return {**os.environ, "GPUSPEC_CACHE_DIR": str(cache)}
+
+
+def _fmt(m: Measurement, base: Measurement | None = None) -> str:
+    ratio = f"  {m.seconds / base.seconds:5.2f}× wall  {m.cpu / base.cpu:5.2f}× CPU" if base else ""
+    return f"{m.seconds:7.2f} s wall {m.cpu:7.2f} s CPU {m.peak_mib:7.0f} MiB{ratio}"
+
+
+def run_size(work: Path, clusters: int, pools: int, runs: int) -> None:
+    """Measure one fleet size and print the rows (this process stays small: a child's peak RSS counts the
+    parent's pages it was forked with)."""
+    root = work / f"fleet-{clusters}"
+    generate(root, clusters, pools)
+    cache = work / f"cache-{clusters}"
+    first = measure(_render(root), env=_env(cache))
+    assert first.exit_code == 0, "first render failed"
+    data = work / "files.pickle"
+    count, size = map(
+        int,
+        subprocess.run(
+            [sys.executable, "-c", _SNAPSHOT, str(root / "rendered"), str(data)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split(),
+    )
+    floor_out = work / "floor-write"
+    write_floor = measure([sys.executable, "-c", _WRITE_FLOOR, str(data), str(floor_out)])
+    assert write_floor.exit_code == 0
+    data.unlink()
+    print(f"{clusters} clusters × {pools} pools: {count} files, {size / 2**20:.1f} MiB of output")
+    print(f"  write floor                      {_fmt(write_floor)}")
+    print(f"  first render                     {_fmt(first, write_floor)} (against the write floor)")
+    target = sorted((root / "fleet" / "clusters").iterdir())[clusters // 2]
+    for i in range(runs):
+        target.write_text(target.read_text() + f"# change {i}\n")
+        again = measure(_render(root), env=_env(cache))
+        assert again.exit_code == 0
+        print(f"  re-render, one cluster changed   {_fmt(again, first)} (against the first render)")
+    clone = work / f"clone-{clusters}"
+    for name in ("fleet", "policies", "rendered"):
+        shutil.copytree(root / name, clone / name)
+    read_floor = measure([sys.executable, "-c", _READ_FLOOR, str(clone / "rendered"), str(root / "rendered")])
+    assert read_floor.exit_code == 0
+    print(f"  read-and-compare floor           {_fmt(read_floor)}")
+    for i in range(runs):
+        check = measure(_render(clone, "--check"), env=_env(work / f"ci-cache-{clusters}-{i}"))
+        assert check.exit_code == 0
+        print(f"  render --check, fresh clone      {_fmt(check, read_floor)} (against the read floor)")
+    full = measure(_render(clone, "--check", "--full"), env=_env(work / f"ci-cache-full-{clusters}"))
+    print(f"  render --check --full, fresh     {_fmt(full, read_floor)} (against the read floor)")
+    shutil.rmtree(floor_out, ignore_errors=True)
+
+
+def main() -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000")
+    parser.add_argument("--pools", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gpuspec-bench-incremental-") as tmp:
+        for size in (int(s) for s in args.sizes.split(",")):
+            run_size(Path(tmp), size, args.pools, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
