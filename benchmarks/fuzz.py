@@ -799,6 +799,9 @@ def workspace() -> Iterator[Workspace]:
         try:
             yield ws
         finally:
+            from gpuspec.matrix import load as matrix_load
+
+            setattr(matrix_load, "_load_matrix", _MATRIX_LOADER)  # noqa: B010 (as gpuspec defines it again)
             os.chdir(previous)
             for key, value in env.items():
                 if value is None:
