@@ -31,12 +31,26 @@ def _docs(out: dict[str, bytes], name: str) -> list[dict[str, Any]]:
     return list(yaml.safe_load_all(out[f"clusters/{name}/acceptance/acceptance.yaml"]))
 
 
-def _jobs(out: dict[str, bytes], name: str) -> dict[str, dict[str, Any]]:
-    return {d["metadata"]["labels"]["gpuspec.io/pool"]: d for d in _docs(out, name) if d["kind"] == "Job"}
+def _jobs(out: dict[str, bytes], name: str, check: str = "smoke") -> dict[str, dict[str, Any]]:
+    """Pool → its Job of ``check``."""
+    return {d["metadata"]["labels"]["gpuspec.io/pool"]: d for d in _docs(out, name)
+            if d["kind"] == "Job" and d["metadata"]["labels"]["gpuspec.io/check"] == check}
+
+
+def _checks(out: dict[str, bytes], name: str) -> dict[str, list[str]]:
+    """Pool → the check ids of its Jobs, in file order."""
+    found: dict[str, list[str]] = {}
+    for d in _docs(out, name):
+        if d["kind"] == "Job":
+            labels = d["metadata"]["labels"]
+            found.setdefault(labels["gpuspec.io/pool"], []).append(labels["gpuspec.io/check"])
+    return found
 
 
 def _requests(job: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c["resources"]["limits"] for c in job["spec"]["template"]["spec"]["containers"]]
+    """The device limits of each container (CPU and memory left out)."""
+    return [{k: v for k, v in c["resources"]["limits"].items() if "/" in k}
+            for c in job["spec"]["template"]["spec"]["containers"]]
 
 
 def test_each_pool_requests_what_it_advertises(tmp_path: Path) -> None:
@@ -70,7 +84,7 @@ def test_jobs_validate_against_the_kubernetes_schema(tmp_path: Path) -> None:
     out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=POOLS)]))
     crds = CrdSet.from_paths([])
     docs = _docs(out, "c1")
-    assert {d["kind"] for d in docs} == {"Job", "Namespace", "ConfigMap"}
+    assert {d["kind"] for d in docs} == {"Job", "Namespace", "ConfigMap"}  # no NCCL here: no Service
     for doc in docs:
         assert validate_object(doc, crds=crds, kube_version="1.31") == [], doc["metadata"]["name"]
     broken = next(d for d in docs if d["kind"] == "Job")
@@ -83,7 +97,7 @@ def test_argocd_runs_them_as_post_sync_hooks_of_the_overlay(tmp_path: Path, upst
     job = _jobs(out, "c1")["whole"]
     assert job["metadata"]["annotations"] == {
         "argocd.argoproj.io/hook": "PostSync",
-        "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation,HookSucceeded",
+        "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",  # results stay readable
     }
     app = yaml.safe_load(out["gitops/argocd/c1/overlay.application.yaml"])
     assert [s["path"] for s in app["spec"]["sources"]] == ["rendered/clusters/c1", "rendered/clusters/c1/acceptance"]
@@ -94,7 +108,7 @@ def test_argocd_runs_them_as_post_sync_hooks_of_the_overlay(tmp_path: Path, upst
 def test_flux_waits_for_the_jobs_after_the_overlay(tmp_path: Path, upstream: Path) -> None:
     doc = cluster("c1", pools=POOLS, gitops={"tool": "flux"})
     out = render_dir(write_fleet(tmp_path, [doc]))
-    job_names = sorted(j["metadata"]["name"] for j in _jobs(out, "c1").values())
+    job_names = sorted(d["metadata"]["name"] for d in _docs(out, "c1") if d["kind"] == "Job")
     assert all("annotations" not in j["metadata"] for j in _jobs(out, "c1").values())
     kustomizations = list(yaml.safe_load_all(out["gitops/flux/c1/kustomizations.yaml"]))
     accept = next(k for k in kustomizations if k["metadata"]["name"] == "c1-gpu-operator-acceptance")
@@ -135,8 +149,9 @@ def test_air_gapped_clusters_pull_the_sample_from_the_mirror(tmp_path: Path) -> 
     assert mirrored in result.output
     # the render plan exposes the checks as plain data (plan, handover documents)
     [plan] = compile_dir(fleet).clusters
-    assert plan.acceptance == [{
-        "pool": "whole", "job": _jobs(out, "c1")["whole"]["metadata"]["name"],
+    assert plan.acceptance[0] == {
+        "pool": "whole", "check": "smoke", "job": _jobs(out, "c1")["whole"]["metadata"]["name"],
         "namespace": "gpuspec-acceptance", "resources": {"nvidia.com/gpu": 1},
         "nodeSelector": {"acme.example/gpu-pool": "whole"}, "timeoutSeconds": 600,
-    }]
+    }
+    assert [c["check"] for c in plan.acceptance] == ["smoke", "all-gpus", "dcgm-diag"]
