@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,183 @@ def test_air_gapped_clusters_pull_the_sample_from_the_mirror(tmp_path: Path) -> 
         "nodeSelector": {"acme.example/gpu-pool": "whole"}, "timeoutSeconds": 600,
     }
     assert [c["check"] for c in plan.acceptance] == ["smoke", "all-gpus", "dcgm-diag"]
+
+
+# ----------------------------------------------------------------------------- the checks of issue 25
+
+RDMA = pool("rdma", nodes=4, devices={"rdma": True},
+            acceptance={"nccl": {"minBusBandwidthGbps": 180.5, "resources": {"rdma/rdma_shared_device_a": 1}}})
+RDMA_CLUSTER = {"operator": {"version": "v26.7.0", "operands": {"rdma": True}}}
+
+
+def _all(out: dict[str, bytes], name: str, kind: str) -> list[dict[str, Any]]:
+    return [d for d in _docs(out, name) if d["kind"] == kind]
+
+
+def test_each_pool_gets_the_checks_of_what_it_advertises(tmp_path: Path) -> None:
+    out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=[*POOLS, RDMA], **RDMA_CLUSTER)]))
+    assert _checks(out, "c1") == {
+        "whole": ["smoke", "all-gpus", "dcgm-diag"],  # no RDMA: no all-reduce
+        "sliced": ["smoke", "shared"],
+        "renamed": ["smoke", "shared"],
+        "mig": ["smoke", "mig"],
+        "rdma": ["smoke", "all-gpus", "nccl", "dcgm-diag"],
+    }
+    for job in _all(out, "c1", "Job"):
+        labels = job["metadata"]["labels"]
+        assert labels["gpuspec.io/acceptance"] == "true"
+        assert job["spec"]["template"]["metadata"]["labels"]["gpuspec.io/check"] == labels["gpuspec.io/check"]
+        assert job["metadata"]["name"].startswith(f"acceptance-{labels['gpuspec.io/pool']}-")
+        assert len(job["metadata"]["name"]) <= 58
+        pod = job["spec"]["template"]["spec"]
+        for c in [*pod.get("initContainers", []), *pod["containers"]]:
+            # no BestEffort pod: CPU and memory requested and limited
+            assert set(c["resources"]["requests"]) == {"cpu", "memory"}, job["metadata"]["name"]
+            assert {"cpu", "memory"} <= set(c["resources"]["limits"])
+            assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+            assert c["terminationMessagePolicy"] == "FallbackToLogsOnError"
+
+
+def test_all_gpus_and_dcgm_use_every_gpu_of_a_sample_of_nodes(tmp_path: Path) -> None:
+    pools = [pool("big", nodes=10, acceptance={"sampleNodes": 3, "dcgmDiag": {"level": 2}}), pool("one", nodes=1)]
+    out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=pools, acceptance={"sampleNodes": 4})]))
+    big, one = _jobs(out, "c1", "all-gpus")["big"], _jobs(out, "c1", "all-gpus")["one"]
+    assert (big["spec"]["completions"], big["spec"]["parallelism"], big["spec"]["completionMode"]) == (3, 3, "Indexed")
+    assert one["spec"]["completions"] == 1  # the cluster's sample of 4, capped at the pool's one node
+    assert _requests(big) == [{"nvidia.com/gpu": 8}]  # the node's whole advertised resource
+    [term] = big["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "kubernetes.io/hostname"
+    assert term["labelSelector"]["matchLabels"] == {"gpuspec.io/job": big["metadata"]["name"]}
+    assert big["spec"]["template"]["metadata"]["labels"]["gpuspec.io/job"] == big["metadata"]["name"]
+    dcgm = _jobs(out, "c1", "dcgm-diag")["big"]
+    [container] = dcgm["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"  # the pinned release's
+    assert container["command"][-1].endswith("dcgmi diag -r 2")
+    assert _requests(dcgm) == [{"nvidia.com/gpu": 8}] and dcgm["spec"]["completions"] == 3
+    assert dcgm["spec"]["activeDeadlineSeconds"] == 1200  # level 2 takes minutes
+    images = out["clusters/c1/images.txt"].decode().splitlines()
+    assert "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04" in images
+
+
+def test_the_all_gpus_command_fails_when_one_gpu_fails(tmp_path: Path) -> None:
+    out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=[pool("p", count=4)])]))
+    [container] = _jobs(out, "c1", "all-gpus")["p"]["spec"]["template"]["spec"]["containers"]
+    shell, flag, script = container["command"]
+    fake = tmp_path / "sample"
+    ran = tmp_path / "ran"
+    fake.write_text(f'#!/bin/sh\necho "$CUDA_VISIBLE_DEVICES" >> {ran}\n[ "$CUDA_VISIBLE_DEVICES" != "$BROKEN" ]\n')
+    fake.chmod(0o755)
+    script = script.replace("/cuda-samples/sample", str(fake))
+    assert subprocess.run([shell, flag, script], env={"BROKEN": "none"}, capture_output=True).returncode == 0
+    assert ran.read_text().split() == ["0", "1", "2", "3"]  # each of the node's 4 GPUs in turn
+    assert subprocess.run([shell, flag, script], env={"BROKEN": "2"}, capture_output=True).returncode != 0
+
+
+def test_mig_and_shared_pools_test_what_they_advertise(tmp_path: Path) -> None:
+    out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=POOLS)]))
+    mig = _jobs(out, "c1", "mig")["mig"]
+    # the layout's full count per node: 4 GPUs x 7 1g.10gb, 4 GPUs x 2 3g.40gb
+    assert _requests(mig) == [{"nvidia.com/mig-1g.10gb": 28}, {"nvidia.com/mig-3g.40gb": 8}]
+    assert mig["spec"]["completions"] == 2 and "podAntiAffinity" in mig["spec"]["template"]["spec"]["affinity"]
+    shared = _jobs(out, "c1", "shared")
+    # every replica of one node's 4 GPUs at once, all on that node
+    assert shared["sliced"]["spec"]["parallelism"] == shared["sliced"]["spec"]["completions"] == 16
+    assert shared["renamed"]["spec"]["completions"] == 8
+    assert _requests(shared["renamed"]) == [{"nvidia.com/gpu.shared": 1}]
+    affinity = shared["sliced"]["spec"]["template"]["spec"]["affinity"]
+    assert affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == (
+        "kubernetes.io/hostname")
+
+
+def test_nccl_runs_across_nodes_without_mpi(tmp_path: Path) -> None:
+    out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=[RDMA], **RDMA_CLUSTER)]))
+    job = _jobs(out, "c1", "nccl")["rdma"]
+    [service] = _all(out, "c1", "Service")
+    script = next(d for d in _all(out, "c1", "ConfigMap") if d["metadata"]["name"] == "acceptance-rdma-nccl")
+    name = job["metadata"]["name"]
+    assert service["spec"]["clusterIP"] == "None" and service["spec"]["publishNotReadyAddresses"] is True
+    assert service["spec"]["selector"] == {"gpuspec.io/pool": "rdma", "gpuspec.io/check": "nccl"}
+    pod = job["spec"]["template"]["spec"]
+    assert pod["subdomain"] == service["metadata"]["name"]
+    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 2  # the default sample
+    assert job["metadata"]["annotations"]["gpuspec.io/min-busbw-gbps"] == "180.5"
+    [container] = pod["containers"]
+    assert container["image"] == "nvcr.io/nvidia/pytorch:25.01-py3"
+    command = container["command"][-1]
+    assert "--nnodes=2 --nproc-per-node=8" in command and '--node-rank="$JOB_COMPLETION_INDEX"' in command
+    assert f"--master-addr={name}-0.acceptance-rdma-nccl " in command
+    assert {"name": "GPUSPEC_MIN_BUSBW_GBPS", "value": "180.5"} in container["env"]
+    assert _requests(job) == [{"nvidia.com/gpu": 8, "rdma/rdma_shared_device_a": 1}]
+    assert container["terminationMessagePath"] == "/dev/termination-log"
+    source = script["data"]["allreduce.py"]
+    compile(source, "allreduce.py", "exec")  # valid Python
+    assert '"busbw_gbps"' in source and "2 * (world - 1) / world" in source
+    assert "nvcr.io/nvidia/pytorch:25.01-py3" in out["clusters/c1/images.txt"].decode().splitlines()
+    # too few nodes, or no RDMA and not asked for: no all-reduce
+    small = render_dir(write_fleet(tmp_path / "s", [cluster("c1", pools=[pool("rdma", nodes=1, devices={"rdma": True})],
+                                                            **RDMA_CLUSTER)]))
+    assert "nccl" not in _checks(small, "c1")["rdma"]
+    asked = render_dir(write_fleet(tmp_path / "a", [cluster("c1", pools=[pool("p", acceptance={"nccl": {
+        "enabled": True, "nodes": 3, "image": "nvcr.io/nvidia/pytorch:24.12-py3"}}, nodes=5)])]))
+    job = _jobs(asked, "c1", "nccl")["p"]
+    assert job["spec"]["completions"] == 3 and "gpuspec.io/min-busbw-gbps" not in job["metadata"]["annotations"]
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "nvcr.io/nvidia/pytorch:24.12-py3"
+
+
+WORKLOADS = [
+    {"name": "train", "image": "nvcr.io/nvidia/pytorch:25.01-py3", "command": ["python", "-c", "import torch"],
+     "gpus": 2, "replicas": 3, "resources": {"cpu": "4", "memory": "16Gi", "memoryLimit": "32Gi"},
+     "deadlineSeconds": 900},
+    {"name": "serve", "image": "nvcr.io/nvidia/tritonserver:25.01-py3", "args": ["--model-repository=/tmp"],
+     "ready": {"path": "/v2/health/ready", "port": 8000}, "readinessBudgetSeconds": 300},
+]
+
+
+def test_the_teams_workloads_accept_the_pool(tmp_path: Path) -> None:
+    pools = [pool("whole", acceptance={"workloads": WORKLOADS, "readinessBudgetSeconds": 120})]
+    fleet = write_fleet(tmp_path, [cluster("c1", mirror="dc-north", pools=pools, kubernetes={"version": "1.33"})],
+                        settings=example_settings())
+    out = render_dir(fleet)
+    assert _checks(out, "c1")["whole"][-2:] == ["workload-train", "workload-serve"]
+    train = _jobs(out, "c1", "workload-train")["whole"]
+    assert train["spec"]["completions"] == train["spec"]["parallelism"] == 3
+    assert train["spec"]["activeDeadlineSeconds"] == 900
+    assert train["metadata"]["annotations"]["gpuspec.io/readiness-budget-seconds"] == "120"  # the pool's
+    [main] = train["spec"]["template"]["spec"]["containers"]
+    assert main["image"] == "harbor.dc-north.acme.internal/nvcr/nvidia/pytorch:25.01-py3"
+    assert main["command"] == ["python", "-c", "import torch"]
+    assert main["resources"] == {"requests": {"cpu": "4", "memory": "16Gi"},
+                                 "limits": {"cpu": "4", "memory": "32Gi", "nvidia.com/gpu": 2}}
+    serve = _jobs(out, "c1", "workload-serve")["whole"]
+    assert serve["metadata"]["annotations"]["gpuspec.io/readiness-budget-seconds"] == "300"  # its own
+    pod = serve["spec"]["template"]["spec"]
+    [sidecar] = pod["initContainers"]
+    assert sidecar["restartPolicy"] == "Always"
+    assert sidecar["startupProbe"]["httpGet"] == {"path": "/v2/health/ready", "port": 8000}
+    assert sidecar["startupProbe"]["failureThreshold"] * sidecar["startupProbe"]["periodSeconds"] == 1800
+    [done] = pod["containers"]
+    assert done["securityContext"]["runAsUser"] == 65534
+    images = out["clusters/c1/images.txt"].decode().splitlines()
+    assert {"harbor.dc-north.acme.internal/nvcr/nvidia/pytorch:25.01-py3",
+            "harbor.dc-north.acme.internal/nvcr/nvidia/tritonserver:25.01-py3"} <= set(images)
+    assert pod["imagePullSecrets"] == [{"name": "harbor-dc-north-pull"}]
+    crds = CrdSet.from_paths([])
+    for doc in _docs(out, "c1"):
+        assert validate_object(doc, crds=crds, kube_version="1.33") == [], doc["metadata"]["name"]
+
+
+def test_every_object_of_every_check_validates(tmp_path: Path) -> None:
+    out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=[*POOLS, RDMA], **RDMA_CLUSTER)]))
+    crds = CrdSet.from_paths([])
+    docs = _docs(out, "c1")
+    assert {d["kind"] for d in docs} == {"Job", "Namespace", "ConfigMap", "Service"}
+    for doc in docs:
+        assert validate_object(doc, crds=crds, kube_version="1.31") == [], doc["metadata"]["name"]
+
+
+def test_a_changed_check_setting_renames_its_jobs(tmp_path: Path) -> None:
+    first = render_dir(write_fleet(tmp_path / "a", [cluster("c1", pools=POOLS[:1])]))
+    second = render_dir(write_fleet(tmp_path / "b", [cluster("c1", pools=POOLS[:1], acceptance={"sampleNodes": 1})]))
+    for check in ("all-gpus", "dcgm-diag"):
+        assert _jobs(first, "c1", check)["whole"]["metadata"]["name"] != _jobs(second, "c1", check)["whole"][
+            "metadata"]["name"]
