@@ -20,17 +20,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuspec.matrix.acceptance import nccl_image, sample_image
+from gpuspec.render import acceptance_eviction as eviction
 from gpuspec.render import acceptance_nccl as nccl
 from gpuspec.render import acceptance_pod as pods
 from gpuspec.render.acceptance_plan import (
     ALL_GPUS,
     DCGM_DIAG,
+    EVICTION,
     MIG,
     NCCL,
     SHARED,
     SMOKE,
     PlannedCheck,
+    drain_timeout,
     planned_checks,
+    runner_image,
 )
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.facts import image_ref
@@ -325,7 +329,54 @@ def _workload(ctx: ClusterContext, pool: Pool, planned: PlannedCheck, name: str)
     return [_job(ctx, pool, planned, name, pod, pods_total=planned.pods)]
 
 
-_BUILDERS = {SMOKE: _smoke, ALL_GPUS: _all_gpus, MIG: _mig, SHARED: _shared, DCGM_DIAG: _dcgm, NCCL: _nccl}
+def _eviction(ctx: ClusterContext, pool: Pool, planned: PlannedCheck, name: str) -> list[dict[str, Any]]:
+    [(resource, count)] = planned.requests.items()
+    stable = _stable_name(pool, EVICTION)[:56].rstrip("-")
+    labels = _labels(pool, EVICTION)
+    # The target: hardened pods holding one device each, spread over nodes, no volume (a drain that keeps emptyDir
+    # pods would refuse them), a short grace period.
+    sleeper = {
+        "name": "target", "image": acceptance_image(ctx), "imagePullPolicy": "IfNotPresent",
+        "command": ["/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 2; done"],
+        "resources": pods.compute(*pods.SMALL, {resource: count}), "securityContext": pods.container_security(),
+    }
+    target_pod = pods.pod_spec(ctx, pool, [sleeper], terminationGracePeriodSeconds=5)
+    target_pod["restartPolicy"] = "Always"
+    del target_pod["volumes"]
+    target_pod["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+        "weight": 100, "podAffinityTerm": {"topologyKey": pods.HOSTNAME, "labelSelector": {
+            "matchLabels": {eviction.TARGET_LABEL: pool.name}}}}]}}
+    config = {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {**metadata(ctx, stable, ACCEPTANCE_NAMESPACE), "labels": dict(labels)},
+        "data": {eviction.SCRIPT_FILE: eviction.SCRIPT,
+                 eviction.TARGET_FILE: eviction.target_json(f"{stable}-target", pool.name, target_pod)},
+    }
+    cluster_role = f"gpuspec-acceptance-eviction-{pool.name}"[:63].rstrip("-")
+    access = eviction.rbac(stable, cluster_role, ACCEPTANCE_NAMESPACE, labels)
+    env = [
+        {"name": "HOME", "value": "/tmp"},
+        {"name": "GPUSPEC_TARGET", "value": f"{eviction.SCRIPT_DIR}/{eviction.TARGET_FILE}"},
+        {"name": "GPUSPEC_SELECTOR", "value": f"{eviction.TARGET_LABEL}={pool.name}"},
+        {"name": "GPUSPEC_DRAIN_TIMEOUT", "value": str(drain_timeout(ctx.cluster, pool))},
+        {"name": "GPUSPEC_READY_TIMEOUT", "value": str(pool.acceptance.timeout_seconds)},
+    ]
+    runner = pods.container(
+        "eviction", rewrite(runner_image(pool), ctx.mirror),
+        pods.compute({"cpu": "100m", "memory": "256Mi"}, {"cpu": "500m", "memory": "512Mi"}),
+        command=["python3", f"{eviction.SCRIPT_DIR}/{eviction.SCRIPT_FILE}"], env=env,
+        volumeMounts=[{"name": "script", "mountPath": eviction.SCRIPT_DIR, "readOnly": True}],
+    )
+    pod = pods.pod_spec(ctx, pool, [runner], volumes=[{"name": "script", "configMap": {"name": stable}}],
+                        serviceAccountName=stable)
+    pod["automountServiceAccountToken"] = True  # the only acceptance pod that talks to the API server
+    return [*access, config, _job(ctx, pool, planned, name, pod)]
+
+
+_BUILDERS = {
+    SMOKE: _smoke, ALL_GPUS: _all_gpus, MIG: _mig, SHARED: _shared, DCGM_DIAG: _dcgm, NCCL: _nccl,
+    EVICTION: _eviction,
+}
 
 
 def _documents(ctx: ClusterContext, pool: Pool, planned: PlannedCheck, name: str) -> list[dict[str, Any]]:

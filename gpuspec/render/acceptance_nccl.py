@@ -57,7 +57,7 @@ def main() -> int:
     minimum = os.environ.get("GPUSPEC_MIN_BUSBW_GBPS", "")
     ok = correct and (not minimum or result["busbw_gbps"] >= float(minimum))
     if local == 0:
-        with open("/dev/termination-log", "w", encoding="utf-8") as fh:
+        with open(os.environ.get("GPUSPEC_TERMINATION_LOG", "/dev/termination-log"), "w", encoding="utf-8") as fh:
             json.dump(result, fh, sort_keys=True)
         print(json.dumps(result, sort_keys=True), flush=True)
     dist.destroy_process_group()

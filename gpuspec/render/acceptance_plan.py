@@ -8,7 +8,8 @@ one device of each advertised resource).  Then, by what the pool advertises:
   all-reduce);
 * MIG: ``mig`` (per sampled node the layout's full count of each profile);
 * sharing: ``shared`` (every replica of one node's GPUs at once);
-* every pool: ``workload-<name>`` per workload of ``acceptance.workloads``.
+* every pool: ``workload-<name>`` per workload of ``acceptance.workloads`` and, where the spec enables it on a
+  pool of two or more nodes, ``eviction`` (a workload with a PodDisruptionBudget survives the drain of a node).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ NCCL = "nccl"
 DCGM_DIAG = "dcgm-diag"
 MIG = "mig"
 SHARED = "shared"
+EVICTION = "eviction"
 WORKLOAD_PREFIX = "workload-"
 
 
@@ -130,7 +132,23 @@ def planned_checks(cluster: Cluster, pool: Pool) -> list[PlannedCheck]:
             workload.deadline_seconds, workload.readiness_budget_seconds or budget, workload=workload,
             pods=workload.replicas,
         ))
+    if spec.eviction.enabled and pool.nodes >= 2:
+        drain = drain_timeout(cluster, pool)
+        checks.append(PlannedCheck(EVICTION, 2, {resources[0]: 1}, 2 * timeout + 2 * drain + 120, budget))
     return checks
+
+
+def drain_timeout(cluster: Cluster, pool: Pool) -> int:
+    """Seconds the eviction check retries a refused eviction: the rollout's drain timeout (0 or absent: the
+    chart's 300 s; a drain without timeout waits at most the pool's check timeout)."""
+    drain = cluster.rollout.drain
+    seconds = drain.timeout_seconds if drain is not None else 300
+    return seconds or pool.acceptance.timeout_seconds
+
+
+def runner_image(pool: Pool) -> str:
+    """The image of the eviction check's program (Python): the pool's all-reduce image."""
+    return pool.acceptance.nccl.image or nccl_image()
 
 
 #: Seconds ``dcgmi diag -r <level>`` may take on an 8-GPU node (level 1 seconds, 2 minutes, 3 half an hour,
@@ -147,8 +165,8 @@ def acceptance_upstream_images(cluster: Cluster) -> set[str]:
     for pool in cluster.pools:
         for check in planned_checks(cluster, pool):
             images.add(sample_image())  # smoke, all-gpus, mig, shared and the readiness gate of workloads
-            if check.check == NCCL:
-                images.add(pool.acceptance.nccl.image or nccl_image())
+            if check.check in (NCCL, EVICTION):
+                images.add(runner_image(pool))
             if check.workload is not None:
                 images.add(check.workload.image)
     return images

@@ -120,8 +120,8 @@ class ReadinessNeedsSidecars(Rule):
                     if workload.ready is None:
                         continue
                     yield Problem(
-                        f"pool {pool.name!r}: workload {workload.name!r} waits for readiness, which runs it as a native "
-                        f"sidecar container; Kubernetes {cluster.kubernetes.version} has none (1.29+)",
+                        f"pool {pool.name!r}: workload {workload.name!r} waits for readiness, which runs it as a "
+                        f"native sidecar container; Kubernetes {cluster.kubernetes.version} has none (1.29+)",
                         cluster.source_file, ("pools", index, "acceptance", "workloads", w_index, "ready"),
                         hint="upgrade the cluster to Kubernetes 1.29 or later, or make it a batch workload that "
                              "exits 0 when done (no ready:)",

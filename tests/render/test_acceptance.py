@@ -200,7 +200,8 @@ def test_all_gpus_and_dcgm_use_every_gpu_of_a_sample_of_nodes(tmp_path: Path) ->
     assert (big["spec"]["completions"], big["spec"]["parallelism"], big["spec"]["completionMode"]) == (3, 3, "Indexed")
     assert one["spec"]["completions"] == 1  # the cluster's sample of 4, capped at the pool's one node
     assert _requests(big) == [{"nvidia.com/gpu": 8}]  # the node's whole advertised resource
-    [term] = big["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    affinity = big["spec"]["template"]["spec"]["affinity"]
+    [term] = affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert term["topologyKey"] == "kubernetes.io/hostname"
     assert term["labelSelector"]["matchLabels"] == {"gpuspec.io/job": big["metadata"]["name"]}
     assert big["spec"]["template"]["metadata"]["labels"]["gpuspec.io/job"] == big["metadata"]["name"]
