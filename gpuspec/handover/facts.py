@@ -388,13 +388,16 @@ class _Builder:
                     continue
                 meta = doc["metadata"]
                 pod = doc["spec"]["template"]["spec"]
-                requests = [f"{n}: {v}" for c in pod.get("containers", [])
-                            for n, v in sorted((c.get("resources", {}).get("limits") or {}).items())]
+                containers = [*pod.get("initContainers", []), *pod.get("containers", [])]
+                requests = [f"{n}: {v}" for c in containers
+                            for n, v in sorted((c.get("resources", {}).get("limits") or {}).items()) if "/" in n]
                 hook = (meta.get("annotations") or {}).get("argocd.argoproj.io/hook", "")
                 jobs.append({
                     "pool": (meta.get("labels") or {}).get("gpuspec.io/pool", ""), "name": meta["name"],
+                    "check": (meta.get("labels") or {}).get("gpuspec.io/check", ""),
+                    "pods": doc["spec"].get("parallelism", 1),
                     "namespace": meta.get("namespace", ""), "requests": requests,
-                    "image": pod["containers"][0]["image"] if pod.get("containers") else "",
+                    "image": containers[0]["image"] if containers else "",
                     "runs": f"Argo CD {hook} hook" if hook else "Flux Kustomization after the overlay",
                     "file": f"{self.root}/{path}",
                 })
