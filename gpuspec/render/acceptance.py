@@ -201,8 +201,14 @@ def _smoke(ctx: ClusterContext, pool: Pool, planned: PlannedCheck, name: str) ->
 def _per_device_loop(count: int) -> list[str]:
     # CUDA numbers the container's devices 0..count-1: the sample runs on each in turn; one that is missing or
     # fails ends the pod with an error.
-    loop = (f"i=0; while [ $i -lt {count} ]; do echo \"GPU $i\"; CUDA_VISIBLE_DEVICES=$i {SAMPLE_BINARY} || exit 1; "
-            "i=$((i+1)); done")
+    loop = (
+        "i=0\n"
+        f"while [ $i -lt {count} ]; do\n"
+        '  echo "GPU $i"\n'
+        f"  CUDA_VISIBLE_DEVICES=$i {SAMPLE_BINARY} || exit 1\n"
+        "  i=$((i+1))\n"
+        "done\n"
+    )
     return ["/bin/sh", "-c", loop]
 
 
@@ -232,8 +238,12 @@ def _shared(ctx: ClusterContext, pool: Pool, planned: PlannedCheck, name: str) -
 def _dcgm(ctx: ClusterContext, pool: Pool, planned: PlannedCheck, name: str) -> list[dict[str, Any]]:
     [(resource, count)] = planned.requests.items()
     level = pool.acceptance.dcgm_diag.level
-    script = ("nv-hostengine --pid /tmp/nv-hostengine.pid --log-filename /tmp/nv-hostengine.log --home-dir /tmp "
-              f"&& dcgmi diag -r {level}")
+    script = (
+        "set -e\n"
+        "nv-hostengine --pid /tmp/nv-hostengine.pid \\\n"
+        "  --log-filename /tmp/nv-hostengine.log --home-dir /tmp\n"
+        f"dcgmi diag -r {level}\n"
+    )
     image = rewrite(dcgm_image(ctx) or "", ctx.mirror)
     container = pods.container(
         "dcgm-diag", image,

@@ -33,7 +33,7 @@ REPLICAS = 2
 MIN_AVAILABLE = 1
 
 SCRIPT = '''\
-"""gpuspec acceptance: a workload with a PodDisruptionBudget survives the drain of one of its nodes."""
+"""gpuspec acceptance: a budget-guarded workload survives a node drain."""
 import json
 import os
 import signal
@@ -43,25 +43,37 @@ import time
 import urllib.error
 import urllib.request
 
-SA = os.environ.get("GPUSPEC_SA_DIR", "/var/run/secrets/kubernetes.io/serviceaccount")
-API = os.environ.get("GPUSPEC_API", "https://kubernetes.default.svc")
-TERMINATION_LOG = os.environ.get("GPUSPEC_TERMINATION_LOG", "/dev/termination-log")
+ENV = os.environ
+SA = ENV.get("GPUSPEC_SA_DIR",
+             "/var/run/secrets/kubernetes.io/serviceaccount")
+API = ENV.get("GPUSPEC_API", "https://kubernetes.default.svc")
+LOG = ENV.get("GPUSPEC_TERMINATION_LOG", "/dev/termination-log")
 NS = open(f"{SA}/namespace", encoding="utf-8").read().strip()
 TOKEN = open(f"{SA}/token", encoding="utf-8").read().strip()
-TLS = ssl.create_default_context(cafile=f"{SA}/ca.crt") if API.startswith("https://") else None
-TARGET = json.load(open(os.environ["GPUSPEC_TARGET"], encoding="utf-8"))
+TLS = None
+if API.startswith("https://"):
+    TLS = ssl.create_default_context(cafile=f"{SA}/ca.crt")
+TARGET = json.load(open(ENV["GPUSPEC_TARGET"], encoding="utf-8"))
 NAME = TARGET["deployment"]["metadata"]["name"]
-SELECTOR = os.environ["GPUSPEC_SELECTOR"]
+PDB = TARGET["pdb"]["metadata"]["name"]
 REPLICAS = TARGET["deployment"]["spec"]["replicas"]
 MIN_AVAILABLE = TARGET["pdb"]["spec"]["minAvailable"]
-DRAIN_TIMEOUT = int(os.environ["GPUSPEC_DRAIN_TIMEOUT"])
-READY_TIMEOUT = int(os.environ["GPUSPEC_READY_TIMEOUT"])
+SELECTOR = ENV["GPUSPEC_SELECTOR"]
+DRAIN_TIMEOUT = int(ENV["GPUSPEC_DRAIN_TIMEOUT"])
+READY_TIMEOUT = int(ENV["GPUSPEC_READY_TIMEOUT"])
+DEPLOYMENTS = f"/apis/apps/v1/namespaces/{NS}/deployments"
+PDBS = f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets"
+PODS = f"/api/v1/namespaces/{NS}/pods"
+MERGE = "application/merge-patch+json"
 
 
 def call(method, path, body=None, content_type="application/json"):
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(API + path, data=data, method=method, headers={
-        "Authorization": f"Bearer {TOKEN}", "Content-Type": content_type, "Accept": "application/json"})
+    headers = {"Authorization": f"Bearer {TOKEN}",
+               "Content-Type": content_type,
+               "Accept": "application/json"}
+    req = urllib.request.Request(API + path, data=data, method=method,
+                                 headers=headers)
     try:
         with urllib.request.urlopen(req, context=TLS, timeout=30) as resp:
             return resp.status, json.loads(resp.read() or b"{}")
@@ -70,18 +82,32 @@ def call(method, path, body=None, content_type="application/json"):
 
 
 def available():
-    status, dep = call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/{NAME}")
-    return dep.get("status", {}).get("availableReplicas", 0) if status == 200 else 0
+    status, dep = call("GET", f"{DEPLOYMENTS}/{NAME}")
+    if status != 200:
+        return 0
+    return dep.get("status", {}).get("availableReplicas", 0)
 
 
 def target_pods():
-    status, pods = call("GET", f"/api/v1/namespaces/{NS}/pods?labelSelector={SELECTOR}")
-    return [p for p in pods.get("items", []) if not p["metadata"].get("deletionTimestamp")] if status == 200 else []
+    status, pods = call("GET", f"{PODS}?labelSelector={SELECTOR}")
+    if status != 200:
+        return []
+    return [p for p in pods.get("items", [])
+            if not p["metadata"].get("deletionTimestamp")]
+
+
+def node_of(pod):
+    return pod["spec"].get("nodeName")
+
+
+def schedulable(node, value):
+    body = {"spec": {"unschedulable": not value}}
+    return call("PATCH", f"/api/v1/nodes/{node}", body, MERGE)[0]
 
 
 def cleanup():
-    call("DELETE", f"/apis/apps/v1/namespaces/{NS}/deployments/{NAME}")
-    call("DELETE", f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets/{TARGET['pdb']['metadata']['name']}")
+    call("DELETE", f"{DEPLOYMENTS}/{NAME}")
+    call("DELETE", f"{PDBS}/{PDB}")
 
 
 def wait(predicate, seconds):
@@ -93,65 +119,76 @@ def wait(predicate, seconds):
     return False
 
 
+def evict(name):
+    body = {"apiVersion": "policy/v1", "kind": "Eviction",
+            "metadata": {"name": name, "namespace": NS}}
+    return call("POST", f"{PODS}/{name}/eviction", body)
+
+
 def main():
-    result = {"node": "", "evicted": 0, "min_available": None, "recovered_seconds": None, "error": ""}
+    result = {"node": "", "evicted": 0, "min_available": None,
+              "recovered_seconds": None, "error": ""}
     cleanup()
-    wait(lambda: call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/{NAME}")[0] == 404, 120)
-    for kind, path in (("pdb", "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"),
-                       ("deployment", "/apis/apps/v1/namespaces/{ns}/deployments")):
-        status, body = call("POST", path.format(ns=NS), TARGET[kind])
+    wait(lambda: call("GET", f"{DEPLOYMENTS}/{NAME}")[0] == 404, 120)
+    for kind, path in (("pdb", PDBS), ("deployment", DEPLOYMENTS)):
+        status, body = call("POST", path, TARGET[kind])
         if status not in (200, 201):
-            result["error"] = f"creating the target {kind}: HTTP {status} {body.get('message', '')}"
+            why = body.get("message", "")
+            result["error"] = f"creating the {kind}: HTTP {status} {why}"
             return result
     cordoned = None
     try:
         if not wait(lambda: available() >= REPLICAS, READY_TIMEOUT):
-            result["error"] = f"the target never had {REPLICAS} available pods"
+            result["error"] = f"the target never had {REPLICAS} pods"
             return result
-        node = next(p["spec"]["nodeName"] for p in target_pods() if p["spec"].get("nodeName"))
+        node = next(node_of(p) for p in target_pods() if node_of(p))
         result["node"] = node
-        status, before = call("GET", f"/api/v1/nodes/{node}")
+        _, before = call("GET", f"/api/v1/nodes/{node}")
         if not before.get("spec", {}).get("unschedulable"):
-            status, _ = call("PATCH", f"/api/v1/nodes/{node}", {"spec": {"unschedulable": True}},
-                             "application/merge-patch+json")
+            status = schedulable(node, False)
             if status != 200:
                 result["error"] = f"cordoning {node}: HTTP {status}"
                 return result
             cordoned = node
         start = time.monotonic()
         lowest = available()
-        victims = [p["metadata"]["name"] for p in target_pods() if p["spec"].get("nodeName") == node]
+        pods = target_pods()
+        victims = [p["metadata"]["name"] for p in pods
+                   if node_of(p) == node]
         for name in victims:
             while True:
-                status, body = call("POST", f"/api/v1/namespaces/{NS}/pods/{name}/eviction", {
-                    "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": NS}})
+                status, body = evict(name)
                 lowest = min(lowest, available())
                 if status in (200, 201, 404):
                     result["evicted"] += status != 404
                     break
-                if status != 429 or time.monotonic() - start > DRAIN_TIMEOUT:
-                    result["error"] = f"evicting {name}: HTTP {status} {body.get('message', '')}"
+                late = time.monotonic() - start > DRAIN_TIMEOUT
+                if status != 429 or late:
+                    why = body.get("message", "")
+                    result["error"] = f"evicting {name}: {status} {why}"
                     return result
                 time.sleep(5)
 
         def whole():
             nonlocal lowest
-            lowest = min(lowest, available())
+            now = available()
+            lowest = min(lowest, now)
             pods = target_pods()
-            return (available() >= REPLICAS and len(pods) >= REPLICAS
-                    and all(p["spec"].get("nodeName") != node for p in pods))
+            away = all(node_of(p) != node for p in pods)
+            return now >= REPLICAS and len(pods) >= REPLICAS and away
 
         if not wait(whole, DRAIN_TIMEOUT + READY_TIMEOUT):
-            result["error"] = f"the target did not recover {REPLICAS} available pods on other nodes"
+            result["error"] = (f"the target did not recover {REPLICAS} "
+                               "available pods on other nodes")
         result["recovered_seconds"] = round(time.monotonic() - start, 1)
         result["min_available"] = lowest
         if lowest < MIN_AVAILABLE:
-            result["error"] = f"the target dropped to {lowest} available pods (budget: {MIN_AVAILABLE})"
+            result["error"] = (f"the target dropped to {lowest} available "
+                               f"pods (budget: {MIN_AVAILABLE})")
         return result
     finally:
         if cordoned:
-            call("PATCH", f"/api/v1/nodes/{cordoned}", {"spec": {"unschedulable": False}},
-                 "application/merge-patch+json")
+            schedulable(cordoned, True)
         cleanup()
 
 
@@ -161,8 +198,11 @@ def _stop(signum, frame):
 
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, _stop)
-    outcome = main()
-    with open(TERMINATION_LOG, "w", encoding="utf-8") as fh:
+    try:
+        outcome = main()
+    except SystemExit:
+        outcome = {"error": "stopped at the Job's deadline (SIGTERM)"}
+    with open(LOG, "w", encoding="utf-8") as fh:
         json.dump(outcome, fh, sort_keys=True)
     print(json.dumps(outcome, sort_keys=True), flush=True)
     sys.exit(1 if outcome["error"] else 0)
@@ -188,7 +228,8 @@ def target(name: str, pool_label: str, pod: dict[str, Any]) -> dict[str, Any]:
 
 def target_json(name: str, pool_label: str, pod: dict[str, Any]) -> str:
     """:func:`target` as the JSON file of the program's ConfigMap (sorted keys: byte-identical renders)."""
-    return json.dumps(target(name, pool_label, pod), sort_keys=True, indent=1) + "\n"
+    # One key or item per line and no space after separators: no line is longer than one value.
+    return json.dumps(target(name, pool_label, pod), sort_keys=True, indent=0, separators=(",", ":")) + "\n"
 
 
 def rbac(name: str, cluster_role: str, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]:

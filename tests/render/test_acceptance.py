@@ -208,7 +208,7 @@ def test_all_gpus_and_dcgm_use_every_gpu_of_a_sample_of_nodes(tmp_path: Path) ->
     dcgm = _jobs(out, "c1", "dcgm-diag")["big"]
     [container] = dcgm["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"  # the pinned release's
-    assert container["command"][-1].endswith("dcgmi diag -r 2")
+    assert container["command"][-1].endswith("\ndcgmi diag -r 2\n")
     assert _requests(dcgm) == [{"nvidia.com/gpu": 8}] and dcgm["spec"]["completions"] == 3
     assert dcgm["spec"]["activeDeadlineSeconds"] == 1200  # level 2 takes minutes
     images = out["clusters/c1/images.txt"].decode().splitlines()
@@ -259,9 +259,9 @@ def test_nccl_runs_across_nodes_without_mpi(tmp_path: Path) -> None:
     assert job["metadata"]["annotations"]["gpuspec.io/min-busbw-gbps"] == "180.5"
     [container] = pod["containers"]
     assert container["image"] == "nvcr.io/nvidia/pytorch:25.01-py3"
-    command = container["command"][-1]
-    assert "--nnodes=2 --nproc-per-node=8" in command and '--node-rank="$JOB_COMPLETION_INDEX"' in command
-    assert f"--master-addr={name}-0.acceptance-rdma-nccl " in command
+    command = container["command"]
+    assert command[:4] == ["torchrun", "--nnodes=2", "--nproc-per-node=8", "--node-rank=$(JOB_COMPLETION_INDEX)"]
+    assert f"--master-addr={name}-0.acceptance-rdma-nccl" in command
     assert {"name": "GPUSPEC_MIN_BUSBW_GBPS", "value": "180.5"} in container["env"]
     assert _requests(job) == [{"nvidia.com/gpu": 8, "rdma/rdma_shared_device_a": 1}]
     assert container["terminationMessagePath"] == "/dev/termination-log"
