@@ -30,6 +30,8 @@ from gpuspec.handover import operands
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
+from gpuspec.render.acceptance import dcgm_image
+from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
@@ -338,11 +340,14 @@ class _Builder:
                 by_base.setdefault(f"{image.repository.rstrip('/')}/{image.image}", []).append(path)
         rows = []
         mirror = self.ctx.mirror
+        checks = acceptance_upstream_images(self.cluster) | {sample_image()}
+        if needs_dcgm_image(self.cluster):
+            checks.add(dcgm_image(self.ctx) or "")
         for upstream, pulled in sorted(self.plan.images.items()):
             base, tag = _ref_parts(upstream)
             rows.append({
                 "component": ", ".join(sorted(by_base.get(
-                    base, ["acceptance checks" if upstream == sample_image() else "?"]))),
+                    base, ["acceptance checks" if upstream in checks else "?"]))),
                 "tag": tag,
                 "upstream": upstream,
                 "pulled": pulled,
