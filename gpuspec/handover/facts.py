@@ -30,12 +30,12 @@ from gpuspec.handover import operands
 from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
-from gpuspec.render.acceptance import dcgm_image
-from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
+from gpuspec.render.acceptance import dcgm_image
+from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.render.alerts import DCGM_JOB
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
