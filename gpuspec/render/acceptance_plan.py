@@ -97,6 +97,17 @@ def _mig_requests(pool: Pool) -> dict[str, int]:
     return {f"nvidia.com/mig-{p}": n for p, n in per_node.items()}
 
 
+def _devices_per_node(pool: Pool, resource: str) -> int:
+    """Physical devices behind ``resource`` on one node: GPUs, or MIG instances (of its profile, mixed)."""
+    if pool.mig.strategy is MigStrategy.NONE:
+        return pool.gpu.count
+    per_node = mig_devices_per_node(pool)
+    if pool.mig.strategy is MigStrategy.SINGLE:
+        return sum(per_node.values()) or pool.gpu.count
+    profile = resource.removeprefix("nvidia.com/mig-").removesuffix(".shared")
+    return per_node.get(profile, 1)
+
+
 def planned_checks(cluster: Cluster, pool: Pool) -> list[PlannedCheck]:
     """The checks of ``pool`` in a fixed order (empty when the pool has no acceptance check)."""
     if not has_acceptance_check(pool):
@@ -123,12 +134,12 @@ def planned_checks(cluster: Cluster, pool: Pool) -> list[PlannedCheck]:
         if mig:
             checks.append(PlannedCheck(MIG, sample, mig, timeout, budget))
     if pool.sharing.mode is not SharingMode.NONE:
-        per_node = pool.gpu.count * pool.sharing.replicas
-        checks.append(PlannedCheck(SHARED, 1, {resources[0]: 1}, timeout, budget, pods=per_node))
+        checks.append(PlannedCheck(SHARED, 1, {resources[0]: 1}, timeout, budget,
+                                   pods=_devices_per_node(pool, resources[0]) * pool.sharing.replicas))
     for workload in spec.workloads:
         requests = {resources[0]: workload.gpus} if workload.gpus else {}
         checks.append(PlannedCheck(
-            WORKLOAD_PREFIX + workload.name, min(workload.replicas, pool.nodes * 64), requests,
+            WORKLOAD_PREFIX + workload.name, 1, requests,
             workload.deadline_seconds, workload.readiness_budget_seconds or budget, workload=workload,
             pods=workload.replicas,
         ))

@@ -337,3 +337,12 @@ def test_a_changed_check_setting_renames_its_jobs(tmp_path: Path) -> None:
     for check in ("all-gpus", "dcgm-diag"):
         assert _jobs(first, "c1", check)["whole"]["metadata"]["name"] != _jobs(second, "c1", check)["whole"][
             "metadata"]["name"]
+
+
+def test_a_shared_mig_pool_runs_every_replica_of_its_instances(tmp_path: Path) -> None:
+    shared_mig = pool("smig", "A100-SXM4-80GB", mig={"strategy": "single", "custom": [
+        {"devices": "all", "profiles": {"1g.10gb": 7}}]},
+        sharing={"mode": "time-slicing", "replicas": 2, "justification": "t"})
+    out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=[shared_mig])]))
+    assert _checks(out, "c1")["smig"] == ["smoke", "shared"]  # no mig check: shared devices are what it offers
+    assert _jobs(out, "c1", "shared")["smig"]["spec"]["completions"] == 8 * 7 * 2
