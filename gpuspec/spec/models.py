@@ -592,12 +592,14 @@ IMAGE_REF_PATTERN = (r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:[0-9]{1,5})?(/[a-z
                      r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$")
 ImageRef = Annotated[str, StringConstraints(pattern=IMAGE_REF_PATTERN)]
 #: A CPU or memory quantity such as ``500m``, ``2``, ``8Gi``.
-Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$")]
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$"
+Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
 #: An extended resource name such as ``rdma/rdma_shared_device_a`` or ``nvidia.com/gpu``.
-ResourceName = Annotated[str, StringConstraints(
-    pattern=r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")]
+RESOURCE_NAME_PATTERN = r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+ResourceName = Annotated[str, StringConstraints(pattern=RESOURCE_NAME_PATTERN)]
 #: Short name of an acceptance workload (it becomes part of a Job name and the check id ``workload-<name>``).
-WorkloadName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$")]
+WORKLOAD_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$"
+WorkloadName = Annotated[str, StringConstraints(pattern=WORKLOAD_NAME_PATTERN)]
 
 
 class ComputeResources(SpecModel):
