@@ -139,6 +139,10 @@ def dcgm_image(ctx: ClusterContext) -> str | None:
     return image_ref(image, ctx.facts.version) if image is not None else None
 
 
+#: Stands for the Job's name while its objects are hashed (a DNS label no real name can equal).
+_PLACEHOLDER = "gpuspec-job-name-placeholder"
+
+
 def acceptance_checks(ctx: ClusterContext, config: dict[str, Any]) -> list[AcceptanceCheck]:
     """The checks of the cluster's pools, with their objects (pools without nodes or a known resource get none).
 
@@ -152,9 +156,12 @@ def acceptance_checks(ctx: ClusterContext, config: dict[str, Any]) -> list[Accep
         for planned in planned_checks(ctx.cluster, pool):
             if planned.check == DCGM_DIAG and dcgm_image(ctx) is None:
                 continue
-            key = {"digest": digest, "pool": facts, "check": planned.check, "settings": settings}
+            # The name hashes the check's own objects too (built once with a placeholder name): a new image pin
+            # or script in gpuspec's data changes the Job, so it gets a new name.
+            text = json.dumps(_documents(ctx, pool, planned, _PLACEHOLDER), sort_keys=True, separators=(",", ":"))
+            key = {"digest": digest, "pool": facts, "check": planned.check, "settings": settings, "objects": text}
             name = _job_name(pool, planned.check, _config_digest(key))
-            documents = _documents(ctx, pool, planned, name)
+            documents = json.loads(text.replace(_PLACEHOLDER, name))
             checks.append(AcceptanceCheck(pool, planned.check, name, tuple(planned.requests),
                                           planned.timeout_seconds, tuple(documents)))
     return checks

@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -346,3 +347,18 @@ def test_a_shared_mig_pool_runs_every_replica_of_its_instances(tmp_path: Path) -
     out = render_dir(write_fleet(tmp_path, [cluster("c1", pools=[shared_mig])]))
     assert _checks(out, "c1")["smig"] == ["smoke", "shared"]  # no mig check: shared devices are what it offers
     assert _jobs(out, "c1", "shared")["smig"]["spec"]["completions"] == 8 * 7 * 2
+
+
+def test_a_changed_image_pin_renames_the_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuspec.render import acceptance_plan
+
+    fleet = write_fleet(tmp_path, [cluster("c1", pools=[RDMA], **RDMA_CLUSTER)])
+    before = _jobs(render_dir(fleet), "c1", "nccl")["rdma"]["metadata"]["name"]
+    monkeypatch.setattr(acceptance_plan, "nccl_image", lambda: "nvcr.io/nvidia/pytorch:25.02-py3")
+    import gpuspec.render.acceptance as acceptance
+
+    monkeypatch.setattr(acceptance, "nccl_image", lambda: "nvcr.io/nvidia/pytorch:25.02-py3")
+    after = _jobs(render_dir(fleet), "c1", "nccl")["rdma"]
+    assert after["spec"]["template"]["spec"]["containers"][0]["image"] == "nvcr.io/nvidia/pytorch:25.02-py3"
+    assert after["metadata"]["name"] != before  # same spec, new content: a new Job
+    assert after["spec"]["template"]["metadata"]["labels"]["gpuspec.io/job"] == after["metadata"]["name"]
