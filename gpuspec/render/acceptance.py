@@ -149,18 +149,21 @@ def acceptance_checks(ctx: ClusterContext, config: dict[str, Any]) -> list[Accep
     ``config``: the cluster's other rendered documents, whose digest goes into the Job names.
     """
     digest = _config_digest(config)
-    settings = ctx.cluster.acceptance.model_dump(mode="json", by_alias=True)
+    settings = _config_digest(ctx.cluster.acceptance.model_dump(mode="json", by_alias=True))
     checks: list[AcceptanceCheck] = []
     for pool in ctx.cluster.pools:
-        facts = _pool_facts(pool)
-        for planned in planned_checks(ctx.cluster, pool):
+        planned_list = planned_checks(ctx.cluster, pool)
+        if not planned_list:
+            continue
+        facts = _config_digest(_pool_facts(pool))
+        for planned in planned_list:
             if planned.check == DCGM_DIAG and dcgm_image(ctx) is None:
                 continue
             # The name hashes the check's own objects too (built once with a placeholder name): a new image pin
             # or script in gpuspec's data changes the Job, so it gets a new name.
-            text = json.dumps(_documents(ctx, pool, planned, _PLACEHOLDER), sort_keys=True, separators=(",", ":"))
-            key = {"digest": digest, "pool": facts, "check": planned.check, "settings": settings, "objects": text}
-            name = _job_name(pool, planned.check, _config_digest(key))
+            text = json.dumps(_documents(ctx, pool, planned, _PLACEHOLDER), separators=(",", ":"), check_circular=False)
+            key = hashlib.sha256("\0".join((digest, facts, settings, planned.check, text)).encode()).hexdigest()
+            name = _job_name(pool, planned.check, key)
             documents = json.loads(text.replace(_PLACEHOLDER, name))
             checks.append(AcceptanceCheck(pool, planned.check, name, tuple(planned.requests),
                                           planned.timeout_seconds, tuple(documents)))
