@@ -124,7 +124,8 @@ def planned_checks(cluster: Cluster, pool: Pool) -> list[PlannedCheck]:
             checks.append(PlannedCheck(ALL_GPUS, sample, whole, timeout, budget))
         if nccl_wanted(cluster, pool):
             nodes = max(2, min(spec.nccl.nodes or sample, pool.nodes))
-            checks.append(PlannedCheck(NCCL, nodes, whole, timeout, budget, spec.nccl.min_bus_bandwidth_gbps,
+            checks.append(PlannedCheck(NCCL, nodes, whole, max(timeout, PULL_HEAVY_SECONDS), budget,
+                                       spec.nccl.min_bus_bandwidth_gbps,
                                        extra=dict(sorted(spec.nccl.resources.items()))))
         if spec.dcgm_diag.enabled:
             checks.append(PlannedCheck(DCGM_DIAG, sample, whole, max(timeout, _DCGM_SECONDS[spec.dcgm_diag.level]),
@@ -145,7 +146,8 @@ def planned_checks(cluster: Cluster, pool: Pool) -> list[PlannedCheck]:
         ))
     if spec.eviction.enabled and pool.nodes >= 2:
         drain = drain_timeout(cluster, pool)
-        checks.append(PlannedCheck(EVICTION, 2, {resources[0]: 1}, 2 * timeout + 2 * drain + 120, budget))
+        checks.append(PlannedCheck(EVICTION, 2, {resources[0]: 1},
+                                   max(timeout, PULL_HEAVY_SECONDS) + timeout + 2 * drain + 120, budget))
     return checks
 
 
@@ -162,6 +164,9 @@ def runner_image(pool: Pool) -> str:
     return pool.acceptance.nccl.image or nccl_image()
 
 
+#: Deadline floor of the checks that pull the PyTorch image (about 10 GB compressed): a first pull on a node can
+#: take many minutes, which a 10-minute deadline would count as a failed check.
+PULL_HEAVY_SECONDS = 1800
 #: Seconds ``dcgmi diag -r <level>`` may take on an 8-GPU node (level 1 seconds, 2 minutes, 3 half an hour,
 #: 4 hours); the check's deadline is at least this.
 _DCGM_SECONDS = {1: 600, 2: 1200, 3: 3600, 4: 14400}

@@ -258,6 +258,7 @@ def test_nccl_runs_across_nodes_without_mpi(tmp_path: Path) -> None:
     assert pod["subdomain"] == service["metadata"]["name"]
     assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 2  # the default sample
     assert job["metadata"]["annotations"]["gpuspec.io/min-busbw-gbps"] == "180.5"
+    assert job["spec"]["activeDeadlineSeconds"] == 1800  # a first pull of the PyTorch image takes minutes
     [container] = pod["containers"]
     assert container["image"] == "nvcr.io/nvidia/pytorch:25.01-py3"
     command = container["command"]
