@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuspec.catalogue.entry import Entry, Param
+from gpuspec.catalogue.rollout_acceptance import ENTRIES as ACCEPTANCE_ENTRIES
 from gpuspec.catalogue.rollout_chart import ENTRIES as CHART_ENTRIES
 from gpuspec.findings import Severity
 
@@ -125,4 +126,5 @@ ENTRIES: tuple[Entry, ...] = (
     CANARY_IN_FIRST_WAVE,
     POOL_WITHOUT_NODES,
     *CHART_ENTRIES,
+    *ACCEPTANCE_ENTRIES,
 )

@@ -38,6 +38,8 @@ from gpuspec.plan.driver_facts import driver_image
 from gpuspec.plan.durations import estimate_duration, operator_driver
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
 from gpuspec.plan.records import Disruption
+from gpuspec.render.acceptance import dcgm_image
+from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.render.alerts import CLUSTER_LABEL, DCGM_JOB, POOL_LABEL, TEAM_LABEL
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -342,11 +344,14 @@ class _Builder:
                 by_base.setdefault(f"{image.repository.rstrip('/')}/{image.image}", []).append(path)
         rows = []
         mirror = self.ctx.mirror
+        checks = acceptance_upstream_images(self.cluster) | {sample_image()}
+        if needs_dcgm_image(self.cluster):
+            checks.add(dcgm_image(self.ctx) or "")
         for upstream, pulled in sorted(self.plan.images.items()):
             base, tag = _ref_parts(upstream)
             rows.append({
                 "component": ", ".join(sorted(by_base.get(
-                    base, ["acceptance checks" if upstream == sample_image() else "?"]))),
+                    base, ["acceptance checks" if upstream in checks else "?"]))),
                 "tag": tag,
                 "upstream": upstream,
                 "pulled": pulled,
@@ -392,13 +397,16 @@ class _Builder:
                     continue
                 meta = doc["metadata"]
                 pod = doc["spec"]["template"]["spec"]
-                requests = [f"{n}: {v}" for c in pod.get("containers", [])
-                            for n, v in sorted((c.get("resources", {}).get("limits") or {}).items())]
+                containers = [*pod.get("initContainers", []), *pod.get("containers", [])]
+                requests = [f"{n}: {v}" for c in containers
+                            for n, v in sorted((c.get("resources", {}).get("limits") or {}).items()) if "/" in n]
                 hook = (meta.get("annotations") or {}).get("argocd.argoproj.io/hook", "")
                 jobs.append({
                     "pool": (meta.get("labels") or {}).get("gpuspec.io/pool", ""), "name": meta["name"],
+                    "check": (meta.get("labels") or {}).get("gpuspec.io/check", ""),
+                    "pods": doc["spec"].get("parallelism", 1),
                     "namespace": meta.get("namespace", ""), "requests": requests,
-                    "image": pod["containers"][0]["image"] if pod.get("containers") else "",
+                    "image": containers[0]["image"] if containers else "",
                     "runs": f"Argo CD {hook} hook" if hook else "Flux Kustomization after the overlay",
                     "file": f"{self.root}/{path}",
                 })

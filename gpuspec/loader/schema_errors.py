@@ -32,6 +32,11 @@ _PATTERN_WORDS = {
     models.MIG_PROFILE_PATTERN: 'a MIG profile such as "1g.10gb" or "1g.24gb+me"',
     models.MIG_RESOURCE_PATTERN: 'a MIG resource such as "mig-1g.10gb" (nvidia.com/ is added)',
     models.REPO_PATH_PATTERN: 'a folder inside the repository such as "rendered" (relative, no "..")',
+    models.IMAGE_REF_PATTERN: 'an image with a tag or digest such as "nvcr.io/nvidia/pytorch:25.01-py3" (lowercase '
+    "repository, no scheme)",
+    models.QUANTITY_PATTERN: 'a CPU or memory quantity such as "500m", "4" or "16Gi"',
+    models.RESOURCE_NAME_PATTERN: 'a resource name such as "rdma/rdma_shared_device_a"',
+    models.WORKLOAD_NAME_PATTERN: "a short name: lowercase letters, digits and '-', at most 20 characters",
 }
 
 

@@ -21,3 +21,9 @@ def sample_image() -> str:
     """``<repository>/<image>:<tag>`` of the CUDA vectorAdd sample NVIDIA documents for verifying GPUs."""
     sample = _data()["sample"]
     return f"{sample['repository'].rstrip('/')}/{sample['image']}:{sample['tag']}"
+
+
+def nccl_image() -> str:
+    """``<repository>/<image>:<tag>`` of the PyTorch (NCCL, torchrun) image the multi-node all-reduce check runs."""
+    nccl = _data()["nccl"]
+    return f"{nccl['repository'].rstrip('/')}/{nccl['image']}:{nccl['tag']}"

@@ -16,6 +16,7 @@ from typing import Any
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.chartvalues import chart_index
 from gpuspec.plan.records import Change, ChangeKind, Disruption
+from gpuspec.render.acceptance_plan import planned_checks
 from gpuspec.render.facts import release_facts
 from gpuspec.render.poolresources import has_acceptance_check, pool_resources
 from gpuspec.spec.models import Cluster, Fleet, Pool, ValueOverride
@@ -133,8 +134,9 @@ def deviation_changes(base: Fleet, old: Cluster, head: Fleet, new: Cluster) -> l
 
 
 def acceptance_summary(cluster: Cluster) -> list[str]:
-    """``pool (resource, …)`` for every pool of ``cluster`` that has an acceptance check."""
-    return [f"{p.name} ({', '.join(pool_resources(p))})" for p in cluster.pools if has_acceptance_check(p)]
+    """``pool (resource, …): check, …`` for every pool of ``cluster`` that has acceptance checks."""
+    return [f"{p.name} ({', '.join(pool_resources(p))}): {', '.join(c.check for c in planned_checks(cluster, p))}"
+            for p in cluster.pools if has_acceptance_check(p)]
 
 
 def acceptance_runs(head: Fleet, changes: list[Change]) -> dict[str, list[str]]:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
-from gpuspec.matrix.acceptance import sample_image
 from gpuspec.matrix.data_models import Image
+from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.render.context import ClusterContext, PoolDriver
 from gpuspec.render.facts import NFD, image_ref, image_tag, os_tag
-from gpuspec.render.poolresources import has_acceptance_check
 from gpuspec.spec.models import Mirror, Pool
 
 #: Components that only run for sandbox (VM passthrough / vGPU) workloads and that gpuspec turns on with them.
@@ -106,6 +105,10 @@ def cluster_images(ctx: ClusterContext) -> dict[str, str]:
         extra = facts.images.get(name)
         if extra is not None and component_enabled(ctx, name):
             refs.update(f"{_base(extra)}:{image_tag(extra, facts)}-{_os_tag(ctx, d.pool)}" for d in ctx.drivers)
-    if any(has_acceptance_check(p) for p in ctx.cluster.pools):
-        refs.add(sample_image())
+    refs.update(acceptance_upstream_images(ctx.cluster))
+    dcgm = facts.images.get("dcgm")
+    if dcgm is not None and needs_dcgm_image(ctx.cluster):
+        ref = image_ref(dcgm, facts.version)
+        if ref:
+            refs.add(ref)
     return {ref: rewrite(ref, ctx.mirror) for ref in sorted(refs)}

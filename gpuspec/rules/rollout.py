@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterator
 
 from gpuspec.catalogue import rollout as cat
-from gpuspec.rules import rollout_chart
+from gpuspec.rules import rollout_acceptance, rollout_chart
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.spec.resolve import pool_path
 
@@ -162,4 +162,5 @@ RULES: list[Rule] = [
     CanaryInFirstWave(),
     PoolWithoutNodes(),
     *rollout_chart.RULES,
+    *rollout_acceptance.RULES,
 ]

@@ -694,13 +694,165 @@ class ValueOverride(SpecModel):
     ticket: str | None = Field(default=None, description="Ticket or change record that explains it.")
 
 
-class AcceptanceSpec(SpecModel):
-    """The acceptance check of a pool: a Job that must get the pool's GPU resource after each rollout."""
+#: An image reference with an explicit tag or digest, e.g. ``nvcr.io/nvidia/pytorch:25.01-py3``.
+IMAGE_REF_PATTERN = (r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*){1,16}"
+                     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$")
+ImageRef = Annotated[str, StringConstraints(pattern=IMAGE_REF_PATTERN)]
+#: A CPU or memory quantity such as ``500m``, ``2``, ``8Gi``.
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$"
+Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
+#: An extended resource name such as ``rdma/rdma_shared_device_a`` or ``nvidia.com/gpu``.
+RESOURCE_NAME_PATTERN = r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+ResourceName = Annotated[str, StringConstraints(pattern=RESOURCE_NAME_PATTERN)]
+#: Short name of an acceptance workload (it becomes part of a Job name and the check id ``workload-<name>``).
+WORKLOAD_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$"
+WorkloadName = Annotated[str, StringConstraints(pattern=WORKLOAD_NAME_PATTERN)]
 
-    enabled: bool = Field(default=True, description="Render the pool's acceptance Job.")
+
+class ComputeResources(SpecModel):
+    """CPU and memory of an acceptance pod's container (requests = limits unless limits are given)."""
+
+    cpu: Quantity = Field(default="1", description="CPU request, e.g. 500m or 4.")
+    memory: Quantity = Field(default="1Gi", description="Memory request, e.g. 512Mi or 32Gi.")
+    cpu_limit: Quantity | None = Field(default=None, alias="cpuLimit", description="CPU limit; absent = the request.")
+    memory_limit: Quantity | None = Field(
+        default=None, alias="memoryLimit", description="Memory limit; absent = the request."
+    )
+
+
+class ProbeSpec(SpecModel):
+    """How a workload says it is ready: exactly one of httpGet path+port, tcpPort or exec."""
+
+    path: str | None = Field(default=None, pattern=r"^/[!-~]{0,255}$", description="HTTP GET path (with port).")
+    port: int | None = Field(default=None, ge=1, le=65535, description="Port of the HTTP GET or TCP check.")
+    tcp: bool = Field(default=False, description="Only open a TCP connection to `port`.")
+    exec: list[str] | None = Field(default=None, min_length=1, description="Command that exits 0 when ready.")
+    period_seconds: int = Field(default=10, ge=1, le=300, alias="periodSeconds", description="Seconds between tries.")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ProbeSpec:
+        kinds = [self.path is not None, self.tcp, self.exec is not None]
+        if sum(kinds) != 1:
+            raise ValueError("a readiness probe is exactly one of path (HTTP GET, with port), tcp: true (with port) "
+                             "or exec")
+        if (self.path is not None or self.tcp) and self.port is None:
+            raise ValueError("an HTTP or TCP readiness probe needs port")
+        return self
+
+
+class AcceptanceWorkload(SpecModel):
+    """A team's own workload that must run on the pool after each rollout (a real model or service)."""
+
+    name: WorkloadName = Field(description="Short name; the check id is `workload-<name>`.")
+    image: ImageRef = Field(
+        description="Image with a tag or digest, as upstream names it (`nvcr.io/...`); air-gapped clusters pull it "
+        "through the mirror and it is listed in images.txt."
+    )
+    command: list[str] | None = Field(default=None, min_length=1, description="Entrypoint; absent = the image's.")
+    args: list[str] | None = Field(default=None, description="Arguments.")
+    gpus: int = Field(default=1, ge=0, le=64, description="Devices of the pool's GPU resource per pod.")
+    resources: ComputeResources = Field(default_factory=ComputeResources, description="CPU and memory per pod.")
+    replicas: int = Field(default=1, ge=1, le=64, description="Pods that run at once (spread over the nodes).")
+    ready: ProbeSpec | None = Field(
+        default=None,
+        description="Readiness criterion of a service: the workload passes once every replica is ready (it runs as "
+        "a native sidecar of the Job, Kubernetes 1.29+). Absent: a batch workload that passes when it exits 0.",
+    )
+    deadline_seconds: int = Field(
+        default=1800, ge=60, le=86400, alias="deadlineSeconds",
+        description="The check fails when not ready / not complete after this long (the Job's activeDeadlineSeconds).",
+    )
+    readiness_budget_seconds: int | None = Field(
+        default=None, ge=1, le=86400, alias="readinessBudgetSeconds",
+        description="Time to readiness (scheduled to ready / complete, per pod) the report compares with; absent = "
+        "the pool's.",
+    )
+
+
+class AllGpusCheck(SpecModel):
+    """Every GPU of a node at once: per sampled node a pod that requests all of the node's GPUs."""
+
+    enabled: bool = Field(default=True, description="Render the all-gpus check (whole-GPU pools only).")
+
+
+class NcclCheck(SpecModel):
+    """A multi-node NCCL all-reduce across sampled nodes of a pool."""
+
+    enabled: bool | None = Field(
+        default=None,
+        description="Render the check; absent = where the pool has GPUDirect RDMA (`devices.rdma`) and 2+ nodes.",
+    )
+    nodes: int | None = Field(default=None, ge=2, le=256, description="Nodes in the all-reduce; absent = sampleNodes.")
+    min_bus_bandwidth_gbps: float | None = Field(
+        default=None, gt=0, le=100000, alias="minBusBandwidthGbps",
+        description="Minimum all-reduce bus bandwidth in GB/s (as nccl-tests reports busbw); below it the check fails.",
+    )
+    message_mib: int = Field(default=1024, ge=1, le=16384, alias="messageMiB", description="All-reduce size in MiB.")
+    image: ImageRef | None = Field(
+        default=None, description="Image with PyTorch and NCCL; absent = the NGC PyTorch image gpuspec pins."
+    )
+    resources: dict[ResourceName, Annotated[int, Field(ge=1, le=64)]] = Field(
+        default_factory=dict,
+        description="Extra device resources per pod, e.g. `rdma/rdma_shared_device_a: 1` (the RDMA device plugin's "
+        "resource: without it NCCL falls back to TCP sockets).",
+    )
+
+
+class DcgmDiagCheck(SpecModel):
+    """DCGM diagnostics on the sampled nodes."""
+
+    enabled: bool = Field(default=True, description="Render the dcgm-diag check.")
+    level: Literal[1, 2, 3, 4] = Field(default=1, description="`dcgmi diag -r` level (1: seconds, 4: hours).")
+
+
+class EvictionCheck(SpecModel):
+    """A workload with a PodDisruptionBudget that must survive the drain of one sampled node (off by default)."""
+
+    enabled: bool = Field(default=False, description="Render the eviction check.")
+
+
+class AcceptanceSpec(SpecModel):
+    """The acceptance checks of a pool, run after each rollout."""
+
+    enabled: bool = Field(default=True, description="Render the pool's acceptance checks.")
     timeout_seconds: int = Field(
         default=600, ge=60, le=86400, alias="timeoutSeconds",
-        description="The Job fails when it has not succeeded after this long (activeDeadlineSeconds).",
+        description="A check Job fails when it has not succeeded after this long (activeDeadlineSeconds).",
+    )
+    sample_nodes: int | None = Field(
+        default=None, ge=1, le=256, alias="sampleNodes",
+        description="Nodes the per-node checks run on at once (at most the pool's nodes); absent = the cluster's.",
+    )
+    readiness_budget_seconds: int | None = Field(
+        default=None, ge=1, le=86400, alias="readinessBudgetSeconds",
+        description="Time to readiness each check's pods must meet (the report compares); absent = the cluster's.",
+    )
+    all_gpus: AllGpusCheck = Field(default_factory=AllGpusCheck, alias="allGpus", description="All GPUs of a node.")
+    nccl: NcclCheck = Field(default_factory=NcclCheck, description="Multi-node NCCL all-reduce.")
+    dcgm_diag: DcgmDiagCheck = Field(default_factory=DcgmDiagCheck, alias="dcgmDiag", description="DCGM diagnostics.")
+    eviction: EvictionCheck = Field(default_factory=EvictionCheck, description="Survives a node drain.")
+    workloads: list[AcceptanceWorkload] = Field(
+        default_factory=list, description="The team's own workloads that must run on the pool."
+    )
+
+    @model_validator(mode="after")
+    def _workload_names_distinct(self) -> AcceptanceSpec:
+        names = [w.name for w in self.workloads]
+        if len(names) != len(set(names)):
+            raise ValueError("acceptance workload names must be distinct in a pool")
+        return self
+
+
+class ClusterAcceptance(SpecModel):
+    """Defaults of the acceptance checks of every pool of the cluster."""
+
+    sample_nodes: int = Field(
+        default=2, ge=1, le=256, alias="sampleNodes",
+        description="Nodes of each pool the per-node checks (all-gpus, dcgm-diag, mig, nccl) run on at once.",
+    )
+    readiness_budget_seconds: int | None = Field(
+        default=None, ge=1, le=86400, alias="readinessBudgetSeconds",
+        description="Time to readiness (pod scheduled to ready / complete) every check must meet; absent = none.",
     )
 
 
@@ -842,6 +994,9 @@ class Cluster(SpecModel):
     tenants: list[Tenant] = Field(default_factory=list, description="Teams with quotas.")
     priority_classes: list[PriorityClassSpec] = Field(
         default_factory=list, alias="priorityClasses", description="PriorityClasses to create."
+    )
+    acceptance: ClusterAcceptance = Field(
+        default_factory=ClusterAcceptance, description="Defaults of the pools' acceptance checks."
     )
     overrides: list[ValueOverride] = Field(
         default_factory=list,

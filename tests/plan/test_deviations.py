@@ -51,8 +51,10 @@ def test_plan_lists_deviation_changes_and_the_acceptance_checks_it_runs(repo: Fl
     assert change.summary == 'deviation added: chart value daemonsets.priorityClassName = "gpu-operands"'
     assert "reason: outrank" in change.impact and change.disruption.value == "operand-restart"
     checks = plan.acceptance["infer-north"]
-    assert checks[:-1] == ["l40s-canary (nvidia.com/gpu)", "t4-batch (nvidia.com/gpu)"]
+    assert checks[:-1] == ["l40s-canary (nvidia.com/gpu): smoke, shared",
+                           "t4-batch (nvidia.com/gpu): smoke, all-gpus, dcgm-diag"]
     assert "train-east" not in plan.acceptance  # an unchanged cluster runs no checks
     text = render_text(plan)
-    assert "acceptance checks this change runs:" in text and "infer-north: l40s-canary (nvidia.com/gpu)" in text
+    assert "acceptance checks this change runs:" in text
+    assert "infer-north: l40s-canary (nvidia.com/gpu): smoke, shared" in text
     assert plan_json(plan)["acceptance"]["infer-north"]["checks"] == checks[:-1]

@@ -122,9 +122,11 @@ def test_nvidiadriver_images_are_mirrored_pinned_and_listed(fleet: Fleet) -> Non
     output = next(o for o in _outputs(fleet) if o.name == "infer-north")
     images = checks.overlay_images(_objects(output))
     assert {img.use.component for img in images} == {"driver", "driver.manager", None}
-    # the only other image is the acceptance Jobs' CUDA sample, pulled from the mirror
+    # the other images are the acceptance Jobs': CUDA sample, DCGM diagnostics, the team's Triton, all mirrored
     assert {str(img.use.ref) for img in images if img.use.component is None} == {
-        "harbor.dc-north.acme.internal/nvcr/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"}
+        "harbor.dc-north.acme.internal/nvcr/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04",
+        "harbor.dc-north.acme.internal/nvcr/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04",
+        "harbor.dc-north.acme.internal/nvcr/nvidia/tritonserver:25.01-py3"}
     expectations = checks.image_expectations(fleet, cluster, TAG)
     assert expectations.drivers == {"580.173.02", "535.309.01"}
     assert checks.check_mirror(images, mirror) == []
