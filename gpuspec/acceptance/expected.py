@@ -98,6 +98,9 @@ def load_documents(path: Path, display: str) -> tuple[str, list[Any]]:
         where = f"{mark.line + 1}:{mark.column + 1}:" if mark else ""
         raise GpuspecError(f"{display}:{where} invalid YAML: {exc.problem or exc.context or 'syntax error'}",
                            hint="rendered/ is written by `gpuspec render`; re-render instead of editing it") from None
+    except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting past its stack
+        raise GpuspecError(f"{display}: unusable YAML: {type(exc).__name__}",
+                           hint="rendered/ is written by `gpuspec render`; re-render instead of editing it") from None
     except yaml.YAMLError as exc:
         raise GpuspecError(f"{display}: invalid YAML: {exc}") from None
 

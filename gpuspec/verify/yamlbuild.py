@@ -90,7 +90,11 @@ class _Builder:
         if tag == BOOL:
             return loader.construct_yaml_bool(node)
         if tag == INT:
-            return loader.construct_yaml_int(node)
+            try:
+                return loader.construct_yaml_int(node)
+            except ValueError:  # past Python's 4,300-digit limit for int(): bad input, reported as YAML
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"an integer of {len(node.value)} characters is too long", node.start_mark) from None
         if tag == FLOAT:
             return loader.construct_yaml_float(node)
         raise _Unusual

@@ -115,3 +115,22 @@ def test_a_symlink_loop_pathlib_reports_as_runtimeerror_is_an_input_error(monkey
     monkeypatch.setattr(cli_main.cli, "main", other)
     assert cli_main.run() == 2
     assert "internal error: RuntimeError: something else" in capsys.readouterr().err
+
+
+def test_integers_past_pythons_digit_limit_are_bad_input_in_every_yaml_reader(tmp_path: Path) -> None:
+    """A 5,000-digit integer (Python refuses int() past 4,300 digits) in a rendered file, a helm export or helm's
+    output is reported as bad YAML naming the place, never an internal error (found by the fuzz job in verify)."""
+    from gpuspec.acceptance.expected import load_documents
+    from gpuspec.audit.running import _load_any
+    from gpuspec.errors import GpuspecError
+    from gpuspec.verify.manifests import ManifestParseError, parse_manifests
+
+    huge = "replicas: " + "9" * 5000 + "\n"
+    with pytest.raises(ManifestParseError, match="integer of 5000 characters is too long"):
+        parse_manifests("apiVersion: v1\nkind: ConfigMap\n" + huge)
+    with pytest.raises(GpuspecError, match="too many digits"):
+        _load_any(huge, "values.yaml")
+    path = tmp_path / "acceptance.yaml"
+    path.write_text(huge)
+    with pytest.raises(GpuspecError, match="unusable YAML"):
+        load_documents(path, "rendered/clusters/a/acceptance/acceptance.yaml")
