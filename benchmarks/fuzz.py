@@ -491,7 +491,8 @@ class Workspace:
         else:
             path.write_text(spec["text"], encoding="utf-8", errors="surrogatepass")
         subprocess.run(["git", "add", "-A", "--", rel], cwd=self.root, check=True)
-        subprocess.run([*self.git, "commit", "-qm", "mutated base", "--no-verify"], cwd=self.root, check=True,
+        subprocess.run([*self.git, "commit", "-qm", "mutated base", "--no-verify", "--allow-empty"], cwd=self.root,
+                       check=True,
                        capture_output=True)
         if rel in self.originals:
             path.write_bytes(self.originals[rel])

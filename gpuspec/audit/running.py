@@ -72,8 +72,8 @@ def _load_any(text: str, display: str) -> Any:
         raise GpuspecError(f"{display}{where}: invalid YAML/JSON: {getattr(exc, 'problem', None) or exc}") from None
     except RecursionError:
         raise GpuspecError(f"{display}: nested too deeply") from None
-    except ValueError:  # an integer past Python's 4,300-digit limit for int()
-        raise GpuspecError(f"{display}: invalid YAML/JSON: a number with too many digits") from None
+    except ValueError as exc:  # a value YAML cannot construct: an integer past 4,300 digits, a date like 2026-13-45
+        raise GpuspecError(f"{display}: invalid YAML/JSON: {exc}") from None
 
 
 def read_helm_release(text: str, display: str) -> Read | None:
