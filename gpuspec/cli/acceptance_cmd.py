@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import DEFAULT_RENDERED, outside_git, write_report
+from gpuspec.cli.common import DEFAULT_RENDERED, format_option, output_option, outside_git, write_report
 
 
 @click.group("acceptance")
@@ -22,10 +22,8 @@ def acceptance_group() -> None:
 @click.option("--rendered", "rendered_dir", default=str(DEFAULT_RENDERED), show_default=True,
               type=click.Path(path_type=Path, file_okay=False), callback=outside_git,
               help="Rendered output folder holding clusters/<cluster>/acceptance/.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help="Output format.")
-@click.option("--output", "output_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              callback=outside_git, help="Write the report to this file instead of standard output.")
+@format_option(["text", "json", "markdown"])
+@output_option
 def report_command(cluster_name: str, jobs_source: str, rendered_dir: Path, output_format: str,
                    output_file: Path | None) -> None:
     """Report per pool and check: passed, failed, timed out, running or not run for this revision.

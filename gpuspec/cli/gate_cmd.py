@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from gpuspec import exitcodes
-from gpuspec.cli.common import DEFAULT_RENDERED, emit_report, fleet_argument, outside_git, write_report
+from gpuspec.cli.common import (
+    DEFAULT_RENDERED,
+    emit_report,
+    fleet_argument,
+    format_option,
+    output_option,
+    outside_git,
+    write_report,
+)
 from gpuspec.errors import GpuspecError
 
 
@@ -25,10 +33,8 @@ from gpuspec.errors import GpuspecError
 @click.option("--rendered", "rendered_dir", default=str(DEFAULT_RENDERED), show_default=True,
               type=click.Path(path_type=Path, file_okay=False), callback=outside_git,
               help="Rendered output folder of this revision.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help="Output format.")
-@click.option("--output", "output_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              callback=outside_git, help="Write the report to this file instead of standard output.")
+@format_option(["text", "json", "markdown"])
+@output_option
 @fleet_argument
 def gate_command(cluster_name: str, pool_name: str | None, nodes_source: str, policies_source: str | None,
                  drivers_source: str | None, jobs_source: str | None, rendered_dir: Path, output_format: str,
