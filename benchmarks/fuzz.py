@@ -689,7 +689,12 @@ def planted(case: Case) -> bool:
         while start >= 0:
             tail = text[start + len(CANARY): start + len(CANARY) + 20]
             token_intact = not text.endswith("ghp_", 0, start) or (len(tail) == 20 and tail.isalnum())
-            if token_intact and any(text.endswith(prefix, 0, start) for prefix in PLANTED):
+            # Inside a double-quoted YAML string opened earlier on its line, a planted "key: value" is only the
+            # text of another value (a group name, a description), which gpuspec renders as it is.
+            line = text[text.rfind("\n", 0, start) + 1:start]
+            json_form = any(text.endswith(prefix, 0, start) for prefix in PLANTED if prefix.startswith('"'))
+            quoted = not json_form and line.count('"') % 2 == 1
+            if token_intact and not quoted and any(text.endswith(prefix, 0, start) for prefix in PLANTED):
                 return True
             start = text.find(CANARY, start + 1)
     return False

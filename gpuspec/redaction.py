@@ -60,13 +60,14 @@ _MAX_KEY = 200
 #: A ``key:`` in a line of YAML or JSON (block or flow style).  A key starts only at the line start or after
 #: a blank, ``{``, ``,`` or quote, none of which it contains, so no character is scanned by two attempts.
 _LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-/]{1,200})["']?[ \t]*:(?=[ \t]|$)""")
-#: ``<credential-like key>: value`` or ``=value`` inside any text (a message quoting a line, a diff); the key
-#: starts only where a key cannot continue, so each run of key characters is tried from one place.
+#: ``<credential-like key>: value`` or ``=value`` inside any text (a message quoting a line, a diff, JSON quoted
+#: inside a JSON string as ``\"password\": \"...\"``); the key starts only where a key cannot continue, so each
+#: run of key characters is tried from one place.
 _KEY_VALUE = re.compile(
     r"""(?i)(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]{0,200}?"""
     r"""(?:password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?"""
     r"""|authorization|extraheader)"""
-    r"""["']?[ \t]*[:=][ \t]*["']?)(?!<redacted>)(?![|>][-+0-9]*(?:\s|$))([^\s'",}\]\\]+)"""
+    r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?)(?!<redacted>)(?![|>][-+0-9]*(?:\s|$))([^\s'",}\]\\]+)"""
 )
 
 

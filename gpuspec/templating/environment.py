@@ -28,6 +28,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.redaction import redact_text
 from gpuspec.templating import escape
 
 #: Folder of the shipped templates.
@@ -288,14 +289,18 @@ def environment(fleet_dir: Path | None = None) -> jinja2.Environment:
 
 
 def render(name: str, data: Mapping[str, Any], fleet_dir: Path | None = None) -> str:
-    """Render template ``name`` with ``data``; a broken template or missing value is a GpuspecError naming it."""
+    """Render template ``name`` with ``data``; a broken template or missing value is a GpuspecError naming it.
+
+    A credential-like ``key: value`` anywhere in the document (a spec text that quotes one) is redacted, as in
+    every message gpuspec prints.
+    """
     env = environment(fleet_dir)
     sandboxed = isinstance(env, _SandboxedEnvironment)
     try:
         template = env.get_template(name)
         if not sandboxed:
-            return template.render(**data)
-        return _render_within_budget(template, data)
+            return redact_text(template.render(**data))
+        return redact_text(_render_within_budget(template, data))
     except TemplateBudgetExceeded as exc:
         raise GpuspecError(f"{_template_line(exc, name)}: template stopped: {exc}",
                            hint="a template override may not run longer or make more than gpuspec allows") from None

@@ -253,3 +253,25 @@ def test_template_override_cannot_pull_in_a_file_from_outside(tmp_path: Path, mo
         assert result.code == 2 and "leads outside the repository" in result.err
         assert "leaked-template-42" not in result.text
     assert not any("leaked-template-42" in p.read_text() for p in root.rglob("*.md") if p.is_file())
+
+
+def test_a_credential_quoted_as_json_inside_a_json_string_is_redacted() -> None:
+    """`plan --format json` prints an override's value as a JSON string: its credential is escaped JSON
+    (``\\"password\\": \\"...\\"``) and still redacted (found by the fuzz job)."""
+    from gpuspec.redaction import redact_text
+
+    line = '"after": "{\\"requests\\": {\\"password\\": \\"Zq7canaryPW91\\"}}"'
+    assert "Zq7canaryPW91" not in redact_text(line) and "<redacted>" in redact_text(line)
+
+
+def test_rendered_documents_redact_a_credential_a_spec_text_quotes(tmp_path: Path) -> None:
+    """A `key: value` credential inside any spec text never reaches a document gpuspec renders (handover, PR
+    comment), whatever template renders it; other text stays as it is."""
+    from gpuspec.templating.environment import render
+
+    folder = tmp_path / "fleet" / "templates" / "handover"
+    folder.mkdir(parents=True)
+    (folder / "probe.md.j2").write_text("contact: {{ contact }}\nteam: {{ team }}\n")
+    text = render("handover/probe.md.j2", {"contact": "ops, password: Zq7canaryPW91", "team": "gpu-platform"},
+                  tmp_path / "fleet")
+    assert "Zq7canaryPW91" not in text and "password: <redacted>" in text and "team: gpu-platform" in text
