@@ -88,11 +88,12 @@ def _summary(out_dir: Path, check: bool, files: int, clusters: int, written: int
 
 def _stale_reason(out_dir: Path) -> str:
     """Why the output differs: a hand edit or stale output, or output of another gpuspec version."""
+    from gpuspec.loader.safefile import UnsafeFile, read_bounded
     from gpuspec.render.generator import STAMP_PATH, current_version, stamp_version
 
-    try:
-        recorded = stamp_version((out_dir / STAMP_PATH).read_bytes())
-    except OSError:
+    try:  # the stamp is a few lines: an oversized or special file is not read
+        recorded = stamp_version(read_bounded(out_dir / STAMP_PATH, 64 * 1024))
+    except (OSError, UnsafeFile):
         recorded = None
     running = current_version()
     if recorded is not None and recorded != running:
@@ -194,8 +195,9 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
         for drift in drifts:
             click.echo(redact_text(drift.diff), nl=False)
         if drifts:
-            click.echo(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} {_stale_reason(out_dir)}; "
-                       "run `gpuspec render` and commit the result", err=True)
+            reason = _stale_reason(out_dir)
+            click.echo(redact_text(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} {reason}; "
+                                   "run `gpuspec render` and commit the result"), err=True)
             raise SystemExit(exitcodes.FINDINGS)
         if stamp is not None:
             stamp.save(reported, len(expected) + len(kept) + 2, count, rendered.parts())
