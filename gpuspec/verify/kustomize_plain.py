@@ -60,11 +60,12 @@ def plain_files(folder: Path, allowed: frozenset[str] = PLAIN_KEYS) -> set[Path]
                 return None
             try:
                 target = (directory / entry).resolve()
-            except (OSError, RuntimeError):  # a link loop (RuntimeError before Python 3.13): kubectl reports it
+                is_dir, is_file = target.is_dir(), target.is_file()
+            except (OSError, RuntimeError):  # a link loop (RuntimeError before 3.13), a name too long: kubectl says
                 return None
-            if target.is_dir():
+            if is_dir:
                 todo.append(target)
-            elif target.is_file():
+            elif is_file:
                 files.add(target)
             else:
                 return None
