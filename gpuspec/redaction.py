@@ -10,7 +10,7 @@ are user input of any length.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +40,11 @@ VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), "a Slack token"),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "a JSON Web Token"),
     (re.compile(r"nvapi-[A-Za-z0-9_\-]{20,}"), "an NGC API key"),
-    # userinfo of a URL: starts only right after a scheme character and "://", and neither part can hold
-    # the '/' of a later "://", so every character is scanned a bounded number of times.
-    (re.compile(r"(?<=[A-Za-z0-9+.\-])://[^/\s:@]+:[^/\s@]+@"), "a URL with user:password"),
+    # userinfo of a URL: starts only right after a scheme character and "://", or at a scheme-relative "//"
+    # that begins a word (RFC 3986's network-path reference, "//user:pass@host/x"); neither part can hold
+    # the '/' of a later "//", so every character is scanned a bounded number of times.
+    (re.compile(r"(?:(?<=[A-Za-z0-9+.\-]):|(?<![^\s\"'=(<\[{,]))//[^/\s:@]+:[^/\s@]+@"),
+     "a URL with user:password"),
     (re.compile(r'"auths"[ \t\r\n]*:[ \t\r\n]*\{'), "a Docker registry config with credentials"),
 )
 
@@ -173,8 +175,12 @@ def is_secret_key(key: str) -> bool:
     return len(key) <= _MAX_KEY and key not in NAME_KEYS and bool(SECRET_KEY.match(key))
 
 
+def _userinfo(match: re.Match[str]) -> str:
+    return match.group(0)[: match.group(0).index("//") + 2] + REDACTED + "@"
+
+
 #: What replaces each pattern's match (a URL keeps its scheme and host, only the userinfo goes).
-_REPLACEMENTS = {"a URL with user:password": "://" + REDACTED + "@"}
+_REPLACEMENTS: dict[str, Callable[[re.Match[str]], str]] = {"a URL with user:password": _userinfo}
 
 
 def redact_text(text: str) -> str:

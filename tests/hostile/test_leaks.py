@@ -264,6 +264,21 @@ def test_a_credential_quoted_as_json_inside_a_json_string_is_redacted() -> None:
     assert "Zq7canaryPW91" not in redact_text(line) and "<redacted>" in redact_text(line)
 
 
+def test_a_scheme_relative_url_with_user_and_password_is_redacted() -> None:
+    """``//user:password@host`` (a URL without its scheme, as a hand-edited rendered file may carry it) is a
+    credential like ``https://user:password@host``; a ``//`` inside a path or a word is not (found by the fuzz
+    job in a `render --check` diff)."""
+    from gpuspec.redaction import classify_value, redact_text
+
+    secret = "Zq7canaryPW91"
+    for text in (f" //u:{secret}@h.example/x", f"//u:{secret}@h", f"url=//u:{secret}@h", f"'//u:{secret}@h'"):
+        assert secret not in redact_text(text) and "//<redacted>@h" in redact_text(text)
+        assert classify_value(text) == "a URL with user:password"
+    assert redact_text("https://u:Zq7canaryPW91@h/x") == "https://<redacted>@h/x"
+    for text in ("see http://host/a//b:c@d", "a//u:p@h", "// note: mail me@example"):
+        assert redact_text(text) == text and classify_value(text) is None
+
+
 def test_rendered_documents_redact_a_credential_a_spec_text_quotes(tmp_path: Path) -> None:
     """A `key: value` credential inside any spec text never reaches a document gpuspec renders (handover, PR
     comment), whatever template renders it; other text stays as it is."""
