@@ -25,7 +25,6 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -248,6 +247,8 @@ def store_bytes(path: Path, data: bytes) -> None:
     data = sealed
     try:
         _private_dirs(path.parent, cache_dir())
+        import tempfile  # only when an entry is written
+
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -8,22 +8,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from gpuspec import __version__, exitcodes
-from gpuspec.catalogue import CATALOGUE
-from gpuspec.catalogue.entry import Entry
+from gpuspec.cli.resultcache import Report
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity, Suppressed
-from gpuspec.loader.positions import locate_findings
-from gpuspec.loader.yamlread import YamlProblem, read_yaml
 from gpuspec.redaction import redact_text
-from gpuspec.report.base import ReportContext
 from gpuspec.report.registry import REPORTERS, reporter
-from gpuspec.rules.secrets import mark_sensitive
+
+if TYPE_CHECKING:
+    from gpuspec.catalogue.entry import Entry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,6 +119,9 @@ def redact_findings(findings: Sequence[Finding], raw: Mapping[str, Any] | None =
     other files are read here (bounded, regular files only).  Credential shapes in messages and hints
     (tokens, keys, URL ``user:password@``) are replaced by ``<redacted>``.
     """
+    from gpuspec.loader.yamlread import YamlProblem, read_yaml
+    from gpuspec.rules.secrets import mark_sensitive
+
     data: dict[str, Any] = dict(raw or {})
     for file in sorted({f.file for f in findings if f.file is not None and f.file not in data}):
         try:
@@ -177,19 +178,62 @@ def emit_report(
     organisation's custom rules).  ``suppressed`` findings (located) appear only where a format can mark them
     suppressed (SARIF); ``successful`` False says the input was unusable (SARIF ``executionSuccessful``).
     """
-    shown = redact_findings(list(findings) if located else locate_findings(findings), raw)
+    report = prepare_report(findings, summary, raw=raw, located=located, suppressed=suppressed,
+                            successful=successful)
+    publish_report(report, output_format, command, output_file, rule_docs, err=err)
+    return report.findings
+
+
+def prepare_report(
+    findings: Sequence[Finding],
+    summary: str | None = None,
+    *,
+    raw: Mapping[str, Any] | None = None,
+    located: bool = False,
+    suppressed: Sequence[Suppressed] = (),
+    successful: bool = True,
+) -> Report:
+    """Findings and suppressed findings as every report shows them: located and redacted (see
+    :func:`emit_report` for the arguments)."""
+    if not located:
+        from gpuspec.loader.positions import locate_findings
+
+        findings = locate_findings(findings)
+    shown = redact_findings(list(findings), raw)
     hidden = redact_findings([s.finding for s in suppressed], raw)
     kept = [replace(s, finding=f) for s, f in zip(suppressed, hidden, strict=True)]
-    docs = {f.rule_id: CATALOGUE[f.rule_id] for f in (*shown, *hidden) if f.rule_id in CATALOGUE}
+    return Report(shown, kept, summary, successful)
+
+
+def publish_report(
+    report: Report,
+    output_format: str,
+    command: str,
+    output_file: Path | None = None,
+    rule_docs: Mapping[str, Entry] | None = None,
+    *,
+    err: bool = False,
+    omit_suppressed: bool = False,
+) -> None:
+    """Render a prepared report in ``output_format`` and write it (``omit_suppressed`` leaves the suppressed
+    findings out)."""
+    from gpuspec.report.base import ReportContext
+
+    hidden = () if omit_suppressed else report.suppressed
+    fired = (*report.findings, *(s.finding for s in hidden))
+    docs: dict[str, Entry] = {}
+    if fired:  # the catalogue is imported only when there is something to explain
+        from gpuspec.catalogue import CATALOGUE
+
+        docs = {f.rule_id: CATALOGUE[f.rule_id] for f in fired if f.rule_id in CATALOGUE}
     stream = sys.stderr if err else sys.stdout
     context = ReportContext(
         tool_version=__version__, command=command, rule_docs={**docs, **(rule_docs or {})},
         color=output_file is None and output_format == "text" and use_color(stream),
-        summary=summary, suppressed=kept, execution_successful=successful,
+        summary=report.summary, suppressed=list(hidden), execution_successful=report.usable,
     )
-    text = reporter(output_format).render(shown, context)
+    text = reporter(output_format).render(report.findings, context)
     write_report(text, output_file, err)
-    return shown
 
 
 def exit_code(findings: Sequence[Finding], fail_on: Severity = Severity.ERROR) -> int:

@@ -8,17 +8,18 @@ from pathlib import Path
 import click
 
 from gpuspec import exitcodes
+from gpuspec.cli import resultcache
 from gpuspec.cli.common import (
-    emit_report,
     exit_code,
     fleet_argument,
     format_option,
     output_option,
     policies_option,
+    prepare_report,
+    publish_report,
     today_option,
 )
 from gpuspec.findings import Severity
-from gpuspec.pipeline.lint import lint_fleet
 
 
 @click.command("lint")
@@ -47,10 +48,22 @@ def lint_command(
     `# gpuspec: ignore GS604 -- reason`. Exit 0 when clean, 1 when a finding
     is at or above --fail-on, 2 when the fleet or a policy pack is unusable.
     """
-    result = lint_fleet(fleet_dir, policies_dir, packs or None, today, base_rev)
-    summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
-    emit_report(result.findings, output_format, "lint", output_file, result.rule_docs, summary, raw=result.raw,
-                suppressed=() if omit_suppressed else result.suppressed, successful=result.usable)
-    if not result.usable:
+    # Without --base, a report whose inputs are all unchanged since the last run is replayed (see resultcache).
+    cached = None if base_rev is not None else resultcache.entry("lint", fleet_dir, policies_dir, packs, today)
+    report = cached.load() if cached else None
+    rule_docs = None
+    if report is None:
+        from gpuspec.catalogue import CATALOGUE
+        from gpuspec.pipeline.lint import lint_fleet
+
+        result = lint_fleet(fleet_dir, policies_dir, packs or None, today, base_rev)
+        summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
+        report = prepare_report(result.findings, summary, raw=result.raw, suppressed=result.suppressed,
+                                successful=result.usable)
+        rule_docs = result.rule_docs
+        if cached and all(rule_id in CATALOGUE for rule_id in rule_docs):  # custom rules' entries: not stored
+            cached.store(report)
+    publish_report(report, output_format, "lint", output_file, rule_docs, omit_suppressed=omit_suppressed)
+    if not report.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
-    raise SystemExit(exit_code(result.findings, Severity(fail_on)))
+    raise SystemExit(exit_code(report.findings, Severity(fail_on)))

@@ -6,7 +6,6 @@ import gc
 import importlib
 import os
 import sys
-import traceback
 
 import click
 
@@ -144,6 +143,8 @@ def run() -> int:
 def _internal_error(exc: BaseException) -> int:
     """Report an unexpected exception as gpuspec's bug (its traceback with GPUSPEC_DEBUG) and return exit code 2."""
     if os.environ.get("GPUSPEC_DEBUG"):
+        import traceback
+
         traceback.print_exc()
     click.echo(
         f"gpuspec: internal error: {type(exc).__name__}: {exc}\n"

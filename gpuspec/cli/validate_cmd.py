@@ -8,16 +8,17 @@ from pathlib import Path
 import click
 
 from gpuspec import exitcodes
+from gpuspec.cli import resultcache
 from gpuspec.cli.common import (
-    emit_report,
     exit_code,
     fleet_argument,
     format_option,
     output_option,
     policies_option,
+    prepare_report,
+    publish_report,
     today_option,
 )
-from gpuspec.pipeline.validate import validate_fleet
 
 
 @click.command("validate")
@@ -35,9 +36,17 @@ def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, ou
     Exit 0 when valid, 1 when there are errors, 2 when the input is unusable
     (YAML or schema problems, an unusable policy pack).
     """
-    result = validate_fleet(fleet_dir, policies_dir, today=today)
-    emit_report(result.findings, output_format, "validate", output_file, raw=result.load.raw,
-                successful=result.usable, suppressed=[a.suppressed() for a in result.accepted])
-    if not result.usable:
+    # A report whose inputs are all unchanged since the last run is replayed (see resultcache).
+    cached = resultcache.entry("validate", fleet_dir, policies_dir, (), today)
+    report = cached.load()
+    if report is None:
+        from gpuspec.pipeline.validate import validate_fleet
+
+        result = validate_fleet(fleet_dir, policies_dir, today=today)
+        report = prepare_report(result.findings, raw=result.load.raw, successful=result.usable,
+                                suppressed=[a.suppressed() for a in result.accepted])
+        cached.store(report)
+    publish_report(report, output_format, "validate", output_file)
+    if not report.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
-    raise SystemExit(exit_code(result.findings))
+    raise SystemExit(exit_code(report.findings))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Suppressed
+
+if TYPE_CHECKING:
+    from gpuspec.catalogue.entry import Entry
 
 
 @dataclass(frozen=True)

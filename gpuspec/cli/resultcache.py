@@ -1,0 +1,218 @@
+"""The last report of `lint` and `validate`, replayed when none of its inputs changed since that run.
+
+A second `gpuspec lint` of the same fleet (a pre-commit hook, an editor, a developer running it again)
+need not import the schema, rules and support matrix to find what it found before.  The entry is
+keyed by everything the report depends on:
+
+- gpuspec's code and packaged data (:func:`gpuspec.usercache.code_fingerprint`), the command and the
+  options that change findings (policy packs, ``--today``, else today's date in UTC, which exceptions
+  expire against), the working folder (reports name files relative to it), the fleet and policy folders
+  and the repository root a link may point into, and every ``GPUSPEC_*`` setting;
+- the bytes of every file below the fleet folder and the policy folder (``fleet.yaml``, cluster files,
+  ``templates/``, packs and their exceptions), by path and sha256, and the folders' listings.
+
+The findings are stored as the report shows them (located, credentials redacted), sealed like every
+entry of the user cache (:mod:`gpuspec.usercache`), so an entry planted in a shared cache folder is
+ignored.  Anything unusual in the inputs (a FIFO, a device, a link out of the repository or to a
+folder, a file over 16 MiB, more than 100,000 files) is never hashed or cached: the command then runs
+in full and reports it as usual.  ``GPUSPEC_NO_CACHE=1`` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from gpuspec import usercache
+from gpuspec.findings import Finding, Severity, Suppressed
+
+#: Bumped when what an entry holds changes.
+FORMAT = 1
+#: Largest input file hashed; a larger one is reported by the loader, never cached.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+#: More files than this below the inputs: run in full (hashing them would cost more than it saves).
+MAX_FILES = 100_000
+#: Settings that choose where caches live or whether they are used, not what a report says.
+_CACHE_SETTINGS = frozenset({"GPUSPEC_CACHE_DIR", "GPUSPEC_CACHE_KEY", "GPUSPEC_CACHE_KEY_FILE", "GPUSPEC_NO_CACHE"})
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What a command reports, ready for any reporter: located, redacted findings and their context."""
+
+    findings: list[Finding]
+    suppressed: list[Suppressed] = field(default_factory=list)
+    summary: str | None = None
+    usable: bool = True
+
+
+class _Uncacheable(Exception):
+    """An input the key cannot stand for; the command runs in full."""
+
+
+def _file_digest(path: str, root: str) -> str:
+    """sha256 of a regular file (through a link that stays in ``root``), bounded; _Uncacheable otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        raise _Uncacheable(path) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            raise _Uncacheable(path)
+        real = os.path.realpath(path)
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+            raise _Uncacheable(path)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        raise _Uncacheable(path) from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise _Uncacheable(path)
+    return hashlib.sha256(data).hexdigest()
+
+
+def _hash_tree(digest: Any, folder: Path, root: str, budget: list[int]) -> None:
+    """Add every entry below ``folder`` (name, kind, link target, content digest) to ``digest``."""
+    top = os.fspath(folder)
+    try:
+        info = os.lstat(top)
+    except FileNotFoundError:
+        digest.update(f"absent\0{top}\n".encode("utf-8", "surrogateescape"))
+        return
+    except OSError:
+        raise _Uncacheable(top) from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise _Uncacheable(top)  # a fleet or policy "folder" that is a link or a file: the loader explains
+    stack = [top]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            raise _Uncacheable(current) from None
+        for entry in entries:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _Uncacheable(current)
+            rel = os.path.relpath(entry.path, top)
+            if entry.is_symlink():
+                try:
+                    target = os.readlink(entry.path)
+                except OSError:
+                    raise _Uncacheable(entry.path) from None
+                if os.path.isdir(entry.path):
+                    raise _Uncacheable(entry.path)
+                line = f"link\0{rel}\0{target}\0{_file_digest(entry.path, root)}\n"
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name == "__pycache__":
+                    continue
+                stack.append(entry.path)
+                line = f"dir\0{rel}\n"
+            elif entry.is_file(follow_symlinks=False):
+                line = f"file\0{rel}\0{_file_digest(entry.path, root)}\n"
+            else:
+                raise _Uncacheable(entry.path)
+            digest.update(line.encode("utf-8", "surrogateescape"))
+
+
+def _repository_root(folder: Path) -> str:
+    """The real path of the repository enclosing ``folder`` (as the loader trusts links into it)."""
+    from gpuspec.loader.safefile import trusted_root
+
+    return trusted_root(folder / "x")
+
+
+def input_key(command: str, fleet_dir: Path, policies_dir: Path, options: Sequence[str], today: date) -> str | None:
+    """The digest of everything a `command` report of this fleet depends on, or None when it cannot be cached."""
+    if usercache.cache_dir() is None:
+        return None
+    digest = hashlib.sha256()
+    settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("GPUSPEC_") and k not in _CACHE_SETTINGS)
+    head = [str(FORMAT), usercache.code_fingerprint(), command, os.getcwd(), os.path.abspath(fleet_dir),
+            os.path.abspath(policies_dir), today.isoformat(), *options, "\0".join(f"{k}={v}" for k, v in settings)]
+    digest.update("\0".join(head).encode("utf-8", "surrogateescape"))
+    budget = [MAX_FILES]
+    try:
+        for folder in (fleet_dir, policies_dir):
+            root = _repository_root(folder)
+            digest.update(f"\0root\0{root}\n".encode("utf-8", "surrogateescape"))
+            _hash_tree(digest, folder, root, budget)
+    except (_Uncacheable, RuntimeError, ValueError):  # RuntimeError: a symlink loop in pathlib before 3.13
+        return None
+    return digest.hexdigest()
+
+
+def _finding_data(f: Finding) -> tuple[Any, ...]:
+    return (f.rule_id, f.severity.value, f.message, f.file, f.path, f.hint, f.at_key, f.line, f.column,
+            f.spec_path, f.tags)
+
+
+def _finding(data: Any) -> Finding:
+    rule_id, severity, message, file, path, hint, at_key, line, column, spec_path, tags = data
+    return Finding(rule_id, Severity(severity), message, file, tuple(path), hint, at_key, line, column, spec_path,
+                   tuple(tags))
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """The cache entry of one command on one fleet: its key now, and where it is stored."""
+
+    command: str
+    fleet_dir: Path
+    policies_dir: Path
+    options: tuple[str, ...]
+    today: date
+    key: str | None
+
+    def _slot(self) -> Path | None:
+        """One entry per command, working folder and inputs: a new key replaces the old entry."""
+        return usercache.entry_path("results", str(FORMAT), self.command, os.getcwd(),
+                                    os.path.abspath(self.fleet_dir), os.path.abspath(self.policies_dir))
+
+    def load(self) -> Report | None:
+        """The report the last run stored for these inputs, or None."""
+        if self.key is None:
+            return None
+        stored = usercache.load(self._slot())
+        if not isinstance(stored, dict) or stored.get("key") != self.key:
+            return None
+        try:
+            return Report(
+                findings=[_finding(f) for f in stored["findings"]],
+                suppressed=[Suppressed(_finding(f), kind, why) for f, kind, why in stored["suppressed"]],
+                summary=stored["summary"],
+                usable=bool(stored["usable"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def store(self, report: Report) -> None:
+        """Remember ``report`` for these inputs, unless they changed while the command ran."""
+        if self.key is None or input_key(self.command, self.fleet_dir, self.policies_dir, self.options,
+                                         self.today) != self.key:
+            return
+        usercache.store(self._slot(), {
+            "key": self.key,
+            "findings": [_finding_data(f) for f in report.findings],
+            "suppressed": [(_finding_data(s.finding), s.kind, s.justification) for s in report.suppressed],
+            "summary": report.summary,
+            "usable": report.usable,
+        })
+
+
+def entry(command: str, fleet_dir: Path, policies_dir: Path, options: Sequence[str] = (),
+          today: date | None = None) -> Entry:
+    """The cache entry of ``command`` on these inputs (``today``: the day exceptions expire against, default
+    today in UTC); its key is None when the inputs cannot be cached."""
+    day = today or datetime.now(UTC).date()
+    return Entry(command, fleet_dir, policies_dir, tuple(options), day,
+                 input_key(command, fleet_dir, policies_dir, options, day))
