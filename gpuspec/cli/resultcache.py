@@ -56,18 +56,23 @@ class _Uncacheable(Exception):
     """An input the key cannot stand for; the command runs in full."""
 
 
-def _file_digest(path: str, root: str) -> str:
-    """sha256 of a regular file (through a link that stays in ``root``), bounded; _Uncacheable otherwise."""
+def _file_digest(path: str) -> str:
+    """sha256 of a regular file (through a link that stays in its repository, never into ``.git``), bounded;
+    _Uncacheable otherwise."""
+    from gpuspec.loader.safefile import UnsafeFile, check_link
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        real = check_link(Path(path))  # a link out of the repository or into .git is never opened
+    except UnsafeFile:
+        raise _Uncacheable(path) from None
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+                     | getattr(os, "O_NOCTTY", 0))
     except OSError:
         raise _Uncacheable(path) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            raise _Uncacheable(path)
-        real = os.path.realpath(path)
-        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             raise _Uncacheable(path)
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
@@ -80,7 +85,7 @@ def _file_digest(path: str, root: str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _hash_tree(digest: Any, folder: Path, root: str, budget: list[int]) -> None:
+def _hash_tree(digest: Any, folder: Path, budget: list[int]) -> None:
     """Add every entry below ``folder`` (name, kind, link target, content digest) to ``digest``."""
     top = os.fspath(folder)
     try:
@@ -111,14 +116,14 @@ def _hash_tree(digest: Any, folder: Path, root: str, budget: list[int]) -> None:
                     raise _Uncacheable(entry.path) from None
                 if os.path.isdir(entry.path):
                     raise _Uncacheable(entry.path)
-                line = f"link\0{rel}\0{target}\0{_file_digest(entry.path, root)}\n"
+                line = f"link\0{rel}\0{target}\0{_file_digest(entry.path)}\n"
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name == "__pycache__":
                     continue
                 stack.append(entry.path)
                 line = f"dir\0{rel}\n"
             elif entry.is_file(follow_symlinks=False):
-                line = f"file\0{rel}\0{_file_digest(entry.path, root)}\n"
+                line = f"file\0{rel}\0{_file_digest(entry.path)}\n"
             else:
                 raise _Uncacheable(entry.path)
             digest.update(line.encode("utf-8", "surrogateescape"))
@@ -145,7 +150,7 @@ def input_key(command: str, fleet_dir: Path, policies_dir: Path, options: Sequen
         for folder in (fleet_dir, policies_dir):
             root = _repository_root(folder)
             digest.update(f"\0root\0{root}\n".encode("utf-8", "surrogateescape"))
-            _hash_tree(digest, folder, root, budget)
+            _hash_tree(digest, folder, budget)
     except (_Uncacheable, RuntimeError, ValueError):  # RuntimeError: a symlink loop in pathlib before 3.13
         return None
     return digest.hexdigest()

@@ -187,6 +187,20 @@ def test_a_fifo_among_the_inputs_is_never_hashed_or_cached(tmp_path: Path) -> No
     assert not (tmp_path / "cache" / "results").exists()
 
 
+@pytest.mark.parametrize("target", ["../../.git/config", "/etc/hostname"])
+def test_a_link_into_git_or_out_of_the_repository_is_never_opened_for_the_key(tmp_path: Path, target: str) -> None:
+    """The key never reads what the loader refuses to read (git's own data, where CI keeps its token, or a
+    file outside the repository): such a fleet runs in full, and nothing is stored."""
+    root = _repo(tmp_path)
+    (root / ".git" / "config").write_text("[http]\n\textraheader = AUTHORIZATION: basic Zq7canaryPW91\n")
+    (root / "fleet" / "clusters" / "linked.yaml").symlink_to(target)
+    env = _env(tmp_path)
+    first = _run(["lint"], root, env)
+    second = _run(["lint"], root, env)
+    assert first[3] and second[3] and first[0] == 2 and "Zq7canaryPW91" not in first[1] + first[2]
+    assert not (tmp_path / "cache" / "results").exists()
+
+
 def test_validate_replays_too(tmp_path: Path) -> None:
     """`validate` has its own entry: replayed when unchanged, recomputed after an edit."""
     root = _repo(tmp_path)
