@@ -32,7 +32,7 @@ def test_saved_fuzz_regression(ident: str, case: fuzz.Case) -> None:
 
 def test_the_oracle_catches_a_leak_and_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
     import gpuspec.cli.common
-    import gpuspec.cli.validate_cmd
+    import gpuspec.pipeline.validate
     import gpuspec.report.text
 
     with fuzz.workspace() as ws:
@@ -52,7 +52,7 @@ def test_the_oracle_catches_a_leak_and_a_crash(monkeypatch: pytest.MonkeyPatch) 
         def broken(*_args: object, **_kwargs: object) -> None:
             raise RuntimeError("boom")
 
-        monkeypatch.setattr(gpuspec.cli.validate_cmd, "validate_fleet", broken)
+        monkeypatch.setattr(gpuspec.pipeline.validate, "validate_fleet", broken)
         crash = fuzz.run_case(ws, fuzz.Case(["validate"]))
         assert any(p.startswith("internal error") for p in crash.problems)
 
