@@ -10,7 +10,7 @@ are user input of any length.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,13 +40,57 @@ VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), "a Slack token"),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "a JSON Web Token"),
     (re.compile(r"nvapi-[A-Za-z0-9_\-]{20,}"), "an NGC API key"),
-    # userinfo of a URL: starts only right after a scheme character and "://", or at a scheme-relative "//"
-    # that begins a word (RFC 3986's network-path reference, "//user:pass@host/x"); neither part can hold
+    # userinfo of a URL: "//" right after a scheme character and ":", or a scheme-relative "//" that begins
+    # a word (RFC 3986's network-path reference, "//user:pass@host/x").  The pattern starts with the literal
+    # "//" (so the engine jumps from one to the next), the look-behinds then decide; neither part can hold
     # the '/' of a later "//", so every character is scanned a bounded number of times.
-    (re.compile(r"(?:(?<=[A-Za-z0-9+.\-]):|(?<![^\s\"'=(<\[{,]))//[^/\s:@]+:[^/\s@]+@"),
+    (re.compile(r"//(?:(?<=[A-Za-z0-9+.\-]://)|(?<![^\s\"'=(<\[{,]//))[^/\s:@]+:[^/\s@]+@"),
      "a URL with user:password"),
     (re.compile(r'"auths"[ \t\r\n]*:[ \t\r\n]*\{'), "a Docker registry config with credentials"),
 )
+
+#: Per value pattern (same order), text every match contains: the pattern is not run on text without it
+#: (scanning a long document with a pattern that has no literal start costs milliseconds).  A lowercase
+#: needle belongs to a case-insensitive pattern and is looked up in the lowercased text; None: always run.
+_NEEDLES: tuple[tuple[str, ...] | None, ...] = (
+    ("-----BEGIN ",), ("extraheader",), ("bearer",), ("authorization",), ("basic",), None,
+    ("aws_secret_access_key",), None, None, None, ("xox",), ("eyJ",), None, None, None,
+)
+#: Characters other than ASCII letters that a case-insensitive pattern matches as one (İ and ı as i, ſ as s,
+#: the Kelvin sign as k); in text with one of them, every pattern runs.
+_CASE_FOLDS = re.compile("[\u0130\u0131\u017f\u212a]")
+#: Words every ``key: value`` credential (``_KEY_VALUE``) contains, lowercase.
+_KEY_WORDS = ("password", "passwd", "secret", "token", "api", "access", "private", "credential", "authorization",
+              "extraheader")
+#: Texts shorter than this are run through every pattern (looking for needles would cost more).
+_SHORT_TEXT = 512
+
+
+class _Lowered:
+    """A text and, computed once when first asked, its lowercased form (None when case folding could
+    change what a case-insensitive pattern matches, or the positions)."""
+
+    __slots__ = ("_lower", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lower: str | bool | None = False
+
+    @property
+    def lower(self) -> str | None:
+        if self._lower is False:
+            self._lower = None if _CASE_FOLDS.search(self.text) else self.text.lower()
+        return self._lower if isinstance(self._lower, str) else None
+
+    def may_hold(self, needles: tuple[str, ...] | None) -> bool:
+        """False only when no match of a pattern with these needles can be in the text."""
+        if needles is None:
+            return True
+        if needles[0].islower():
+            lower = self.lower
+            return lower is None or any(n in lower for n in needles)
+        return any(n in self.text for n in needles)
+
 
 #: Mapping keys whose (non-empty) value is a credential.
 SECRET_KEY = re.compile(
@@ -162,8 +206,9 @@ def _pem_in_certificate(text: str) -> bool:
 
 def classify_value(text: str) -> str | None:
     """The kind of credential ``text`` contains, or None."""
-    for pattern, kind in VALUE_PATTERNS:
-        if pattern.search(text):
+    lowered = _Lowered(text) if len(text) >= _SHORT_TEXT else None
+    for (pattern, kind), needles in zip(VALUE_PATTERNS, _NEEDLES, strict=True):
+        if (lowered is None or lowered.may_hold(needles)) and pattern.search(text):
             return kind
     if _pem_in_certificate(text):
         return "a PEM private key"
@@ -175,23 +220,59 @@ def is_secret_key(key: str) -> bool:
     return len(key) <= _MAX_KEY and key not in NAME_KEYS and bool(SECRET_KEY.match(key))
 
 
-def _userinfo(match: re.Match[str]) -> str:
-    return match.group(0)[: match.group(0).index("//") + 2] + REDACTED + "@"
-
-
 #: What replaces each pattern's match (a URL keeps its scheme and host, only the userinfo goes).
-_REPLACEMENTS: dict[str, Callable[[re.Match[str]], str]] = {"a URL with user:password": _userinfo}
+_REPLACEMENTS = {"a URL with user:password": "//" + REDACTED + "@"}
 
 
 def redact_text(text: str) -> str:
     """``text`` with every credential-shaped part (tokens, keys, URL ``user:password@``) replaced."""
     if not text:
         return text
-    for pattern, kind in VALUE_PATTERNS:
-        text = pattern.sub(_REPLACEMENTS.get(kind, REDACTED), text)
+    short = len(text) < _SHORT_TEXT
+    lowered = _Lowered(text)
+    for (pattern, kind), needles in zip(VALUE_PATTERNS, _NEEDLES, strict=True):
+        if short or lowered.may_hold(needles):
+            replaced = pattern.sub(_REPLACEMENTS.get(kind, REDACTED), text)
+            if replaced != text:
+                text = replaced
+                lowered = _Lowered(text)
     if _pem_in_certificate(text):
         text = text[: text.find("-----BEGIN CERTIFICATE-----")] + REDACTED
-    return _KEY_VALUE.sub(_redact_key_value, text)
+        lowered = _Lowered(text)
+    if short:
+        return _KEY_VALUE.sub(_redact_key_value, text)
+    return _redact_key_values(lowered)
+
+
+def _redact_key_values(lowered: _Lowered) -> str:
+    """``_KEY_VALUE`` replaced in a long text, run only on the lines that hold one of its words.
+
+    Equivalent to running it on the whole text: no match contains a line break, and a line's ends look to
+    its look-behind and look-ahead as the neighbouring line breaks do (neither in the key class; ``$``
+    where ``\\s`` would match the break).
+    """
+    text, lower = lowered.text, lowered.lower
+    if lower is None:
+        return _KEY_VALUE.sub(_redact_key_value, text)
+    spans: set[tuple[int, int]] = set()
+    for word in _KEY_WORDS:
+        at = lower.find(word)
+        while at >= 0:
+            start = lower.rfind("\n", 0, at) + 1
+            end = lower.find("\n", at)
+            end = len(lower) if end < 0 else end
+            spans.add((start, end))
+            at = lower.find(word, end)
+    if not spans:
+        return text
+    out: list[str] = []
+    position = 0
+    for start, end in sorted(spans):
+        out.append(text[position:start])
+        out.append(_KEY_VALUE.sub(_redact_key_value, text[start:end]))
+        position = end
+    out.append(text[position:])
+    return "".join(out)
 
 
 def _redact_key_value(match: re.Match[str]) -> str:
