@@ -145,8 +145,15 @@ def available_packs(policies_dir: Path) -> list[str]:
     return sorted(names)
 
 
+#: The largest magnitude of a number a rule parameter takes (the spec's bound, Kubernetes' int32): rules do
+#: arithmetic on them with node counts and percentages.
+MAX_PARAM_NUMBER = 2**31 - 1
+
+
 def param_type_ok(param: Param, value: Any) -> bool:
     """True when ``value`` (from YAML) fits the parameter's type."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_PARAM_NUMBER:
+        return False
     if param.type is bool:
         return isinstance(value, bool)
     if param.type is int:
@@ -237,9 +244,11 @@ def _check_params(rule: Entry, params: dict[str, Any], place: Place) -> list[Fin
             problems.append(_finding(POLICY_SETTING_INVALID, f"{rule.id} has no parameter {key!r}", where, hint,
                                      at_key=True))
         elif not param_type_ok(param, value):
+            got = "a number beyond ±2,147,483,647" if isinstance(value, int) and not isinstance(value, bool) \
+                and abs(value) > MAX_PARAM_NUMBER else type(value).__name__
             problems.append(_finding(
-                POLICY_SETTING_INVALID,
-                f"parameter {key!r} of {rule.id} must be {param.type.__name__}, got {type(value).__name__}", where))
+                POLICY_SETTING_INVALID, f"parameter {key!r} of {rule.id} must be {param.type.__name__}, got {got}",
+                where))
     return problems
 
 

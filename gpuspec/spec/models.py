@@ -30,7 +30,10 @@ DriverBranch = Annotated[str, StringConstraints(pattern=r"^[0-9]{3}$")]
 #: A full driver version such as "580.95.05".
 DriverVersion = Annotated[str, StringConstraints(pattern=r"^[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?$")]
 #: A Kubernetes quantity or percentage for maxUnavailable, e.g. "25%" or 1.
-IntOrPercent = int | Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}%$")]
+#: The largest integer the spec takes: Kubernetes' int32, the narrowest integer a field it renders to has
+#: (an int-or-string such as maxUnavailable is int32), so no number can make arithmetic on it or an object fail.
+MAX_INT32 = 2**31 - 1
+IntOrPercent = Annotated[int, Field(le=MAX_INT32)] | Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}%$")]
 #: An upstream registry host (``nvcr.io``, ``registry.k8s.io``, optionally with a port).
 REGISTRY_HOST_PATTERN = r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:[0-9]{1,5})?$"
 RegistryHost = Annotated[str, StringConstraints(pattern=REGISTRY_HOST_PATTERN)]
@@ -404,7 +407,8 @@ class DrainSpec(SpecModel):
 
     enable: bool = Field(default=False, description="Drain the node before upgrading its driver.")
     force: bool = Field(default=False, description="Delete pods not managed by a controller.")
-    timeout_seconds: int = Field(default=300, ge=0, alias="timeoutSeconds", description="Give up after this long.")
+    timeout_seconds: int = Field(default=300, ge=0, le=MAX_INT32, alias="timeoutSeconds",
+                                 description="Give up after this long.")
     delete_empty_dir: bool = Field(default=False, alias="deleteEmptyDir", description="Delete pods with emptyDir.")
     pod_selector: str = Field(default="", alias="podSelector", description="Only drain pods matching this selector.")
 
@@ -413,7 +417,8 @@ class PodDeletionSpec(SpecModel):
     """How GPU pods are deleted before a driver upgrade."""
 
     force: bool = Field(default=False, description="Delete GPU pods not managed by a controller.")
-    timeout_seconds: int = Field(default=300, ge=0, alias="timeoutSeconds", description="Give up after this long.")
+    timeout_seconds: int = Field(default=300, ge=0, le=MAX_INT32, alias="timeoutSeconds",
+                                 description="Give up after this long.")
     delete_empty_dir: bool = Field(default=False, alias="deleteEmptyDir", description="Delete pods with emptyDir.")
 
 
@@ -426,7 +431,7 @@ class WaitForCompletionSpec(SpecModel):
                     "upgrade controller does not wait at all.",
     )
     timeout_seconds: int = Field(
-        default=0, ge=0, alias="timeoutSeconds",
+        default=0, ge=0, le=MAX_INT32, alias="timeoutSeconds",
         description="Stop waiting after this long and go on with the upgrade (0 = wait until the pods finish).",
     )
 
@@ -506,7 +511,8 @@ class RolloutSpec(SpecModel):
         default=True, alias="autoUpgrade", description="Let the operator's upgrade controller roll driver upgrades."
     )
     max_parallel_upgrades: int = Field(
-        default=1, ge=0, alias="maxParallelUpgrades", description="Nodes upgraded at once (0 = unlimited)."
+        default=1, ge=0, le=MAX_INT32, alias="maxParallelUpgrades",
+        description="Nodes upgraded at once (0 = unlimited)."
     )
     max_unavailable: IntOrPercent = Field(
         default="25%", alias="maxUnavailable", description="Nodes that may be unavailable during the upgrade."
@@ -521,7 +527,7 @@ class RolloutSpec(SpecModel):
                     "(GPU pods are deleted at once).",
     )
     wait_for_completion_seconds: int = Field(
-        default=0, ge=0, alias="waitForCompletionSeconds",
+        default=0, ge=0, le=MAX_INT32, alias="waitForCompletionSeconds",
         description="Refused when above 0 (GS507): a timeout without a pod selector waits for nothing; use "
                     "waitForCompletion.",
     )
@@ -954,9 +960,9 @@ class Tenant(SpecModel):
     name: Name = Field(description="Tenant name.")
     namespaces: list[Name] = Field(min_length=1, description="Namespaces the tenant's workloads run in.")
     gpu_quota: int | None = Field(
-        default=None, ge=0, alias="gpuQuota", description="requests.nvidia.com/gpu limit per namespace."
+        default=None, ge=0, le=MAX_INT32, alias="gpuQuota", description="requests.nvidia.com/gpu limit per namespace."
     )
-    mig_quota: dict[MigResource, Annotated[int, Field(ge=0)]] = Field(
+    mig_quota: dict[MigResource, Annotated[int, Field(ge=0, le=MAX_INT32)]] = Field(
         default_factory=dict, alias="migQuota", description="MIG resource → limit, e.g. {mig-1g.10gb: 14}."
     )
     pools: list[Name] = Field(min_length=1, description="Pools the tenant may use.")

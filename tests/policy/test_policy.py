@@ -73,6 +73,17 @@ def test_unknown_and_mistyped_params(tmp_path: Path) -> None:
     assert "must be bool" in got[1][4]
 
 
+def test_a_number_param_past_int32_is_refused(tmp_path: Path) -> None:
+    """Rules compute with their parameters (node counts, percentages): a huge number is a pack error at its
+    line, not arithmetic that overflows inside a rule (the spec's own integers share the bound)."""
+    got = _problems(tmp_path, "p", "rules:\n  GS502:\n    params: {max_parallel_upgrades: 0x" + "f" * 90 + "}\n")
+    assert [g[:4] for g in got] == [("GS002", "p.yaml", 7, 37)]
+    assert "must be int, got a number beyond" in got[0][4]
+    in_range = tmp_path / "in-range" / "policies"
+    write_pack(in_range, "q", "rules:\n  GS502:\n    params: {max_parallel_upgrades: 2147483647}\n")
+    assert load_policy(in_range, ["q"]).usable
+
+
 def test_list_params_need_their_element_type(tmp_path: Path) -> None:
     got = _problems(tmp_path, "p", "rules:\n  GS704:\n    params: {reserved_domains: [1, 2]}\n")
     assert [g[:4] for g in got] == [("GS002", "p.yaml", 7, 32)]
