@@ -115,14 +115,18 @@ def test_ctrl_c_exits_130_with_interrupted_and_leaves_no_chart_folder(tmp_path: 
     tmpdir.mkdir()
     env = {**_env(), "PYTHONPATH": str(REPO), "TMPDIR": str(tmpdir),
            "GPUSPEC_HELM": str(tmp_path / "slow-helm")}
-    (tmp_path / "slow-helm").write_text("#!/bin/sh\nsleep 30\n")
+    started = tmp_path / "helm-started"
+    (tmp_path / "slow-helm").write_text(f"#!/bin/sh\ntouch '{started}'\nsleep 30\n")
     (tmp_path / "slow-helm").chmod(0o755)
     assert subprocess.run([sys.executable, "-m", "gpuspec.cli.main", "render"], cwd=root, env=env,
                           capture_output=True, timeout=120, check=False).returncode == 0
     proc = subprocess.Popen([sys.executable, "-m", "gpuspec.cli.main", "verify", "--no-cache", "--chart",
                              "oci://registry.invalid/gpu-operator"], cwd=root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(3)
+    deadline = time.monotonic() + 60  # interrupt while helm pulls into the chart folder, however slow the machine
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), proc.communicate(timeout=60)
     os.killpg(proc.pid, signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
