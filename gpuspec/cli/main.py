@@ -110,6 +110,12 @@ def cli() -> None:
 def run() -> int:
     """Run the CLI and return its exit code; every error becomes a message and code 2, never a traceback."""
     try:
+        os.getcwd()
+    except OSError:  # every relative path, report name and cache key starts from it
+        click.echo("gpuspec: error: the working folder no longer exists (deleted or moved); "
+                   "cd into the fleet repository again", err=True)
+        return exitcodes.INPUT_ERROR
+    try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:  # click's form of KeyboardInterrupt (Ctrl-C)
         click.echo("gpuspec: interrupted", err=True)

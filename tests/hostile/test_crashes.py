@@ -136,3 +136,22 @@ def test_integers_past_pythons_digit_limit_are_bad_input_in_every_yaml_reader(tm
     path.write_text(huge)
     with pytest.raises(GpuspecError, match="unusable YAML"):
         load_documents(path, "rendered/clusters/a/acceptance/acceptance.yaml")
+
+
+@pytest.mark.parametrize("command", [["lint", "{fleet}"], ["render", "{fleet}", "--out", "{out}"], ["rules"]])
+def test_a_working_folder_that_no_longer_exists_is_an_input_error(command: list[str], tmp_path: Path) -> None:
+    """A shell left in a deleted folder (a CI step after `rm -rf` of a checkout): exit 2 with what to do, not an
+    internal error from the first relative path."""
+    import subprocess
+    import sys
+
+    root = make_repo(tmp_path)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    args = [a.format(fleet=root / "fleet", out=tmp_path / "out") for a in command]
+    script = ("import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); sys.argv = ['gpuspec', *sys.argv[2:]]; "
+              "from gpuspec.cli.main import main; main()")
+    proc = subprocess.run([sys.executable, "-c", script, str(gone), *args], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "the working folder no longer exists" in proc.stderr and "internal error" not in proc.stderr
