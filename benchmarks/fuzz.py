@@ -675,10 +675,11 @@ def _alarm(_signum: int, _frame: object) -> None:
 
 
 #: What precedes the canary where a mutation planted it as a credential (key, URL userinfo, token), in YAML,
-#: flow YAML and JSON.  A later mutation may cut the context (``apiK~ey:``, ``word:``); then the canary is
-#: plain text, which gpuspec may show, and is not checked.
-PLANTED = ("password: ", "apiKey: ", "token: x", '"password": "', '"apiKey": "', '"token": "x', "u:", "deploy:",
-           "proxy:", "ghp_")
+#: flow YAML and JSON.  A later mutation may cut the context (``apiK~ey:``, ``word:``, a URL's ``//`` that makes
+#: ``du:<canary>@host`` out of it, which reads as ``image:tag@digest`` does); then the canary is plain text,
+#: which gpuspec may show, and is not checked.
+PLANTED = ("password: ", "apiKey: ", "token: x", '"password": "', '"apiKey": "', '"token": "x', "//u:", "//deploy:",
+           "//proxy:", "ghp_")
 
 
 def planted(case: Case) -> bool:

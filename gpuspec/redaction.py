@@ -100,17 +100,18 @@ SECRET_KEY = re.compile(
 )
 #: Schema keys that hold Kubernetes object names, not secret values.
 NAME_KEYS = frozenset({"pullSecrets", "kubeConfigSecret", "imagePullSecrets"})
-#: Longest key the key pattern is tried on (keys are short; a longer one is not a credential name).
+#: Longest end of a key the key pattern is tried on: whether a key names a credential depends on how it ends
+#: (``..._password``), so a longer key is judged by its last characters (the pattern stays cheap).
 _MAX_KEY = 200
 
 #: A ``key:`` in a line of YAML or JSON (block or flow style).  A key starts only at the line start or after
 #: a blank, ``{``, ``,`` or quote, none of which it contains, so no character is scanned by two attempts.
-_LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-/]{1,200})["']?[ \t]*:(?=[ \t]|$)""")
+_LINE_KEY = re.compile(r"""(?:^|(?<=[ \t{,"']))(?P<key>[A-Za-z0-9_.\-/]+)["']?[ \t]*:(?=[ \t]|$)""")
 #: ``<credential-like key>: value`` or ``=value`` inside any text (a message quoting a line, a diff, JSON quoted
 #: inside a JSON string as ``\"password\": \"...\"``); the key starts only where a key cannot continue, so each
 #: run of key characters is tried from one place.
 _KEY_VALUE = re.compile(
-    r"""(?i)(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]{0,200}?"""
+    r"""(?i)(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]*?"""
     r"""(?:password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?"""
     r"""|authorization|extraheader)"""
     r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?)(?!<redacted>)(?![|>][-+0-9]*(?:\s|$))([^\s'",}\]\\]+)"""
@@ -217,7 +218,7 @@ def classify_value(text: str) -> str | None:
 
 def is_secret_key(key: str) -> bool:
     """True when a mapping key names a credential (``password``, ``apiKey``, ``db_token``…)."""
-    return len(key) <= _MAX_KEY and key not in NAME_KEYS and bool(SECRET_KEY.match(key))
+    return key not in NAME_KEYS and bool(SECRET_KEY.match(key if len(key) <= _MAX_KEY else key[-_MAX_KEY:]))
 
 
 #: What replaces each pattern's match (a URL keeps its scheme and host, only the userinfo goes).

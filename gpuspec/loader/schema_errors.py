@@ -95,6 +95,8 @@ def _data_path(data: Any, loc: tuple[int | str, ...]) -> DocPath:
 
 
 def _describe(value: Any) -> str:
+    if isinstance(value, int) and value.bit_length() > 4096:  # repr refuses past 4,300 digits
+        return f"an integer of {value.bit_length()} bits"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

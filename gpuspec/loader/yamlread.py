@@ -151,11 +151,11 @@ def resolve_plain(value: str) -> Any:
     if value in _FALSE:
         return False
     first = value[:1]
-    if first.isdigit() or first in "+-":
+    if (first.isdigit() or first in "+-") and len(value) <= MAX_INT_DIGITS:
+        # Longer numbers, decimal, octal or hexadecimal, stay text (Python refuses to print an integer past
+        # 4,300 digits, which a long 0x... makes; no spec number comes near); the schema then reports a wrong type.
         if _INT.match(value) and (value.lstrip("+-") == "0" or not value.lstrip("+-").startswith("0")):
-            # Longer numbers stay text (Python refuses decimal conversions past 4,300 digits; no spec
-            # number comes near); the schema then reports a wrong type.
-            return int(value) if len(value) <= MAX_INT_DIGITS else value
+            return int(value)
         if _OCT.match(value):
             return int(value[2:], 8)
         if _HEX.match(value):

@@ -279,6 +279,18 @@ def test_a_scheme_relative_url_with_user_and_password_is_redacted() -> None:
         assert redact_text(text) == text and classify_value(text) is None
 
 
+def test_a_credential_under_a_key_longer_than_200_characters_is_redacted() -> None:
+    """Whether a key names a credential depends on how it ends: a 330-character key ending in ``password`` is
+    one (a hand-edited rendered file shown in `render --check`'s diff, found by the fuzz job), in any text, in a
+    quoted source line and in the spec check."""
+    from gpuspec.redaction import is_secret_key, redact_line, redact_text
+
+    key = "1" * 330 + "password"
+    assert is_secret_key(key) and is_secret_key("a" * 300 + "_pass") and not is_secret_key("x" * 500)
+    for text in (f"{key}: Zq7canaryPW91", f"-{key}: Zq7canaryPW91", f"+  {key}=Zq7canaryPW91"):
+        assert "Zq7canaryPW91" not in redact_text(text) and "Zq7canaryPW91" not in redact_line(text)
+
+
 def test_rendered_documents_redact_a_credential_a_spec_text_quotes(tmp_path: Path) -> None:
     """A `key: value` credential inside any spec text never reaches a document gpuspec renders (handover, PR
     comment), whatever template renders it; other text stays as it is."""
