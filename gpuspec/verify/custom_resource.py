@@ -83,10 +83,15 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _name(obj: Mapping[str, Any]) -> Any:
+    """``metadata.name``, or None when a hand-edited object's metadata is not a mapping (its schema check says so)."""
+    meta = obj.get("metadata")
+    return meta.get("name") if isinstance(meta, Mapping) else None
+
+
 def find(objects: Iterable[Mapping[str, Any]], kind: str, name: str | None) -> Mapping[str, Any] | None:
     """The first object of ``kind`` (named ``name`` unless None)."""
-    return next((o for o in objects if o.get("kind") == kind
-                 and (name is None or (o.get("metadata") or {}).get("name") == name)), None)
+    return next((o for o in objects if o.get("kind") == kind and (name is None or _name(o) == name)), None)
 
 
 def compare(chart_obj: Mapping[str, Any], custom_obj: Mapping[str, Any]) -> list[FieldDifference]:
@@ -107,11 +112,11 @@ def check_custom_resources(templated: Sequence[Manifest], overlay: Sequence[tupl
     findings: list[Finding] = []
     for kind, chart_name in COMPARED.items():
         located = next(((obj, origin) for obj, origin in overlay if obj.get("kind") == kind
-                        and (chart_name is None or (obj.get("metadata") or {}).get("name") == chart_name)), None)
+                        and (chart_name is None or _name(obj) == chart_name)), None)
         if located is None:
             continue
         custom, origin = located
-        name = (custom.get("metadata") or {}).get("name")
+        name = _name(custom)
         chart_obj = find(chart_objects, kind, chart_name)
         if chart_obj is None:
             findings.append(make_finding(

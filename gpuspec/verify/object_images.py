@@ -139,6 +139,8 @@ def pod_images(obj: Mapping[str, Any], obj_ref: str) -> Iterator[ImageUse]:
     kind = obj.get("kind")
     spec = obj.get("spec")
     prefix: DocPath
+    if not isinstance(kind, str):  # a hand-edited object: the schema check reports its kind
+        return
     if kind == "Pod":
         pod, prefix = spec, ("spec",)
     elif kind in _TEMPLATED:
