@@ -437,15 +437,25 @@ def _definitions(version: str) -> Registry[Any]:
     return Resource.from_contents(definitions) @ Registry()
 
 
+#: What a built-in kind and its group-version prefix look like (``Deployment``, ``apps-v1``): anything else
+#: has no schema file and is never made into a file name.
+_SCHEMA_NAME_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,62}\Z")
+
+
 @lru_cache(maxsize=256)
 def _builtin_validator(version: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
     group, gv = split_api_version(api_version)
     if group and "." in group and not group.endswith(".k8s.io"):
         return None  # a dotted group outside k8s.io is never built in
     prefix = f"{group.split('.')[0]}-{gv}" if group else gv
+    if not _SCHEMA_NAME_PART.match(kind) or not _SCHEMA_NAME_PART.match(prefix):
+        return None  # no built-in kind is named so (a hand-edited object): never a file name
     filename = f"{kind.lower()}-{prefix}.json"
     path = _schema_root().joinpath(f"v{version}.0-local-strict").joinpath(filename)
-    if not path.is_file():
+    try:
+        if not path.is_file():
+            return None
+    except OSError:
         return None
     schema = json.loads(path.read_text(encoding="utf-8"))
     gvks = schema.get("x-kubernetes-group-version-kind") or []
