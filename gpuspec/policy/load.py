@@ -283,8 +283,9 @@ def _custom_rules(loader: _Loader) -> dict[str, LocatedCustomRule]:
                 continue
             schema_problem = _schema_problem(rule.schema_)
             if schema_problem:
-                loader.findings.append(_finding(POLICY_SETTING_INVALID, f"invalid JSON Schema: {schema_problem}",
-                                                Place(pack.file, ("customRules", index, "schema"))))
+                at, problem = schema_problem
+                loader.findings.append(_finding(POLICY_SETTING_INVALID, f"invalid JSON Schema: {problem}",
+                                                Place(pack.file, ("customRules", index, "schema", *at))))
                 continue
             outside = _outside_refs(rule.schema_)
             if outside:
@@ -322,14 +323,23 @@ def _outside_refs(schema: Any) -> list[str]:
     return found
 
 
-def _schema_problem(schema: dict[str, Any]) -> str | None:
-    """Why ``schema`` is not a valid JSON Schema (draft 2020-12), or None."""
+def _schema_problem(schema: dict[str, Any]) -> tuple[tuple[str | int, ...], str] | None:
+    """Where in ``schema`` and why it is not a valid JSON Schema (draft 2020-12), or None.
+
+    The message names the place and the keyword, never the offending value (it may sit under a key such as
+    ``apiKey`` and be a credential; the finding points at it, so reports treat it as one).
+    """
     import jsonschema
 
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        return exc.message
+        at = tuple(p for p in exc.path if isinstance(p, str | int))
+        where = ".".join(str(p) for p in at) or "the top level"
+        expected = exc.validator_value if isinstance(exc.validator_value, list) else [exc.validator_value]
+        if exc.validator == "type" and all(isinstance(t, str) for t in expected):
+            return at, f"{where} must be of type {' or '.join(repr(t) for t in expected)}"
+        return at, f"{where} fails the meta-schema's {str(exc.validator)!r} keyword"
     return None
 
 

@@ -158,6 +158,20 @@ def test_custom_rule_fails_and_passes(tmp_path: Path) -> None:
     assert result.rule_docs["ORG001"].title == "Pools have at most 2 nodes"
 
 
+def test_an_invalid_custom_rule_schema_is_reported_at_the_value_without_quoting_it(tmp_path: Path) -> None:
+    """The message names the place and the keyword, not the value: a schema value under ``apiKey`` may be a
+    credential (found by the fuzz job); the finding points at the value, so no report shows its line."""
+    body = ("customRules:\n  - id: ORG003\n    title: t\n    message: m\n    select: 'clusters[*]'\n"
+            "    schema:\n      properties:\n        apiKey: Zq7canaryPW91\n")
+    write_pack(tmp_path / "policies", "org", body)
+    result = lint(build_fleet(tmp_path), tmp_path / "policies", packs=["org"], today=TODAY)
+    assert not result.usable
+    [finding] = [f for f in result.findings if f.rule_id == "GS002"]
+    assert (finding.line, finding.column) == (12, 17)
+    assert "Zq7canaryPW91" not in finding.message
+    assert "properties.apiKey must be of type 'object' or 'boolean'" in finding.message
+
+
 def test_custom_rule_mistakes(tmp_path: Path) -> None:
     body = (
         "customRules:\n"
@@ -169,4 +183,4 @@ def test_custom_rule_mistakes(tmp_path: Path) -> None:
     result = lint(build_fleet(tmp_path), tmp_path / "policies", packs=["org"], today=TODAY)
     assert not result.usable
     assert [(f.rule_id, f.line, f.column) for f in result.findings] == [
-        ("GS002", 6, 10), ("GS002", 7, 48), ("GS002", 8, 71)]
+        ("GS002", 6, 10), ("GS002", 7, 48), ("GS002", 8, 78)]  # at the offending value, not the schema key
