@@ -57,32 +57,14 @@ class _Uncacheable(Exception):
 
 
 def _file_digest(path: str) -> str:
-    """sha256 of a regular file (through a link that stays in its repository, never into ``.git``), bounded;
-    _Uncacheable otherwise."""
-    from gpuspec.loader.safefile import UnsafeFile, check_link
+    """sha256 of a regular file read as the loader reads it (:func:`gpuspec.loader.safefile.read_bounded`: no
+    link out of the repository or into ``.git``, no FIFO or device, bounded); _Uncacheable otherwise."""
+    from gpuspec.loader.safefile import UnsafeFile, read_bounded
 
     try:
-        real = check_link(Path(path))  # a link out of the repository or into .git is never opened
-    except UnsafeFile:
+        return hashlib.sha256(read_bounded(Path(path), MAX_FILE_BYTES)).hexdigest()
+    except (UnsafeFile, OSError):
         raise _Uncacheable(path) from None
-    try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-                     | getattr(os, "O_NOCTTY", 0))
-    except OSError:
-        raise _Uncacheable(path) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            raise _Uncacheable(path)
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        raise _Uncacheable(path) from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_FILE_BYTES:
-        raise _Uncacheable(path)
-    return hashlib.sha256(data).hexdigest()
 
 
 def _hash_tree(digest: Any, folder: Path, budget: list[int]) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -75,14 +76,11 @@ class Toolbox:
     rendered_display: str
     rendered_digest: str
     kustomize_version: str
-    #: Entries of the rendered folder that are not regular files or folders (found once, see :meth:`build_many`).
-    _special: list[str] | None = field(default=None, init=False, repr=False)
 
+    @cached_property
     def special_in_tree(self) -> list[str]:
         """Entries anywhere below the rendered folder that are, or link to, a FIFO, socket or device."""
-        if self._special is None:
-            self._special = special_entries(self.rendered_dir) if self.rendered_dir.is_dir() else []
-        return self._special
+        return special_entries(self.rendered_dir) if self.rendered_dir.is_dir() else []
 
     def build_many(self, directories: Sequence[Path], extra_args: Sequence[str]) -> dict[Path, KustomizeResult]:
         """``kustomize build`` of each directory: cached ones from the cache, the others together in one
@@ -106,8 +104,7 @@ class Toolbox:
             # A kustomization also reads files outside its folder (../ paths, the cluster's values from its
             # GitOps folder), so one FIFO or device anywhere in the rendered tree refuses every build in it.
             inside = directory.resolve().is_relative_to(self.rendered_dir.resolve())
-            special = self.special_in_tree() if inside else []
-            special = special or special_entries(directory)
+            special = self.special_in_tree if inside else special_entries(directory)
             if special:
                 results[directory] = refused_build(directory, special)
                 todo.remove(directory)

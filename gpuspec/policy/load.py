@@ -150,9 +150,13 @@ def available_packs(policies_dir: Path) -> list[str]:
 MAX_PARAM_NUMBER = 2**31 - 1
 
 
+def _out_of_range(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_PARAM_NUMBER
+
+
 def param_type_ok(param: Param, value: Any) -> bool:
     """True when ``value`` (from YAML) fits the parameter's type."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_PARAM_NUMBER:
+    if _out_of_range(value):
         return False
     if param.type is bool:
         return isinstance(value, bool)
@@ -244,8 +248,7 @@ def _check_params(rule: Entry, params: dict[str, Any], place: Place) -> list[Fin
             problems.append(_finding(POLICY_SETTING_INVALID, f"{rule.id} has no parameter {key!r}", where, hint,
                                      at_key=True))
         elif not param_type_ok(param, value):
-            got = "a number beyond ±2,147,483,647" if isinstance(value, int) and not isinstance(value, bool) \
-                and abs(value) > MAX_PARAM_NUMBER else type(value).__name__
+            got = "a number beyond ±2,147,483,647" if _out_of_range(value) else type(value).__name__
             problems.append(_finding(
                 POLICY_SETTING_INVALID, f"parameter {key!r} of {rule.id} must be {param.type.__name__}, got {got}",
                 where))
