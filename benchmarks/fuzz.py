@@ -12,7 +12,8 @@ stub chart verify renders, run through one command: validate, lint (every format
   credential-like key, URL userinfo or token, while that form is intact in the input: see :func:`planted`),
   a file outside the repository a link pointed at, the checkout token in ``.git/config`` or the secret
   planted in the environment;
-- takes longer than :data:`SLOW_SECONDS`, or takes the process's peak memory over :data:`MEMORY_BOUND`.
+- takes longer than :data:`SLOW_SECONDS`, or takes the process's resident memory over :data:`MEMORY_BOUND`
+  while it runs (the peak is reset before each run where Linux allows it, so a run is judged by its own peak).
 
 Each failing input is saved under ``--save`` (default ``tests/hostile/fuzz_regressions``) as
 ``<id>/case.json`` plus the mutated files, and ``tests/hostile/test_fuzz.py`` replays every saved case.
@@ -55,7 +56,7 @@ AUDIT_NODES = REPO / "tests" / "audit" / "fixtures" / "nodes" / "drift-count-mis
 BROWNFIELD = REPO / "tests" / "audit" / "fixtures" / "brownfield"
 #: Address-space limit of the long run's process.
 MEMORY_LIMIT = 3 * 1024**3
-#: No run may take the process's peak resident memory over this (the issue's bound for one run).
+#: No run may take the process's resident memory over this while it runs (the issue's bound for one run).
 MEMORY_BOUND = 1024**3
 #: A run slower than this fails (the issue's bound for one run).
 SLOW_SECONDS = 5.0
@@ -424,6 +425,10 @@ class Workspace:
                 finally:
                     sys.argv = argv
         shutil.copytree(self.cache, self.pristine_cache, symlinks=True)
+        # The streams every run prints to, emptied before each run.  One pair for the whole fuzz run: click keeps a
+        # text wrapper for each stream object it has written to, in a weak-keyed map whose value is the stream
+        # itself, so a new StringIO per run would stay alive with everything printed to it (about 16 KiB a run).
+        self.stdout, self.stderr = io.StringIO(), io.StringIO()
         self.cache_entries = sorted(p.relative_to(self.cache).as_posix() for p in self.cache.rglob("*")
                                     if p.is_file() and "locks" not in p.parts)
 
@@ -706,13 +711,16 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
     from gpuspec.cli.main import run as run_cli
 
     ws.apply(case)
-    out, err = io.StringIO(), io.StringIO()
+    out, err = ws.stdout, ws.stderr
+    for stream in (out, err):
+        stream.seek(0)
+        stream.truncate()
     argv = sys.argv
     started = time.monotonic()
     problems: list[str] = []
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(HANG_SECONDS)
-    peak_before = _peak_bytes()
+    peak_before = _reset_peak()
     try:
         sys.argv = ["gpuspec", *case.args]
         cache = ws.cache_on() if "@cache" in case.files else contextlib.nullcontext()
@@ -742,8 +750,9 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
         problems.append("the .git/config extraheader reached the output")
     if ENV_MARK in text:
         problems.append("a secret of the environment reached the output")
-    if peak_before <= MEMORY_BOUND < _peak_bytes():
-        problems.append(f"peak memory {_peak_bytes() / 1024**2:.0f} MiB")
+    peak = _peak_bytes()
+    if peak_before <= MEMORY_BOUND < peak:
+        problems.append(f"peak memory {peak / 1024**2:.0f} MiB")
     if CANARY in text and planted(case):
         problems.append("the canary credential reached the output")
     if seconds > SLOW_SECONDS:
@@ -765,9 +774,26 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
     return Outcome(code, seconds, problems)
 
 
+def _reset_peak() -> int:
+    """Reset the process's peak resident memory to its current size where Linux allows it; return the peak.
+
+    Without the reset (another system, or /proc refusing it) the peak is the whole process's so far, and only
+    the run that first takes it over :data:`MEMORY_BOUND` is counted.
+    """
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+    return _peak_bytes()
+
+
 def _peak_bytes() -> int:
-    """The process's peak resident memory so far (Linux reports KiB, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    """The process's peak resident memory since the last reset (Linux's VmHWM) or since it started."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux reports KiB, macOS bytes
     return peak if sys.platform == "darwin" else peak * 1024
 
 

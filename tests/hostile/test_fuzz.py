@@ -57,6 +57,44 @@ def test_the_oracle_catches_a_leak_and_a_crash(monkeypatch: pytest.MonkeyPatch) 
         assert any(p.startswith("internal error") for p in crash.problems)
 
 
+def test_the_harness_keeps_nothing_of_a_run() -> None:
+    # A long fuzz run is judged by each run's memory, so the harness itself must not grow from run to run.
+    import gc
+    import io
+
+    with fuzz.workspace() as ws:
+        case = fuzz.Case(["validate", "--format", "json"])
+        fuzz.run_case(ws, case)
+        gc.collect()
+        before = sum(isinstance(o, io.StringIO) for o in gc.get_objects())
+        for _ in range(20):
+            assert fuzz.run_case(ws, case).problems == []
+        gc.collect()
+        assert sum(isinstance(o, io.StringIO) for o in gc.get_objects()) == before
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="the per-run peak needs Linux's /proc")
+def test_the_memory_oracle_judges_each_run_by_its_own_peak(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpuspec.pipeline.validate
+
+    real = gpuspec.pipeline.validate.validate_fleet
+
+    def hungry(*args: object, **kwargs: object) -> object:
+        block = bytearray(256 * 1024**2)
+        block[:: 4096] = b"x" * len(block[:: 4096])  # touch every page, so it is resident
+        del block
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with fuzz.workspace() as ws:
+        case = fuzz.Case(["validate"])
+        fuzz.run_case(ws, case)
+        monkeypatch.setattr(fuzz, "MEMORY_BOUND", fuzz._reset_peak() + 128 * 1024**2)
+        monkeypatch.setattr(gpuspec.pipeline.validate, "validate_fleet", hungry)
+        assert any(p.startswith("peak memory") for p in fuzz.run_case(ws, case).problems)
+        monkeypatch.setattr(gpuspec.pipeline.validate, "validate_fleet", real)
+        assert fuzz.run_case(ws, case).problems == []  # the earlier run's peak is not this one's
+
+
 def test_mutators_change_their_input() -> None:
     rng = random.Random(1)
     for _ in range(20):
