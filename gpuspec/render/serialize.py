@@ -162,12 +162,24 @@ def wrap_long_words(text: str) -> str:
     """Move an unbreakable plain value that makes its line too long (a mirrored image reference) to its own line.
 
     ``key: word`` becomes ``key:`` plus ``word`` indented below it: the same YAML value, and a line yamllint
-    accepts as one non-breakable word.
+    accepts as one non-breakable word.  Lines inside a block scalar (a script, a config file) are its text and
+    stay as they are, however long.
     """
     if max(map(len, text.split("\n"))) <= LINE_LIMIT:
         return text
     out: list[str] = []
+    block_min = -1  # while >= 0: lines indented at least this far (or blank) are block scalar content
     for line in text.split("\n"):
+        raw = len(line) - len(line.lstrip(" "))
+        if block_min >= 0 and (raw >= block_min or not line.strip()):
+            out.append(line)
+            continue
+        block_min = -1
+        column, content = raw, line[raw:]
+        while content.startswith("- "):
+            column, content = column + 2, content[2:]
+        if _BLOCK_SCALAR.search(content):
+            block_min = column + 1 if ": " in content else column
         match = _LONG_PLAIN_VALUE.match(line) if len(line) > LINE_LIMIT else None
         if match is None:
             out.append(line)

@@ -86,6 +86,27 @@ def test_every_document_of_the_example_fleet_matches_pyyaml() -> None:
     assert fast > len(documents) // 2  # most documents take the direct path
 
 
+LONG = "registry.example.com/" + "x" * 80
+#: Documents with lines over the line limit, where the long-word pass moves values; inside block scalars (a
+#: script, a config file) it must move nothing.
+LONG_LINES: list[Any] = [
+    {"data": {"run.sh": f"set -e\nimage: {LONG}\necho ok\n"}, "image": LONG},
+    {"items": [{"script": f"a\n  key: {LONG}\n", "name": LONG}, f"|x\nkey: {LONG}", f"- key: {LONG}\n"]},
+    {"a": {"b": [{"c": f"one\n\n  - image: {LONG}\n    tag: {LONG}\nlast"}], "d": LONG}},
+    [f"image: {LONG}\n", {"image": LONG}],
+]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS + LONG_LINES, ids=range(len(DOCUMENTS) + len(LONG_LINES)))
+def test_the_text_loads_back_to_the_document(document: Any) -> None:
+    assert yaml.safe_load(dump_document(document)) == document
+
+
+def test_long_values_outside_block_scalars_get_their_own_line() -> None:
+    text = dump_document(LONG_LINES[0])
+    assert f"image:\n  {LONG}\n" in text and f"    image: {LONG}\n" in text
+
+
 def test_direct_path_declines_what_it_cannot_write_exactly() -> None:
     assert _FAST.emit({"a": "one\ntwo"}) is None  # literal block
     assert _FAST.emit({"a": [[1]]}) is None  # list in a list
