@@ -117,6 +117,16 @@ _DUMP_OPTIONS: dict[str, Any] = {
 _BLOCK_SCALAR = re.compile(r"(?:^|: )[|>][0-9]?[-+]?\Z")
 
 
+def _block_indent(column: int, content: str) -> int:
+    """The least indentation of the block scalar a line opens, or -1 when it opens none.
+
+    ``content`` is the line after its indentation and list dashes, which end at ``column``.
+    """
+    if not _BLOCK_SCALAR.search(content):
+        return -1
+    return column + 1 if ": " in content else column - 1
+
+
 def indent_sequences(text: str) -> str:
     """Indent every block sequence that is a mapping value by two more spaces (yamllint's ``indent-sequences``).
 
@@ -148,8 +158,8 @@ def indent_sequences(text: str) -> str:
         key_column = -1
         if content.endswith(":"):
             key_column = column
-        elif _BLOCK_SCALAR.search(content):
-            block_min = column + 1 if ": " in content else column - 1
+        else:
+            block_min = _block_indent(column, content)
     return "\n".join(out)
 
 
@@ -178,8 +188,7 @@ def wrap_long_words(text: str) -> str:
         column, content = raw, line[raw:]
         while content.startswith("- "):
             column, content = column + 2, content[2:]
-        if _BLOCK_SCALAR.search(content):
-            block_min = column + 1 if ": " in content else column
+        block_min = _block_indent(column, content)
         match = _LONG_PLAIN_VALUE.match(line) if len(line) > LINE_LIMIT else None
         if match is None:
             out.append(line)
