@@ -1,15 +1,17 @@
 """A fast path for the common shape of rendered documents: block YAML written directly, in the exact text the
 PyYAML path of :mod:`gpuspec.render.serialize` produces (sorted keys, sequences indented under their key).
 
-It takes only what it can write exactly: mappings with string keys, lists, single-line strings, integers,
-booleans and None.  How a string is written (plain or single-quoted) is asked of PyYAML once per distinct
-string (``probe``) and remembered; a string PyYAML writes double-quoted, on several lines or as a block, a
-string with spaces that could reach the fold column, a list directly inside a list, or any other type makes
-:func:`emit` return None, and the caller dumps that document with PyYAML.
+It takes only what it can write exactly: mappings with string keys, lists, strings, integers, booleans and
+None.  How a one-line string is written (plain or single-quoted) is asked of PyYAML once per distinct string
+(``probe``) and remembered; a multi-line string is written as the literal block PyYAML writes when its
+spelling has no choices in it (:func:`literal_lines`).  A string PyYAML writes double-quoted or on several
+lines in any other way, a string with spaces that could reach the fold column, a list directly inside a list,
+or any other type makes :meth:`BlockWriter.emit` return None, and the caller dumps that document with PyYAML.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +24,25 @@ class _Unsupported(Exception):
     """The document needs the PyYAML path."""
 
 
+#: Printable ASCII and line feeds only: PyYAML writes anything else in a multi-line string double-quoted.
+_LITERAL_TEXT = re.compile(r"[\n -~]*\Z")
+
+
+def literal_lines(value: str) -> tuple[str, list[str]] | None:
+    """The header (``|`` or ``|-``) and the lines of the literal block PyYAML writes for a multi-line string.
+
+    None when PyYAML would write the string another way (double-quoted: a line ends in a space, a character
+    outside printable ASCII) or needs a header this module does not write (an indentation indicator for a
+    leading space or line break, ``|+`` for more than one trailing line break).  Empty lines stay empty.
+    """
+    if (value[0] in " \n" or value.endswith((" ", "\n\n")) or " \n" in value
+            or not _LITERAL_TEXT.match(value)):
+        return None
+    if value.endswith("\n"):
+        return "|", value[:-1].split("\n")
+    return "|-", value.split("\n")
+
+
 class BlockWriter:
     """Writes documents for one dumper configuration (folding column, probe); remembers probed strings."""
 
@@ -32,6 +53,7 @@ class BlockWriter:
         self._limit = memo_limit
         self._values: dict[str, str] = {}
         self._keys: dict[str, str] = {}
+        self._blocks: dict[str, tuple[str, list[str]] | None] = {}
 
     def emit(self, document: Any) -> str | None:
         """The document's text (ends with a newline), or None when it needs the PyYAML path."""
@@ -56,6 +78,23 @@ class BlockWriter:
                 memo.clear()
             memo[value] = text
         return text
+
+    def _block(self, head: str, value: str, column: int, out: list[str]) -> None:
+        """Append ``head`` plus the literal block of ``value`` with its lines at ``column`` (final text)."""
+        blocks = self._blocks
+        if value in blocks:
+            block = blocks[value]
+        else:
+            block = literal_lines(value)
+            if len(blocks) >= self._limit:
+                blocks.clear()
+            blocks[value] = block
+        if block is None:
+            raise _Unsupported
+        indicator, lines = block
+        out.append(head + indicator)
+        pad = " " * column
+        out.extend([pad + line if line else "" for line in lines])
 
     def _scalar(self, value: Any, column: int) -> str:
         """``value`` as written from raw emitter column ``column`` (the column before sequences are indented)."""
@@ -109,11 +148,14 @@ class BlockWriter:
                     self._sequence(value, column + 2, shift + 2, out)
                 else:
                     out.append(prefix + key_text + ": []")
+            elif kind is str and "\n" in value:
+                self._block(prefix + key_text + ": ", value, column + 2, out)
             else:
                 out.append(prefix + key_text + ": " + self._scalar(value, column + len(key_text) + 2 - shift))
             prefix = pad
 
     def _sequence(self, data: list[Any], column: int, shift: int, out: list[str]) -> None:
+        """Items with their dashes at ``column``; ``shift`` as for :meth:`_mapping`."""
         lead = " " * column + "- "
         for item in data:
             kind = type(item)
@@ -126,5 +168,7 @@ class BlockWriter:
                 if item:
                     raise _Unsupported
                 out.append(lead + "[]")
+            elif kind is str and "\n" in item:
+                self._block(lead, item, column + 2, out)
             else:
                 out.append(lead + self._scalar(item, column + 2 - shift))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import random
 from typing import Any
 
 import pytest
@@ -108,13 +109,50 @@ def test_long_values_outside_block_scalars_get_their_own_line() -> None:
 
 
 def test_direct_path_declines_what_it_cannot_write_exactly() -> None:
-    assert _FAST.emit({"a": "one\ntwo"}) is None  # literal block
+    assert _FAST.emit({"a": " one\ntwo"}) is None  # needs an indentation indicator
+    assert _FAST.emit({"a": "one\ntwo\n\n"}) is None  # needs |+
+    assert _FAST.emit({"a": "one \ntwo"}) is None  # PyYAML double-quotes it
+    assert _FAST.emit({"a": "naïve\ntwo"}) is None  # outside printable ASCII
     assert _FAST.emit({"a": [[1]]}) is None  # list in a list
     assert _FAST.emit({"a": 1.5}) is None
     assert _FAST.emit({1: "a"}) is None
     assert _FAST.emit({"a": "word " * 12}) is None  # could fold
     assert _FAST.emit({"b": {"c": "x y"}, "a": [{"k": "v", "j": ["1.5"]}], "e": {}, "f": []}) == (
         "a:\n  - j:\n      - '1.5'\n    k: v\nb:\n  c: x y\ne: {}\nf: []\n")
+
+
+def _multiline_strings(count: int, seed: int) -> list[str]:
+    """Strings with line breaks built from the pieces that decide a literal block's spelling."""
+    rng = random.Random(seed)
+    pieces = ["a", "word", " ", "  ", "\n", "\n\n", "#", ": ", "- ", "'", '"', "|", ">", "---", "...", "\t",
+              "é", "x" * 70, "{{ v }}", "%", "\\", "\r"]
+    strings = []
+    while len(strings) < count:
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        if "\n" in text:
+            strings.append(text)
+    return strings
+
+
+def _nested(value: Any, depth: int, in_list: bool) -> Any:
+    """``value`` as a mapping value or list item ``depth`` levels down, between siblings."""
+    holder: Any = ["before", value, {"after": 1}] if in_list else {"a": 1, "m": value, "z": [2]}
+    for level in range(depth):
+        holder = {"k": holder, "n": level} if level % 2 else [{"i": holder, "j": "y"}, "x"]
+    return holder
+
+
+@pytest.mark.parametrize("in_list", [False, True], ids=["mapping-value", "list-item"])
+def test_literal_blocks_are_pyyaml_s(in_list: bool) -> None:
+    taken = 0
+    for number, text in enumerate(_multiline_strings(1500, seed=28 + in_list)):
+        document = _nested(text, number % 5, in_list)
+        direct = _FAST.emit(document)
+        if direct is not None:
+            taken += 1
+            assert wrap_long_words(direct) == _reference(document), repr(text)
+        assert dump_document(document) == _reference(document), repr(text)
+    assert taken > 200  # the generator reaches the direct path, not only the declines
 
 
 @pytest.mark.parametrize("as_key", [False, True])
