@@ -35,7 +35,7 @@ from gpuspec.matrix.acceptance import sample_image
 from gpuspec.matrix.chartintent import chart_intent, written_value
 from gpuspec.plan.diff import mig_text
 from gpuspec.plan.driver_facts import driver_image
-from gpuspec.plan.durations import estimate_duration, operator_driver
+from gpuspec.plan.durations import context_scopes, estimate_duration, operator_driver
 from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
 from gpuspec.plan.records import Disruption
 from gpuspec.render.acceptance import dcgm_image
@@ -490,16 +490,17 @@ class _Builder:
         """Worst-case duration of a driver reload per pool (and of a MIG repartition on MIG pools), and of a
         driver reload of every pool at once."""
         out: list[dict[str, str]] = []
+        scopes = context_scopes(self.cluster, self.ctx)
         for pool in self.cluster.pools:
             kinds = [Disruption.DRIVER_RELOAD] if operator_driver(pool) else []
             if pool.mig.strategy is not MigStrategy.NONE:
                 kinds.append(Disruption.MIG_REPARTITION)
             for kind in kinds:
-                estimate = estimate_duration(self.cluster, pool, kind, fleet=self.fleet)
+                estimate = estimate_duration(self.cluster, pool, kind, scopes=scopes)
                 out.append({"what": f"{kind.value} of pool {pool.name}", "pool": pool.name, "kind": kind.value,
                             "text": estimate.text, "explanation": estimate.explanation})
         if sum(1 for p in self.cluster.pools if operator_driver(p)) > 1:
-            estimate = estimate_duration(self.cluster, None, Disruption.DRIVER_RELOAD, fleet=self.fleet)
+            estimate = estimate_duration(self.cluster, None, Disruption.DRIVER_RELOAD, scopes=scopes)
             out.append({"what": "driver-reload of every pool", "pool": "", "kind": Disruption.DRIVER_RELOAD.value,
                         "text": estimate.text, "explanation": estimate.explanation})
         return out

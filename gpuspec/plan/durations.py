@@ -29,12 +29,12 @@ is a worst case: every node takes every timeout in full.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuspec.errors import GpuspecError
 from gpuspec.plan.records import Disruption
-from gpuspec.render.context import cluster_context
+from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, IntOrPercent, Pool, RolloutSpec
 
 #: Chart default of ``driver.upgradePolicy.gpuPodDeletion.timeoutSeconds`` and ``drain.timeoutSeconds``
@@ -187,19 +187,24 @@ def driver_scopes(cluster: Cluster, fleet: Fleet | None = None) -> dict[str, str
     Without ``fleet`` (or when the cluster's release does not resolve) every operator-installed pool is taken as
     managed by the ClusterPolicy.
     """
-    pools = [p for p in cluster.pools if operator_driver(p)]
+    ctx = None
     if fleet is not None:
         try:
             ctx = cluster_context(fleet, cluster)
         except GpuspecError:
             ctx = None
-        if ctx is not None and ctx.driver_mode == "nvidiadriver":
-            default = ctx.default_driver
-            return {
-                d.pool.name: ("default" if default is not None and d.key == default.key else d.resource_name)
-                for d in ctx.drivers
-            }
-    return {p.name: "clusterpolicy" for p in pools}
+    return context_scopes(cluster, ctx)
+
+
+def context_scopes(cluster: Cluster, ctx: ClusterContext | None) -> dict[str, str]:
+    """:func:`driver_scopes` from the cluster's render context (None: it did not resolve)."""
+    if ctx is not None and ctx.driver_mode == "nvidiadriver":
+        default = ctx.default_driver
+        return {
+            d.pool.name: ("default" if default is not None and d.key == default.key else d.resource_name)
+            for d in ctx.drivers
+        }
+    return {p.name: "clusterpolicy" for p in cluster.pools if operator_driver(p)}
 
 
 def _longest(estimates: Sequence[DurationEstimate]) -> DurationEstimate:
@@ -214,12 +219,15 @@ def _longest(estimates: Sequence[DurationEstimate]) -> DurationEstimate:
 
 
 def estimate_targets(
-    cluster: Cluster, targets: Sequence[tuple[Pool | None, Disruption]], fleet: Fleet | None = None
+    cluster: Cluster, targets: Sequence[tuple[Pool | None, Disruption]], fleet: Fleet | None = None,
+    *, scopes: Mapping[str, str] | None = None,
 ) -> DurationEstimate:
     """Worst case of one rollout step that applies each ``(pool, disruption)`` at once (pool None: every pool of
     the cluster): pools under one upgrade policy share its slots, different policies and mechanisms run side by
-    side, so the step takes as long as its longest part."""
-    scopes = driver_scopes(cluster, fleet)
+    side, so the step takes as long as its longest part.  ``scopes``: the cluster's :func:`driver_scopes`, when
+    the caller has them."""
+    if scopes is None:
+        scopes = driver_scopes(cluster, fleet)
     scope_nodes: dict[str, int] = {}
     for member in cluster.pools:
         if member.name in scopes:
@@ -273,11 +281,13 @@ def estimate_targets(
 
 
 def estimate_duration(
-    cluster: Cluster, pool: Pool | None, disruption: Disruption, *, fleet: Fleet | None = None
+    cluster: Cluster, pool: Pool | None, disruption: Disruption, *, fleet: Fleet | None = None,
+    scopes: Mapping[str, str] | None = None,
 ) -> DurationEstimate:
     """Worst-case duration of ``disruption`` on ``pool`` of ``cluster`` (None: on every pool of the cluster).
 
     ``fleet`` lets the estimate find the pool's NVIDIADriver (whose nodes are the base of a ``maxUnavailable``
-    percentage); without it every operator-installed pool counts as managed by the ClusterPolicy.
+    percentage); without it every operator-installed pool counts as managed by the ClusterPolicy.  ``scopes``
+    as for :func:`estimate_targets`.
     """
-    return estimate_targets(cluster, [(pool, disruption)], fleet)
+    return estimate_targets(cluster, [(pool, disruption)], fleet, scopes=scopes)

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from gpuspec.plan.durations import (
     CHART_TIMEOUT_SECONDS,
     DurationEstimate,
+    context_scopes,
     driver_node_seconds,
     driver_scopes,
     estimate_driver_reload,
@@ -26,6 +27,7 @@ from gpuspec.plan.markdown import render_markdown
 from gpuspec.plan.output import render_json, render_text
 from gpuspec.plan.records import Disruption
 from gpuspec.plan.step_durations import step_duration
+from gpuspec.render.context import cluster_context
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MaintenanceWindow, RolloutSpec
 
 from .helpers import FIXTURE_FLEET, FleetRepo, pool
@@ -213,6 +215,17 @@ def test_pools_under_one_policy_share_slots_and_different_nvidiadrivers_run_side
     assert apart.seconds == 12 * 1500 and apart.explanation.startswith("longest of, side by side")
     everything = estimate_duration(north, None, Disruption.DRIVER_RELOAD, fleet=fleet)
     assert everything.seconds == 13 * 1500
+
+
+def test_scopes_from_the_render_context_give_the_fleet_lookup_s_estimates(fleet: Fleet) -> None:
+    for name in ("infer-north", "train-east"):
+        member = cluster(fleet, name, maxParallelUpgrades=0, maxUnavailable="25%")
+        scopes = context_scopes(member, cluster_context(fleet, member))
+        assert scopes == driver_scopes(member, fleet)
+        for target in [*member.pools, None]:
+            for kind in (Disruption.DRIVER_RELOAD, Disruption.MIG_REPARTITION):
+                assert estimate_duration(member, target, kind, scopes=scopes) == estimate_duration(
+                    member, target, kind, fleet=fleet)
 
 
 def test_unmanaged_and_host_driver_pools(fleet: Fleet) -> None:
