@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.fleetgen import generate
-from benchmarks.measure import Measurement, measure
+from benchmarks.measure import Measurement, installed_env, measure
 
 TARGET_CPU_S = 0.2
 #: Lint of one cluster against the bare import of its two main libraries (issue 28).
@@ -50,7 +50,7 @@ def _import_profile(args: list[str], runs: int, cwd: str, env: dict[str, str]) -
     """Module → self import time in µs (minimum over ``runs``)."""
     best: dict[str, int] = {}
     for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", ENTRY, *args], cwd=cwd, env=env,
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", ENTRY, *args], cwd=cwd, env=installed_env(env),
                               capture_output=True, text=True, check=False)
         for line in proc.stderr.splitlines():
             if not line.startswith("import time:") or "|" not in line:
