@@ -126,23 +126,41 @@ def secret() -> bytes | None:
     return _secret(os.environ.get(ENV_KEY) or None, os.fspath(key_file()))
 
 
-def seal(name: str, payload: bytes) -> bytes | None:
-    """``payload`` sealed for the entry ``name`` (None without a secret)."""
+def _mac(key: bytes, name: str, payload: bytes | memoryview) -> bytes:
+    """The HMAC binding ``payload`` to the entry ``name`` (taken over the parts: no copy of the payload)."""
+    mac = hmac.new(key, name.encode("utf-8", "surrogateescape") + b"\0", "sha256")
+    mac.update(payload)
+    return mac.digest()
+
+
+def _seal_head(name: str, payload: bytes) -> bytes | None:
+    """What precedes ``payload`` in its sealed entry ``name``: the magic and the HMAC (None without a secret)."""
     key = secret()
     if key is None:
         return None
-    return _MAGIC + hmac.digest(key, name.encode("utf-8", "surrogateescape") + b"\0" + payload, "sha256") + payload
+    return _MAGIC + _mac(key, name, payload)
 
 
-def unseal(name: str, data: bytes) -> bytes | None:
-    """The payload of the sealed entry ``data`` when its seal verifies for ``name``, else None."""
+def seal(name: str, payload: bytes) -> bytes | None:
+    """``payload`` sealed for the entry ``name`` (None without a secret)."""
+    head = _seal_head(name, payload)
+    return None if head is None else head + payload
+
+
+def _unsealed(name: str, data: bytes) -> memoryview | None:
+    """The payload of ``data``, without copying it, when its seal verifies for ``name``."""
     key = secret()
     head = len(_MAGIC) + _MAC_SIZE
     if key is None or len(data) < head or not data.startswith(_MAGIC):
         return None
     payload = memoryview(data)[head:]
-    want = hmac.digest(key, name.encode("utf-8", "surrogateescape") + b"\0" + payload, "sha256")
-    return bytes(payload) if hmac.compare_digest(want, data[len(_MAGIC):head]) else None
+    return payload if hmac.compare_digest(_mac(key, name, payload), data[len(_MAGIC):head]) else None
+
+
+def unseal(name: str, data: bytes) -> bytes | None:
+    """The payload of the sealed entry ``data`` when its seal verifies for ``name``, else None."""
+    payload = _unsealed(name, data)
+    return None if payload is None else bytes(payload)
 
 
 def _entry_name(path: Path) -> str:
@@ -194,6 +212,12 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 
 def load_bytes(path: Path | None) -> bytes | None:
     """The payload stored at ``path`` when its seal verifies, else None (absent, unreadable, foreign)."""
+    payload = _load_view(path)
+    return None if payload is None else bytes(payload)
+
+
+def _load_view(path: Path | None) -> memoryview | None:
+    """:func:`load_bytes` without the copy of the payload."""
     if path is None:
         return None
     try:
@@ -206,19 +230,19 @@ def load_bytes(path: Path | None) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or not _owned_private(info) or info.st_size > MAX_ENTRY_BYTES:
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_ENTRY_BYTES + 1)
-        if len(data) > MAX_ENTRY_BYTES:  # grew while being read
+            data = fh.read(info.st_size + 1)  # no buffer of the largest allowed size for a small entry
+        if len(data) != info.st_size:  # changed while being read
             return None
     except OSError:
         return None
     finally:
         os.close(fd)
-    return unseal(_entry_name(path), data)
+    return _unsealed(_entry_name(path), data)
 
 
 def load(path: Path | None) -> Any:
     """The value stored at ``path`` (sealed marshal of plain data), or None when absent, unreadable or foreign."""
-    data = load_bytes(path)
+    data = _load_view(path)
     if data is None:
         return None
     try:
@@ -240,11 +264,13 @@ def store(path: Path | None, value: Any) -> None:
 
 def store_bytes(path: Path, data: bytes) -> None:
     """Seal ``data`` and write it to ``path`` atomically (a temporary file renamed over it), in private folders;
-    errors are ignored."""
-    sealed = seal(_entry_name(path), data)
-    if sealed is None or len(sealed) > MAX_ENTRY_BYTES:
+    errors are ignored.  The payload is written as it is, never copied (a memo of handover documents holds
+    tens of megabytes)."""
+    if len(_MAGIC) + _MAC_SIZE + len(data) > MAX_ENTRY_BYTES:
         return
-    data = sealed
+    head = _seal_head(_entry_name(path), data)
+    if head is None:
+        return
     try:
         _private_dirs(path.parent, cache_dir())
         import tempfile  # only when an entry is written
@@ -252,6 +278,7 @@ def store_bytes(path: Path, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
+                fh.write(head)
                 fh.write(data)
             os.replace(tmp, path)
         except BaseException:

@@ -4,12 +4,14 @@ verifies, the folders are private, and a tool in the cache's tools/bin runs only
 
 from __future__ import annotations
 
+import hmac
 import marshal
 import os
 import pickle
 import stat
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,38 @@ def test_seal_is_bound_to_the_secret_and_the_entry_name(tmp_path: Path, monkeypa
     assert usercache.unseal("parsed/abc", sealed[:-1] + b"X") is None
     monkeypatch.setenv("GPUSPEC_CACHE_KEY", "two")
     assert usercache.unseal("parsed/abc", sealed) is None
+
+
+def test_seal_is_the_hmac_of_name_and_payload(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Entries written by earlier gpuspec versions (one HMAC over name, NUL and payload) still verify.
+    monkeypatch.setenv("GPUSPEC_CACHE_KEY", "one")
+    key = usercache.secret()
+    assert key is not None
+    mac = hmac.digest(key, b"parsed/abc\0payload", "sha256")
+    assert usercache.seal("parsed/abc", b"payload") == b"gpuspec-cache-2\n" + mac + b"payload"
+
+
+def test_large_entries_are_sealed_stored_and_loaded_without_copies(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # A memo of handover documents is tens of megabytes: sealing it may not hold two more copies of it.
+    monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GPUSPEC_CACHE_KEY", "one")
+    value = {"documents": [os.urandom(1 << 20) for _ in range(24)]}
+    payload = marshal.dumps(value)
+    path = usercache.entry_path("handover", "fleet")
+    assert path is not None
+    tracemalloc.start()
+    try:
+        usercache.store_bytes(path, payload)
+        stored = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        loaded = usercache.load(path)
+        read = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert loaded == value
+    assert stored < len(payload) // 4  # the old seal built name + payload, then magic + mac + payload
+    assert read < 2.5 * len(payload)  # the file's bytes and the decoded value, no unsealed copy between
 
 
 def test_cache_folders_and_key_are_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
