@@ -104,6 +104,7 @@ class DocumentCache:
         """Open the entry of ``settings``' fleet folder and output root (empty when absent or caching is off)."""
         self._memo = usercache.Memo("handover", settings.rendered_root,
                                     str(settings.fleet_dir.resolve()) if settings.fleet_dir else "")
+        self._bytes = 0
 
     def get(self, name: str, digest: str) -> tuple[bytes, dict[str, Any]] | None:
         """The document and summary of cluster ``name`` rendered from inputs ``digest``, if stored."""
@@ -116,10 +117,16 @@ class DocumentCache:
     def put(self, name: str, digest: str, document: bytes, brief: dict[str, Any]) -> None:
         """Remember the document and summary of cluster ``name`` for inputs ``digest``."""
         self._memo.put((name, digest), (document, brief))
+        self._bytes += len(document)
 
     def save(self) -> None:
-        """Store the documents of this run (only those: documents of removed clusters or old inputs go)."""
-        self._memo.save()
+        """Store the documents of this run (only those: documents of removed clusters or old inputs go).
+
+        Documents too large together for one cache entry are not stored: encoding them would only hold
+        another copy of them in memory before the entry is refused.
+        """
+        if self._bytes < usercache.MAX_ENTRY_BYTES:
+            self._memo.save()
 
 
 def cached_cluster_document(context: Callable[[], ClusterContext], plan: ClusterPlan, settings: HandoverSettings,

@@ -54,3 +54,20 @@ def test_no_cache_means_no_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     _, digests = _render(root)
     cache = DocumentCache(HandoverSettings(root / "fleet"))
     assert all(cache.get(name, digest) is None for name, digest in digests.items())
+
+
+def test_documents_too_large_for_one_entry_are_not_encoded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    stored: list[object] = []
+    monkeypatch.setattr(documents_module.usercache, "store", lambda path, value: stored.append(value))
+    settings = HandoverSettings(tmp_path / "fleet")
+    cache = DocumentCache(settings)
+    monkeypatch.setattr(documents_module.usercache, "MAX_ENTRY_BYTES", 1000)
+    cache.put("small", "d1", b"x" * 400, {})
+    cache.save()
+    assert len(stored) == 1
+    cache = DocumentCache(settings)
+    cache.put("small", "d1", b"x" * 400, {})
+    cache.put("large", "d2", b"x" * 700, {})
+    cache.save()
+    assert len(stored) == 1  # 1,100 bytes of documents: the entry would be refused, so it is not built
