@@ -28,6 +28,7 @@ is a worst case: every node takes every timeout in full.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -189,10 +190,8 @@ def driver_scopes(cluster: Cluster, fleet: Fleet | None = None) -> dict[str, str
     """
     ctx = None
     if fleet is not None:
-        try:
+        with contextlib.suppress(GpuspecError):
             ctx = cluster_context(fleet, cluster)
-        except GpuspecError:
-            ctx = None
     return context_scopes(cluster, ctx)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gpuspec.plan.durations import DurationEstimate, estimate_targets
+from gpuspec.plan.durations import DurationEstimate, driver_scopes, estimate_targets
 from gpuspec.plan.records import Change, Disruption
 from gpuspec.plan.waves import Step
 from gpuspec.spec.models import Cluster, Fleet, MaintenanceWindow, Pool
@@ -85,13 +85,16 @@ def step_duration(
     if not targets:
         return None
     names = list(dict.fromkeys(CLUSTER_WIDE if pool is None else pool.name for pool, _ in targets))
+    scopes = driver_scopes(cluster, fleet)
     pools = tuple(
-        (name, estimate_targets(cluster, [t for t in targets if (t[0].name if t[0] else CLUSTER_WIDE) == name], fleet))
+        (name, estimate_targets(cluster, [t for t in targets if (t[0].name if t[0] else CLUSTER_WIDE) == name],
+                                scopes=scopes))
         for name in names
     )
     worst = max((d for _, d in targets), key=lambda d: d.rank)
     return StepDuration(
-        cluster.name, stage, label, worst, estimate_targets(cluster, targets, fleet), pools, cluster.rollout.window
+        cluster.name, stage, label, worst, estimate_targets(cluster, targets, scopes=scopes), pools,
+        cluster.rollout.window,
     )
 
 
