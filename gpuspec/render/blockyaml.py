@@ -73,22 +73,20 @@ class BlockWriter:
         """The remembered text of ``value`` ("" when PyYAML writes it some other way)."""
         text = memo.get(value)
         if text is None:
-            text = self._probe(value, as_key) or ""
-            if len(memo) >= self._limit:
-                memo.clear()
-            memo[value] = text
+            text = self._remember(memo, value, self._probe(value, as_key) or "")
         return text
+
+    def _remember(self, memo: dict[str, Any], value: str, answer: Any) -> Any:
+        """Store ``answer`` for ``value`` in ``memo`` (emptied first when full) and return it."""
+        if len(memo) >= self._limit:
+            memo.clear()
+        memo[value] = answer
+        return answer
 
     def _block(self, head: str, value: str, column: int, out: list[str]) -> None:
         """Append ``head`` plus the literal block of ``value`` with its lines at ``column`` (final text)."""
         blocks = self._blocks
-        if value in blocks:
-            block = blocks[value]
-        else:
-            block = literal_lines(value)
-            if len(blocks) >= self._limit:
-                blocks.clear()
-            blocks[value] = block
+        block = blocks[value] if value in blocks else self._remember(blocks, value, literal_lines(value))
         if block is None:
             raise _Unsupported
         indicator, lines = block
