@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuspec.pipeline.upgrade.edits import KeyEdit, apply_edit
+from gpuspec.errors import GpuspecError
+from gpuspec.pipeline.upgrade.edits import KeyEdit, apply_edit, lookup
 from tests.audit.audit_cli import REPO, CliResult, run_gpuspec
 
 GIT_ENV = {
@@ -211,6 +212,20 @@ def test_in_place_edits() -> None:
     assert "    wave: 1\n    mig:\n      strategy: none\n" in added
     removed = apply_edit(text, KeyEdit("c.yaml", ("kind",), None, "Cluster", "k"))
     assert "kind" not in removed and removed.startswith("# head\npools:")
+
+
+def test_edits_and_lookups_of_one_text_share_its_parse_without_changing_it() -> None:
+    """The search looks up keys of the same spec text thousands of times; the parse it shares stays as read."""
+    text = "kind: Cluster\npools:\n  - name: a\n    driver:\n      branch: '580'\n"
+    path = ("pools", 0, "driver", "branch")
+    first = apply_edit(text, KeyEdit("c.yaml", path, "595", "580", "b"))
+    added = apply_edit(text, KeyEdit("c.yaml", ("pools", 0, "wave"), 2, None, "w"))
+    assert lookup(text, "c.yaml", path) == "580" and lookup(first, "c.yaml", path) == "595"
+    assert apply_edit(text, KeyEdit("c.yaml", path, "595", "580", "b")) == first
+    assert lookup(added, "c.yaml", ("pools", 0, "wave")) == 2 and lookup(text, "c.yaml", ("pools", 0, "wave")) is None
+    for _ in range(2):  # a text that is not YAML is refused every time, not remembered as parsed
+        with pytest.raises(GpuspecError, match=r"c\.yaml: cannot edit: not YAML"):
+            lookup("a: [b\n", "c.yaml", ("a",))
 
 
 def test_colliding_rules_name_the_planners_first_step(make_repo: Callable[..., Repo]) -> None:

@@ -8,6 +8,7 @@ positions ruamel.yaml reports for the nodes, so a diff of the result shows exact
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -92,15 +93,28 @@ def _yaml() -> YAML:
     return yaml
 
 
-def _documents(text: str, file: str) -> list[Any]:
+def _documents(text: str, file: str) -> tuple[Any, ...]:
     try:
-        return list(_yaml().load_all(io.StringIO(text)))
+        return _parsed(text)
     except YAMLError as exc:
         raise GpuspecError(f"{file}: cannot edit: not YAML ({exc.__class__.__name__})") from None
 
 
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str) -> tuple[Any, ...]:
+    """The round-trip documents of ``text``, shared by every caller: read them, never change them.
+
+    An upgrade search looks up keys in the same few spec texts thousands of times (each candidate step reads
+    what a key held before it), and a round-trip parse of a cluster file costs tens of milliseconds.
+    """
+    return tuple(_yaml().load_all(io.StringIO(text)))
+
+
 def lookup(text: str, file: str, path: Sequence[str | int]) -> Any:
-    """The value at ``path`` of the first document of ``text`` (None when a key on the way is absent)."""
+    """The value at ``path`` of the first document of ``text`` (None when a key on the way is absent).
+
+    The value is shared with other lookups of the same text: read it, never change it.
+    """
     node: Any = next((d for d in _documents(text, file) if d is not None), None)
     for key in path:
         if (isinstance(node, CommentedMap) and isinstance(key, str) and key in node) or (
