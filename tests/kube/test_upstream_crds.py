@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,16 @@ def upstream(shared_dir: Path) -> Path:
     return shared_dir / "upstream"
 
 
+#: libyaml's safe loader where PyYAML has it: the pure-Python one took half a minute over ../shared/upstream.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.cache
 def _crds(folder: Path) -> list[dict[str, Any]]:
+    """Every CustomResourceDefinition below ``folder`` (read once per test session; tests only read them)."""
     out = []
     for path in sorted(folder.rglob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+        for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=_LOADER):
             if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                 out.append(doc)
     return out
