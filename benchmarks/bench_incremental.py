@@ -7,7 +7,8 @@
 - `render --check` of a fresh clone (empty user cache, the committed render proof) against the floor of
   reading and comparing the bytes (a fresh interpreter that reads every output file and compares it with
   a copy of the tree);
-- peak RSS of each.
+- peak RSS of each, and of `validate` with an empty user cache: render validates the whole fleet before
+  it renders a cluster, so what validate holds is the least a render's peak can be today.
 
 Usage: nice python -m benchmarks.bench_incremental [--sizes 1000,5000] [--pools 10] [--runs 3]
 """
@@ -113,6 +114,10 @@ def run_size(work: Path, clusters: int, pools: int, runs: int) -> None:
     print(f"{clusters} clusters × {pools} pools: {count} files, {size / 2**20:.1f} MiB of output")
     print(f"  write floor                      {_fmt(write_floor)}")
     print(f"  first render                     {_fmt(first, write_floor)} (against the write floor)")
+    # Render validates the whole fleet before it renders a cluster: the memory it holds at least.
+    validate = measure([sys.executable, "-m", "gpuspec.cli.main", "validate", str(root / "fleet"), "--policies",
+                        str(root / "policies")], env=_env(work / f"validate-cache-{clusters}"))
+    print(f"  validate, empty user cache       {_fmt(validate, first)} (against the first render)")
     target = sorted((root / "fleet" / "clusters").iterdir())[clusters // 2]
     for i in range(runs):
         target.write_text(target.read_text() + f"# change {i}\n")

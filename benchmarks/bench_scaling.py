@@ -51,6 +51,13 @@ HELM_LOOP = (
     'for d in "$1"/clusters/*/; do "$2" template gpu-operator "$3" --namespace gpu-operator '
     '--kube-version "$4" --values "$d/gpu-operator.values.yaml" --include-crds > /dev/null || exit 1; done'
 )
+#: The tools a cold verify must run, and nothing else: the helm loop plus `kubectl kustomize` of each cluster's
+#: overlay (verify builds the overlay and its acceptance folder in one kubectl run), with verify's Go settings.
+TOOLS_LOOP = (
+    'for d in "$1"/clusters/*/; do "$2" template gpu-operator "$3" --namespace gpu-operator '
+    '--kube-version "$4" --values "$d/gpu-operator.values.yaml" --include-crds > /dev/null || exit 1; '
+    '"$5" kustomize "$d" > /dev/null || exit 1; done'
+)
 KUBE_VERSION = "v1.34.0"
 #: Command-label prefixes to run (empty: all); set from --only.
 ONLY: list[str] = []
@@ -192,6 +199,10 @@ def _verify_rows(run: SizeRun, root: Path, fleet: Path, out: Path, chart: Path |
     # to show how much of verify's gain is that tuning, which the bare loop could use too
     loop_tuned = measure(loop_argv, str(root), short_run_env(env))
     run.rows.append(Row("helm loop, verify's Go env", loop_tuned, "helm loop", loop))
+    kubectl = _tool("kubectl") or str(Path(__file__).resolve().parent.parent / ".tools" / "bin" / "kubectl")
+    tools = measure(["bash", "-c", TOOLS_LOOP, "loop", str(out), helm, str(chart), KUBE_VERSION, kubectl],
+                    str(root), short_run_env(env))
+    run.rows.append(Row("helm+kustomize loop", tools, "helm loop", loop))
     shutil.rmtree(verify_cache, ignore_errors=True)
     cold = measure(argv, str(root), env)
     run.rows.append(Row("verify (cold)", cold, "helm loop", loop))
