@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuspec.catalogue.engine import POLICY_SETTING_INVALID
 from gpuspec.catalogue.entry import Entry
@@ -12,7 +12,9 @@ from gpuspec.findings import Finding, Severity
 from gpuspec.policy.load import LocatedCustomRule
 from gpuspec.policy.selectors import item_name, parse_selector, select
 from gpuspec.redaction import contains_secret
-from gpuspec.spec.models import Fleet
+
+if TYPE_CHECKING:
+    from gpuspec.spec.models import Fleet
 
 
 def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -> Iterator[Finding]:

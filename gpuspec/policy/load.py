@@ -23,7 +23,7 @@ from gpuspec.catalogue.engine import FIXED_IDS, POLICY_FILE_INVALID, POLICY_SETT
 from gpuspec.catalogue.entry import Entry, Param
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import DocPath, Finding, Severity
-from gpuspec.loader.fleetload import display_path
+from gpuspec.loader.files import display_path
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import YamlProblem, read_yaml
 from gpuspec.policy.pack_models import CustomRule, PolicyException, PolicyPack

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuspec.findings import DocPath
-from gpuspec.spec.models import Fleet
+
+if TYPE_CHECKING:
+    from gpuspec.spec.models import Fleet
 
 _STEP = re.compile(r"^(?P<key>\*|[A-Za-z_][A-Za-z0-9_\-]*)(?P<items>(\[[^\[\]]+\])*)$")
 _ITEM = re.compile(r"\[([^\[\]]+)\]")

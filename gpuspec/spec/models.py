@@ -15,11 +15,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, field_validator, model_validator
 
 from gpuspec.spec.ownership import Ownership, PoolOwnership, Team
+from gpuspec.spec.patterns import DNS_LABEL_PATTERN as DNS_LABEL_PATTERN
 
 API_VERSION = "gpuspec.io/v1alpha1"
 
-#: A DNS-1123 label: what Kubernetes accepts as a namespace or object name, and safe as a file name.
-DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 Name = Annotated[str, StringConstraints(pattern=DNS_LABEL_PATTERN)]
 #: A Kubernetes minor version such as "1.31".
 KubeMinor = Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{1,2}$")]
