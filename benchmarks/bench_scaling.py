@@ -47,17 +47,14 @@ PARSE_FLOOR = (
     "    yaml.load(p.read_bytes(), Loader=yaml.CSafeLoader)\n"
 )
 #: The bare helm loop verify is compared with: `helm template` of each cluster's values, one after another.
-HELM_LOOP = (
-    'for d in "$1"/clusters/*/; do "$2" template gpu-operator "$3" --namespace gpu-operator '
-    '--kube-version "$4" --values "$d/gpu-operator.values.yaml" --include-crds > /dev/null || exit 1; done'
+_HELM_TEMPLATE = (
+    '"$2" template gpu-operator "$3" --namespace gpu-operator --kube-version "$4" '
+    '--values "$d/gpu-operator.values.yaml" --include-crds > /dev/null || exit 1'
 )
+HELM_LOOP = f'for d in "$1"/clusters/*/; do {_HELM_TEMPLATE}; done'
 #: The tools a cold verify must run, and nothing else: the helm loop plus `kubectl kustomize` of each cluster's
 #: overlay (verify builds the overlay and its acceptance folder in one kubectl run), with verify's Go settings.
-TOOLS_LOOP = (
-    'for d in "$1"/clusters/*/; do "$2" template gpu-operator "$3" --namespace gpu-operator '
-    '--kube-version "$4" --values "$d/gpu-operator.values.yaml" --include-crds > /dev/null || exit 1; '
-    '"$5" kustomize "$d" > /dev/null || exit 1; done'
-)
+TOOLS_LOOP = f'for d in "$1"/clusters/*/; do {_HELM_TEMPLATE}; "$5" kustomize "$d" > /dev/null || exit 1; done'
 KUBE_VERSION = "v1.34.0"
 #: Command-label prefixes to run (empty: all); set from --only.
 ONLY: list[str] = []
@@ -95,6 +92,11 @@ def _git(root: Path, *args: str) -> None:
 def _tool(name: str) -> str | None:
     local = Path(sys.executable).parent / name
     return str(local) if local.is_file() else shutil.which(name)
+
+
+def _pinned_tool(name: str) -> str:
+    """``name`` from the environment or PATH, else the project's pinned copy in .tools/bin."""
+    return _tool(name) or str(Path(__file__).resolve().parent.parent / ".tools" / "bin" / name)
 
 
 _EDITS = [0]
@@ -185,7 +187,7 @@ def run_size(size: int, pools: int, runs: int, verify: bool, chart: Path | None,
 
 def _verify_rows(run: SizeRun, root: Path, fleet: Path, out: Path, chart: Path | None, crds: Path | None,
                  env: dict[str, str], gpuspec: list[str]) -> None:
-    helm = _tool("helm") or str(Path(__file__).resolve().parent.parent / ".tools" / "bin" / "helm")
+    helm = _pinned_tool("helm")
     if not out.is_dir():  # render was not measured (--only verify): render untimed, verify needs its output
         subprocess.run([*gpuspec, "render", str(fleet), "--policies", str(root / "policies"), "--out", str(out)],
                        check=True, capture_output=True, env=env)
@@ -199,8 +201,8 @@ def _verify_rows(run: SizeRun, root: Path, fleet: Path, out: Path, chart: Path |
     # to show how much of verify's gain is that tuning, which the bare loop could use too
     loop_tuned = measure(loop_argv, str(root), short_run_env(env))
     run.rows.append(Row("helm loop, verify's Go env", loop_tuned, "helm loop", loop))
-    kubectl = _tool("kubectl") or str(Path(__file__).resolve().parent.parent / ".tools" / "bin" / "kubectl")
-    tools = measure(["bash", "-c", TOOLS_LOOP, "loop", str(out), helm, str(chart), KUBE_VERSION, kubectl],
+    tools = measure(["bash", "-c", TOOLS_LOOP, "loop", str(out), helm, str(chart), KUBE_VERSION,
+                     _pinned_tool("kubectl")],
                     str(root), short_run_env(env))
     run.rows.append(Row("helm+kustomize loop", tools, "helm loop", loop))
     shutil.rmtree(verify_cache, ignore_errors=True)
