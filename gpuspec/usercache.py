@@ -66,7 +66,29 @@ def code_fingerprint() -> str:
     the installed package (a stat per file, no reading).
     """
     digest = hashlib.sha256(f"{CACHE_FORMAT}\0{__version__}\0{sys.version}\0".encode())
-    package = Path(__file__).resolve().parent
+    _stat_tree(Path(__file__).resolve().parent, digest)
+    return digest.hexdigest()
+
+
+def package_fingerprint(*names: str) -> str:
+    """A digest that changes whenever any of the installed packages ``names`` could have changed.
+
+    For values computed by another library (e.g. jsonschema's meta-schema check): the location, name, size
+    and modification time of every file of each package, found without importing it.
+    """
+    import importlib.util
+
+    digest = hashlib.sha256()
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        digest.update(f"{name}\0{origin}\0".encode("utf-8", "surrogateescape"))
+        if origin:
+            _stat_tree(Path(origin).parent, digest)
+    return digest.hexdigest()
+
+
+def _stat_tree(package: Path, digest: Any) -> None:
     for root, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -77,8 +99,7 @@ def code_fingerprint() -> str:
             except OSError:
                 continue
             rel = os.path.relpath(os.path.join(root, name), package)
-            digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+            digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
 
 
 def key_file() -> Path:

@@ -27,6 +27,7 @@ from gpuspec.loader.files import display_path
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import YamlProblem, read_yaml
 from gpuspec.policy.pack_models import CustomRule, PolicyException, PolicyPack
+from gpuspec.policy.schema_check import SchemaChecks
 from gpuspec.policy.selectors import SelectorError, parse_selector
 
 #: The pack used when policies/ has no default.yaml: every rule at its defaults.
@@ -263,6 +264,7 @@ def _unknown_id(rule_id: str, known: list[str], place: Place, at_key: bool = Fal
 
 def _custom_rules(loader: _Loader) -> dict[str, LocatedCustomRule]:
     custom: dict[str, LocatedCustomRule] = {}
+    checks = SchemaChecks()
     for pack in loader.order:
         seen: set[str] = set()
         for index, rule in enumerate(pack.pack.custom_rules):
@@ -284,7 +286,7 @@ def _custom_rules(loader: _Loader) -> dict[str, LocatedCustomRule]:
                 loader.findings.append(_finding(POLICY_SETTING_INVALID, f"bad selector: {exc}",
                                                 Place(pack.file, ("customRules", index, "select"))))
                 continue
-            schema_problem = _schema_problem(rule.schema_)
+            schema_problem = checks.problem(rule.schema_)
             if schema_problem:
                 at, problem = schema_problem
                 loader.findings.append(_finding(POLICY_SETTING_INVALID, f"invalid JSON Schema: {problem}",
@@ -300,6 +302,7 @@ def _custom_rules(loader: _Loader) -> dict[str, LocatedCustomRule]:
                     "copy the referenced definition into the schema's $defs and refer to it as #/$defs/<name>"))
                 continue
             custom[rule.id] = LocatedCustomRule(rule, place)
+    checks.save()
     return custom
 
 
@@ -324,26 +327,6 @@ def _outside_refs(schema: Any) -> list[str]:
         elif isinstance(node, list):
             stack.extend(reversed(node))
     return found
-
-
-def _schema_problem(schema: dict[str, Any]) -> tuple[tuple[str | int, ...], str] | None:
-    """Where in ``schema`` and why it is not a valid JSON Schema (draft 2020-12), or None.
-
-    The message names the place and the keyword, never the offending value (it may sit under a key such as
-    ``apiKey`` and be a credential; the finding points at it, so reports treat it as one).
-    """
-    import jsonschema
-
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        at = tuple(p for p in exc.path if isinstance(p, str | int))
-        where = ".".join(str(p) for p in at) or "the top level"
-        expected = exc.validator_value if isinstance(exc.validator_value, list) else [exc.validator_value]
-        if exc.validator == "type" and all(isinstance(t, str) for t in expected):
-            return at, f"{where} must be of type {' or '.join(repr(t) for t in expected)}"
-        return at, f"{where} fails the meta-schema's {str(exc.validator)!r} keyword"
-    return None
 
 
 def load_policy(
