@@ -7,7 +7,6 @@ depends only on the schema and the installed jsonschema, so it is kept in the us
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from gpuspec.usercache import Memo, package_fingerprint
@@ -29,8 +28,8 @@ class SchemaChecks:
         """Where in ``schema`` and why it is not a valid JSON Schema (draft 2020-12), or None."""
         if self._memo is None:
             self._memo = Memo("custom-rule-schemas", package_fingerprint(*_CHECKER_PACKAGES))
-        key = hashlib.sha256(json.dumps(schema, sort_keys=True, default=repr).encode("utf-8", "surrogatepass")
-                             ).hexdigest()
+        # repr, not sorted JSON: YAML keys may mix ints and strings (unsortable), and 1, 1.0, True and "1" differ
+        key = hashlib.sha256(repr(schema).encode("utf-8", "surrogatepass")).hexdigest()
         hit, stored = self._memo.get(key)
         if hit and _is_problem(stored):
             return None if stored is None else (tuple(stored[0]), stored[1])

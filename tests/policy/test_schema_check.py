@@ -57,3 +57,10 @@ def test_a_tampered_entry_is_not_trusted(monkeypatch: pytest.MonkeyPatch) -> Non
         checks._memo._stored[key] = "not a problem"
     assert checks.problem(BAD) == (("properties", "apiKey"),
                                    "properties.apiKey must be of type 'object' or 'boolean'")
+
+
+def test_schemas_whose_keys_cannot_be_sorted_or_differ_only_in_type_are_checked_apart() -> None:
+    """YAML gives ``{1: {}, a: {}}`` an int and a str key; 1 and True are different schema values."""
+    assert _run({"properties": {1: {}, "a": {}}}) == [None]
+    assert _run({"maxItems": 1}, {"maxItems": True}) == [
+        None, (("maxItems",), "maxItems must be of type 'integer'")]
