@@ -37,6 +37,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
 from gpuspec.errors import GpuspecError
+from gpuspec.verify.schema_inline import inline_refs
 from gpuspec.verify.yamlbuild import load_all
 
 #: SchemaError.code values.
@@ -431,10 +432,15 @@ def _schema_root() -> Any:
 
 
 @lru_cache(maxsize=4)
-def _definitions(version: str) -> Registry[Any]:
+def _definitions_document(version: str) -> dict[str, Any]:
     directory = _schema_root().joinpath(f"v{version}.0-local-strict")
-    definitions = json.loads(directory.joinpath("_definitions.json").read_text(encoding="utf-8"))
-    return Resource.from_contents(definitions) @ Registry()
+    document: dict[str, Any] = json.loads(directory.joinpath("_definitions.json").read_text(encoding="utf-8"))
+    return document
+
+
+@lru_cache(maxsize=4)
+def _definitions(version: str) -> Registry[Any]:
+    return Resource.from_contents(_definitions_document(version)) @ Registry()
 
 
 #: What a built-in kind and its group-version prefix look like (``Deployment``, ``apps-v1``): anything else
@@ -461,6 +467,9 @@ def _builtin_validator(version: str, api_version: str, kind: str) -> jsonschema.
     gvks = schema.get("x-kubernetes-group-version-kind") or []
     if not any(g.get("group") == group and g.get("version") == gv and g.get("kind") == kind for g in gvks):
         return None
+    inlined = inline_refs(schema, _definitions_document(version))
+    if inlined is not None:
+        return jsonschema.Draft202012Validator(inlined)
     registry = Resource.from_contents(schema) @ _definitions(version)
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
