@@ -192,9 +192,9 @@ def _verify_rows(run: SizeRun, root: Path, fleet: Path, out: Path, chart: Path |
         subprocess.run([*gpuspec, "render", str(fleet), "--policies", str(root / "policies"), "--out", str(out)],
                        check=True, capture_output=True, env=env)
     chart = chart.resolve() if chart else mini_chart_as(RELEASE, root, crds)
-    verify_cache = root / ".gpuspec-cache"
+    verify_cache = root / "verify-cache"  # verify's own caches, emptied for the cold run
     argv = [*gpuspec, "verify", str(fleet), "--rendered", str(out), "--chart", str(chart),
-            "--format", "json", "--output", str(root / "report.json")]
+            "--cache-dir", str(verify_cache), "--format", "json", "--output", str(root / "report.json")]
     loop_argv = ["bash", "-c", HELM_LOOP, "loop", str(out), helm, str(chart), KUBE_VERSION]
     loop = measure(loop_argv, str(root), env)
     # verify runs helm and kubectl with Go's collector held off (gpuspec.tools.goenv): the same loop so tuned,
