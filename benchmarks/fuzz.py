@@ -198,14 +198,15 @@ _SCALARS = ["9" * 5000, "-" + "1" * 4400, "0x" + "f" * 2000, "0o777", "1e400", "
 
 # --- mutations ----------------------------------------------------------------------------------------------
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+def tree_paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path of ``node`` and of every mapping value and list item below it, parents first."""
     yield prefix
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from _paths(value, (*prefix, key))
+            yield from tree_paths(value, (*prefix, key))
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            yield from _paths(value, (*prefix, index))
+            yield from tree_paths(value, (*prefix, index))
 
 
 def mutate_data(doc: Any, rng: random.Random) -> tuple[Any, str]:
@@ -213,7 +214,7 @@ def mutate_data(doc: Any, rng: random.Random) -> tuple[Any, str]:
     doc = copy.deepcopy(doc)
     notes = []
     for _ in range(rng.choice((1, 1, 1, 2, 3))):
-        paths = list(_paths(doc))
+        paths = list(tree_paths(doc))
         path = rng.choice(paths)
         action = rng.choice(("tweak",) * 6 + ("replace", "replace", "delete", "add", "duplicate", "wrap"))
         value = copy.deepcopy(rng.choice(_hostile_values()))

@@ -2,7 +2,7 @@
 
 The strict schemas that ``kubernetes-validate`` ships point into one shared ``_definitions.json``
 (``PodSpec``, ``ObjectMeta``, …), and jsonschema looks every such reference up again at every use,
-about a quarter of validating an acceptance Job.  :func:`inline_refs` gives the same schema with each
+about half of validating an acceptance Job.  :func:`inline_refs` gives the same schema with each
 reference replaced by the definition it names: a definition used twice is one shared dict, and a
 recursive one (``JSONSchemaProps``) becomes a cycle of dicts, which validation follows as far as the
 object goes.  Validation results and messages are unchanged (jsonschema reports errors under
@@ -10,7 +10,8 @@ object goes.  Validation results and messages are unchanged (jsonschema reports 
 does not report.
 
 Only references jsonschema would resolve into the definitions document are inlined.  Anything else
-(another document, a JSON pointer that needs unescaping, a name not defined) makes the result
+(another document, a JSON pointer that needs unescaping, a name not defined, a nested ``$id`` or a
+``$dynamicRef``) makes the result
 ``None``, and the caller validates with references as before.
 """
 
@@ -68,6 +69,8 @@ def inline_refs(schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> di
             return value
         if "$id" in value and value is not schema:
             raise _NotInlinable  # a nested base URI would change what later references mean
+        if "$dynamicRef" in value:
+            raise _NotInlinable  # resolved at validation time: it needs the registry
         if "$ref" in value:
             found = target(value["$ref"], scope)
             rest = {k: keyword(k, v, scope) for k, v in value.items() if k != "$ref" and k in _EVALUATED}

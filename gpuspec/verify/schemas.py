@@ -450,6 +450,17 @@ _SCHEMA_NAME_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,62}\Z")
 
 @lru_cache(maxsize=256)
 def _builtin_validator(version: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
+    schema = _kind_schema(version, api_version, kind)
+    if schema is None:
+        return None
+    inlined = inline_refs(schema, _definitions_document(version))
+    if inlined is not None:
+        return jsonschema.Draft202012Validator(inlined)
+    return _validator_with_refs(version, schema)
+
+
+def _kind_schema(version: str, api_version: str, kind: str) -> dict[str, Any] | None:
+    """The shipped schema of a built-in kind, None when ``version`` has no schema for it."""
     group, gv = split_api_version(api_version)
     if group and "." in group and not group.endswith(".k8s.io"):
         return None  # a dotted group outside k8s.io is never built in
@@ -463,13 +474,15 @@ def _builtin_validator(version: str, api_version: str, kind: str) -> jsonschema.
             return None
     except OSError:
         return None
-    schema = json.loads(path.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     gvks = schema.get("x-kubernetes-group-version-kind") or []
     if not any(g.get("group") == group and g.get("version") == gv and g.get("kind") == kind for g in gvks):
         return None
-    inlined = inline_refs(schema, _definitions_document(version))
-    if inlined is not None:
-        return jsonschema.Draft202012Validator(inlined)
+    return schema
+
+
+def _validator_with_refs(version: str, schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+    """A validator of ``schema`` that resolves its references in ``version``'s definitions as it goes."""
     registry = Resource.from_contents(schema) @ _definitions(version)
     return jsonschema.Draft202012Validator(schema, registry=registry)
 

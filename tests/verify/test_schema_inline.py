@@ -12,8 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from referencing import Resource
 
+from benchmarks.fuzz import tree_paths
 from gpuspec.verify import schemas
 from gpuspec.verify.schema_inline import inline_refs
 
@@ -36,44 +36,24 @@ def _builtin_objects() -> list[dict[str, Any]]:
 
 def _with_refs(version: str, api_version: str, kind: str) -> jsonschema.protocols.Validator:
     """The validator gpuspec used before inlining: the kind's schema with the definitions as a registry."""
-    group, gv = schemas.split_api_version(api_version)
-    prefix = f"{group.split('.')[0]}-{gv}" if group else gv
-    path = schemas._schema_root().joinpath(f"v{version}.0-local-strict", f"{kind.lower()}-{prefix}.json")
-    schema = json.loads(path.read_text(encoding="utf-8"))
-    registry = Resource.from_contents(schema) @ schemas._definitions(version)
-    return jsonschema.Draft202012Validator(schema, registry=registry)
-
-
-def _nodes(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    yield path, value
-    if isinstance(value, dict):
-        for key, sub in value.items():
-            yield from _nodes(sub, (*path, key))
-    elif isinstance(value, list):
-        for index, sub in enumerate(value):
-            yield from _nodes(sub, (*path, index))
+    schema = schemas._kind_schema(version, api_version, kind)
+    assert schema is not None
+    return schemas._validator_with_refs(version, schema)
 
 
 def _mutants(obj: dict[str, Any], rng: random.Random) -> Iterator[dict[str, Any]]:
     """Copies of ``obj`` each broken once: an unknown field, a value of the wrong type, a key removed."""
-    places = list(_nodes(obj))
-    mappings = [p for p, v in places if isinstance(v, dict)]
-    leaves = [p for p, v in places if p and not isinstance(v, (dict, list))]
+    paths = list(tree_paths(obj))
+    mappings = [p for p in paths if isinstance(_at(obj, p), dict)]
+    leaves = [p for p in paths if p and not isinstance(_at(obj, p), (dict, list))]
     for _ in range(3):
         out = copy.deepcopy(obj)
-        target: Any = out
-        for part in rng.choice(mappings):
-            target = target[part]
-        target["zzUnknownField"] = rng.choice([1, "x", {"a": 1}])
+        _at(out, rng.choice(mappings))["zzUnknownField"] = rng.choice([1, "x", {"a": 1}])
         yield out
-    for _ in range(3):
+    for _ in range(3 if leaves else 0):
         out = copy.deepcopy(obj)
-        *parent, last = rng.choice(leaves) if leaves else ((), None)
-        target = out
-        for part in parent:
-            target = target[part]
-        if last is not None:
-            target[last] = rng.choice([[], {"k": "v"}, 7, "seven", None, True, -1.5])
+        *parent, last = rng.choice(leaves)
+        _at(out, tuple(parent))[last] = rng.choice([[], {"k": "v"}, 7, "seven", None, True, -1.5])
         yield out
     for _ in range(2):
         out = copy.deepcopy(obj)
@@ -154,8 +134,8 @@ def test_shared_and_recursive_definitions_become_shared_dicts_and_cycles() -> No
 
 def test_a_ref_beside_evaluated_keywords_keeps_both() -> None:
     defs = _definitions(Str={"type": "string"})
-    schema = {"$id": "https://kubernetes.io/api/x/v1", "properties": {"a": {"$ref": "#/$defs/Str", "maxLength": 2}}}
-    schema["properties"]["a"]["$ref"] = "/api/_definitions.json#/$defs/Str"
+    schema = {"$id": "https://kubernetes.io/api/x/v1",
+              "properties": {"a": {"$ref": "/api/_definitions.json#/$defs/Str", "maxLength": 2}}}
     out = inline_refs(schema, defs)
     assert out is not None
     validator = jsonschema.Draft202012Validator(out)
@@ -173,6 +153,13 @@ def test_references_that_cannot_be_inlined_give_none(ref: str) -> None:
     defs = _definitions(Str={"type": "string"}, **{"a/b": {"type": "string"}})
     schema = {"$id": "https://kubernetes.io/api/x/v1", "properties": {"a": {"$ref": ref}}}
     assert inline_refs(schema, defs) is None
+
+
+def test_a_dynamic_ref_or_a_nested_id_gives_none() -> None:
+    defs = _definitions(Str={"type": "string"})
+    for sub in ({"$dynamicRef": "#meta"}, {"$id": "https://example.com/nested", "type": "string"}):
+        schema = {"$id": "https://kubernetes.io/api/x/v1", "properties": {"a": sub}}
+        assert inline_refs(schema, defs) is None, sub
 
 
 def test_a_property_named_ref_is_a_name_not_a_reference() -> None:
