@@ -55,12 +55,14 @@ def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, rende
 
 def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
               only: Sequence[str] | None = None, today: date | None = None,
-              stamp: RenderStamp | None = None) -> tuple[Prepared, list[Finding]]:
+              stamp: RenderStamp | None = None, out_dir: Path | None = None) -> tuple[Prepared, list[Finding]]:
     from gpuspec.pipeline.render import prepare
 
     if only and fleet_dir.is_dir():
         _check_cluster_names(fleet_dir, only)
-    prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp)
+    # Rendered bytes wait on the output's disk (next to the output folder), not in memory.
+    near = out_dir.absolute().parent if out_dir is not None else None
+    prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp, spool_near=near)
     reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
     if not prepared.validation.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
@@ -184,7 +186,7 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
                      stamp: RenderStamp | None) -> None:
     from gpuspec.render.writer import check_output, write_output
 
-    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp)
+    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp, out_dir=out_dir)
     rendered = prepared.rendered
     assert rendered is not None
     expected, kept = rendered.files, rendered.kept

@@ -119,13 +119,18 @@ class DocumentCache:
         self._memo.put((name, digest), (document, brief))
         self._bytes += len(document)
 
+    @staticmethod
+    def holds(size: int) -> bool:
+        """True when documents of ``size`` bytes in all fit one cache entry (else putting them is pointless)."""
+        return size < usercache.MAX_ENTRY_BYTES
+
     def save(self) -> None:
         """Store the documents of this run (only those: documents of removed clusters or old inputs go).
 
         Documents too large together for one cache entry are not stored: encoding them would only hold
         another copy of them in memory before the entry is refused.
         """
-        if self._bytes < usercache.MAX_ENTRY_BYTES:
+        if self.holds(self._bytes):
             self._memo.save()
 
 

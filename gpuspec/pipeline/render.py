@@ -41,6 +41,7 @@ from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.proof import window
 from gpuspec.render.serialize import serialize
+from gpuspec.render.spool import OutputFiles, Spool
 from gpuspec.render.stamp import Part, RenderStamp, cluster_key
 from gpuspec.render.workers import fork_pool
 from gpuspec.spec.models import Fleet
@@ -71,7 +72,8 @@ class Rendered:
     listed in ``kept`` instead of ``files``, and they have no ``images``.
     """
 
-    files: dict[str, bytes] = field(default_factory=dict)
+    #: Held in memory, or (rendered by workers) read back from their spools on each access.
+    files: OutputFiles = field(default_factory=OutputFiles)
     images: dict[str, dict[str, str]] = field(default_factory=dict)
     #: Per cluster, what the fleet index of the handover documents shows, and the document's digest.
     summaries: dict[str, tuple[dict[str, object], str]] = field(default_factory=dict)
@@ -114,8 +116,8 @@ class Rendered:
         return out
 
     def merge(self, other: Rendered) -> None:
-        """Add another part of the output."""
-        self.files.update(other.files)
+        """Add another part of the output (its spooled files name the same spools as this one's)."""
+        self.files.update_from(other.files)
         self.images.update(other.images)
         self.summaries.update(other.summaries)
         self.paths.update(other.paths)
@@ -147,7 +149,9 @@ AcceptedRecords = Mapping[str, Sequence[Mapping[str, Any]]]
 
 def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
                      handover: HandoverSettings | None = None, documents: DocumentCache | None = None,
-                     accepted: AcceptedRecords | None = None) -> Rendered:
+                     accepted: AcceptedRecords | None = None, spool: tuple[int, Spool] | None = None) -> Rendered:
+    """Render the clusters ``names``; with ``spool`` (its number and the spool) their bytes go there, not into
+    memory, one cluster at a time."""
     out = Rendered()
     with _no_cyclic_gc():
         for name in names:
@@ -168,18 +172,29 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
                 out.shas[document_path(plan.name)] = hashlib.sha256(document).digest()
                 out.paths[plan.name].append(document_path(plan.name))
                 out.summaries[plan.name] = (brief, handover.digest(plan.digest))
+            if spool is not None:
+                _spill(out.files, plan.name, out.paths[plan.name], *spool)
     return out
 
 
-#: What forked workers render from (set in the parent just before the pool starts).
-_WORK: tuple[Fleet, InputDigests, HandoverSettings | None, DocumentCache | None, AcceptedRecords | None] | None = None
+def _spill(files: OutputFiles, cluster: str, paths: Iterable[str], number: int, spool: Spool) -> None:
+    """Move the held bytes of ``paths`` (one cluster's files) into ``spool``, leaving their locations."""
+    for path in paths:
+        offset, length = spool.append(files[path])
+        files.locate(path, number, offset, length)
 
 
-def _worker(names: list[str]) -> Rendered | str:
+#: What forked workers render from (set in the parent just before the pool starts), and the spools they write.
+_WORK: tuple[Fleet, InputDigests, HandoverSettings | None, DocumentCache | None, AcceptedRecords | None,
+             Sequence[Spool]] | None = None
+
+
+def _worker(task: tuple[int, list[str]]) -> Rendered | str:
     assert _WORK is not None
+    number, names = task
     try:
-        fleet, inputs, handover, documents, accepted = _WORK
-        return _render_clusters(fleet, inputs, names, handover, documents, accepted)
+        fleet, inputs, handover, documents, accepted, spools = _WORK
+        return _render_clusters(fleet, inputs, names, handover, documents, accepted, (number, spools[number]))
     except GpuspecError as exc:
         return str(exc)
 
@@ -193,25 +208,27 @@ def jobs_for(clusters: int) -> int:
 
 def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None = None, jobs: int = 0,
                  handover: HandoverSettings | None = None, accepted: AcceptedRecords | None = None,
-                 reused: Mapping[str, Part] | None = None) -> Rendered:
+                 reused: Mapping[str, Part] | None = None, spool_near: Path | None = None) -> Rendered:
     """Compile and serialize every cluster (or those in ``only``); ``jobs`` 0 = choose automatically.
 
     With ``handover`` each cluster also gets its handover document, and the whole fleet (``only`` None) the
     fleet index of them.  ``accepted``: per cluster, the findings its policy exceptions accept (recorded in
     its ``deviations.yaml`` and handover document).  ``reused``: clusters whose stamped output is current
     (see :meth:`gpuspec.render.stamp.RenderStamp.reusable`); they are not rendered, their index line is the
-    stamped one.
+    stamped one.  Rendered by workers, the output's bytes wait in unnamed spool files (in ``spool_near``, a
+    folder on the output's disk, when it can hold them) rather than in memory.
     """
     reused = dict(reused or {})
     # The document cache holds every document of the fleet: worth reading only when most are rendered.
     documents = DocumentCache(handover) if handover is not None and not reused else None
     only = list(only) if only is not None else None
     wanted = [c.name for c in fleet.clusters if c.name not in reused and (only is None or c.name in only)]
-    out = _render_fleet(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted)
+    out = _render_fleet(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted, spool_near)
     out.reused = reused
     for name, part in reused.items():
         out.summaries[name] = (dict(part.brief), part.document_digest)
-    if handover is not None and documents is not None and only is None:
+    if handover is not None and documents is not None and only is None and documents.holds(
+            sum(out.files.size(document_path(name)) for name in out.summaries)):
         for name, (brief, digest) in out.summaries.items():
             documents.put(name, digest, out.files[document_path(name)], brief)
         documents.save()
@@ -226,7 +243,7 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
 
 def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
                   handover: HandoverSettings | None, documents: DocumentCache | None,
-                  accepted: AcceptedRecords | None = None) -> Rendered:
+                  accepted: AcceptedRecords | None = None, spool_near: Path | None = None) -> Rendered:
     wanted = set(only) if only is not None else None
     names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
     jobs = jobs or jobs_for(len(names))
@@ -235,14 +252,17 @@ def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None
     # Warm the support-matrix caches once, before forking.
     _render_clusters(fleet, inputs, names[:1], handover, documents, accepted)
     global _WORK
-    _WORK = (fleet, inputs, handover, documents, accepted)
-    chunks = [names[i::jobs] for i in range(jobs)]
+    # One spool per worker, opened before the fork so that this process reads what the workers write.
+    spools = [Spool(spool_near) for _ in range(jobs)]
+    _WORK = (fleet, inputs, handover, documents, accepted, spools)
+    chunks = [(i, names[i::jobs]) for i in range(jobs)]
     try:
         with fork_pool(jobs) as pool:
             parts = pool.map(_worker, chunks)
     finally:
         _WORK = None
     out = Rendered()
+    out.files.attach(spools)
     for part in parts:
         if isinstance(part, str):
             raise GpuspecError(part)
@@ -262,11 +282,13 @@ def fleet_images(fleet: Fleet, names: Iterable[str]) -> dict[str, dict[str, str]
 
 def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | None = None,
             jobs: int = 0, *, render: bool = True, today: dt.date | None = None,
-            stamp: RenderStamp | None = None) -> Prepared:
+            stamp: RenderStamp | None = None, spool_near: Path | None = None) -> Prepared:
     """Validate ``fleet_dir``; when usable and free of errors, render its output.
 
     ``stamp``: the render stamp of the output folder; clusters it proves current are not rendered again
     (``rendered.reused``, their files in ``rendered.kept``).
+
+    ``spool_near``: a folder on the output's disk for the bytes workers render (see :func:`render_fleet`).
 
     ``render=False``: validate only, and fill ``rendered.images`` (no files) — enough for ``gpuspec images``.
     ``only`` with ``render=False`` also limits validation to those clusters' files (``<name>.yaml``/``.yml``).
@@ -288,7 +310,7 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
         fleet_dir, policies_dir)
     keys = cluster_keys(fleet, inputs, handover, accepted)
     reused = stamp.reusable(keys) if stamp is not None and only is None else {}
-    rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused)
+    rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused, spool_near)
     rendered.keys = keys
     rendered.window = _exception_window(fleet, policies_dir, today or utc_today())
     return Prepared(validation, rendered)

@@ -72,9 +72,14 @@ def settle_stamp(expected: Mapping[str, bytes], current: Mapping[str, bytes | No
     ``expected`` is the output without the stamp; ``current`` maps output paths (stamp included) to the bytes
     the output folder holds now (None when missing) and must cover every path of the output folder.
     """
-    existing = current.get(STAMP_PATH)
     others_same = all(current.get(rel) == data for rel, data in expected.items()) and not (
         set(current) - set(expected) - {STAMP_PATH})
+    return stamp_to_write(current.get(STAMP_PATH), others_same)
+
+
+def stamp_to_write(existing: bytes | None, others_same: bool) -> bytes:
+    """The stamp to write, given the stamp file's present bytes (None when missing) and whether every other
+    output file is unchanged: the present stamp then (when it is one), else one naming this version."""
     if others_same and existing is not None and stamp_version(existing) is not None:
         return existing
     return stamp_bytes(current_version())

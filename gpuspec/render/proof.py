@@ -204,7 +204,8 @@ def settle_proof(inputs: ProofInputs, files: Mapping[str, bytes], current: bytes
         assert current is not None
         return current
     known = inputs.known_shas or {}
-    shas = {rel: known.get(rel) or hashlib.sha256(data).digest() for rel, data in files.items()}
+    # Only files hashed nowhere else are read: ``files`` may read its bytes back from a spool.
+    shas = {rel: known.get(rel) or hashlib.sha256(files[rel]).digest() for rel in files}
     shas.update(known)
     return Proof(inputs.inputs, output_digest(shas), inputs.valid_from, inputs.valid_through).to_bytes()
 

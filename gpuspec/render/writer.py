@@ -28,9 +28,10 @@ from pathlib import Path, PurePosixPath
 
 from gpuspec import usercache
 from gpuspec.errors import GpuspecError
-from gpuspec.render.generator import STAMP_PATH, settle_stamp
+from gpuspec.render.generator import STAMP_PATH, stamp_to_write
 from gpuspec.render.proof import PROOF_PATH, ProofInputs, settle_proof
 from gpuspec.render.serialize import HEADER_MARK, MARKDOWN_HEADER_MARK
+from gpuspec.render.spool import Layered, size_of
 from gpuspec.render.workers import fork_pool
 
 _TMP_PREFIX = ".gpuspec-tmp-"
@@ -267,27 +268,52 @@ def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = Fals
                            hint="choose a writable --out") from None
 
 
-def _with_stamp(expected: Mapping[str, bytes], existing: Mapping[str, str],
-                current: dict[str, bytes | None], kept: frozenset[str] = frozenset()) -> dict[str, bytes]:
-    """``expected`` plus the settled generator stamp; ``current`` gains the stamp's present bytes.
+def _same_files(existing: Mapping[str, str], expected: Mapping[str, bytes],
+                states: Mapping[str, FileState]) -> set[str]:
+    """The paths of ``expected`` whose file in the output holds exactly its bytes.
 
-    ``kept`` files count as unchanged (the caller proved them current), whatever their bytes.
+    One file at a time, neither side kept (``expected`` may read its bytes back from a spool); a file whose
+    size (in ``states``, when known) differs is not read.
     """
-    current[STAMP_PATH] = _read(existing[STAMP_PATH]) if STAMP_PATH in existing else None
-    seen: dict[str, bytes | None] = {**dict.fromkeys(set(existing) - kept - {PROOF_PATH}), **current}
-    seen.pop(PROOF_PATH, None)
-    return {**expected, STAMP_PATH: settle_stamp(expected, seen)}
+    same: set[str] = set()
+    for rel in expected:
+        path = existing.get(rel)
+        if path is None:
+            continue
+        state = states.get(rel)
+        if state is not None and state[0] != size_of(expected, rel):
+            continue
+        if _read(path) == expected[rel]:
+            same.add(rel)
+    return same
 
 
-def _with_proof(expected: Mapping[str, bytes], existing: Mapping[str, str], current: dict[str, bytes | None],
-                kept: frozenset[str], proof: ProofInputs) -> dict[str, bytes]:
-    """``expected`` plus the settled render proof (see :func:`gpuspec.render.proof.settle_proof`); ``current``
-    gains the proof's present bytes."""
-    current[PROOF_PATH] = _read(existing[PROOF_PATH]) if PROOF_PATH in existing else None
-    others = {rel: data for rel, data in expected.items() if rel != PROOF_PATH}
-    same = all(current.get(rel) == data for rel, data in others.items()) and not (
-        set(existing) - set(others) - kept - {PROOF_PATH})
-    return {**others, PROOF_PATH: settle_proof(proof, others, current[PROOF_PATH], same)}
+def _settle(expected: Mapping[str, bytes], existing: Mapping[str, str], same: set[str], kept: frozenset[str],
+            stamp: bool, proof: ProofInputs | None) -> Mapping[str, bytes]:
+    """``expected`` with the settled generator stamp (``stamp``) and render proof (``proof``) added; each of
+    them joins ``same`` when it equals the one the output holds.
+
+    ``same``: the paths of ``expected`` whose file is unchanged (see :func:`_same_files`); ``kept`` files count
+    as unchanged (the caller proved them current), whatever their bytes.
+    """
+    extras: dict[str, bytes] = {}
+    outside = set(existing) - set(expected) - kept - {STAMP_PATH, PROOF_PATH}
+    # Whether every file but the one being settled is unchanged (a stamp nobody writes counts as a change).
+    others_same = len(same) == len(expected) and not outside and (stamp or STAMP_PATH not in existing)
+    if stamp:
+        present = _read(existing[STAMP_PATH]) if STAMP_PATH in existing else None
+        extras[STAMP_PATH] = stamp_to_write(present, others_same)
+        if extras[STAMP_PATH] == present:
+            same.add(STAMP_PATH)
+        else:
+            others_same = False
+    if proof is not None:
+        present = _read(existing[PROOF_PATH]) if PROOF_PATH in existing else None
+        others = Layered(dict(extras), expected)
+        extras[PROOF_PATH] = settle_proof(proof, others, present, others_same)
+        if extras[PROOF_PATH] == present:
+            same.add(PROOF_PATH)
+    return Layered(extras, expected) if extras else expected
 
 
 def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
@@ -304,11 +330,8 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
     if moved:
         raise GpuspecError(f"{out}: {moved[0]} changed while this render ran (another run or an edit); "
                            "render again")
-    current = {rel: _read(existing[rel]) if rel in existing else None for rel in expected}
-    if stamp:
-        expected = _with_stamp(expected, existing, current, kept)
-    if proof is not None:
-        expected = _with_proof(expected, existing, current, kept, proof)
+    same = _same_files(existing, expected, states)
+    expected = _settle(expected, existing, same, kept, stamp, proof)
     foreign = _foreign(existing, expected, kept)
     if foreign:
         raise GpuspecError(
@@ -318,7 +341,7 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
         )
     result = WriteResult()
     for rel in sorted(expected):
-        (result.unchanged if current[rel] == expected[rel] else result.written).append(rel)
+        (result.unchanged if rel in same else result.written).append(rel)
     if kept:
         result.unchanged = sorted([*result.unchanged, *kept])
     result.deleted = sorted(set(existing) - set(expected) - kept)
@@ -574,23 +597,15 @@ def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendere
 def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: bool,
                   kept_states: Mapping[str, FileState], proof: ProofInputs | None = None) -> list[Drift]:
     states: dict[str, FileState] = {}
-    existing = scan_output(out, states if kept_states else None)
+    existing = scan_output(out, states)
     drifts = [Drift(rel, "missing" if rel not in states else "changed",
                     f"{label}/{rel} changed while this check ran; check again\n")
               for rel, state in sorted(kept_states.items()) if states.get(rel) != state]
     kept = frozenset(kept_states)
-    if stamp:
-        current: dict[str, bytes | None] = {rel: _read(existing[rel]) if rel in existing else None
-                                            for rel in expected}
-        expected = _with_stamp(expected, existing, current, kept)
-    else:
-        current = {}
-    if proof is not None:
-        current.update({rel: _read(existing[rel]) if rel in existing else None for rel in expected
-                        if rel not in current})
-        expected = _with_proof(expected, existing, current, kept, proof)
-    for rel in sorted((set(existing) | set(expected)) - kept):
-        have = current[rel] if rel in current else _read(existing[rel]) if rel in existing else None
+    same = _same_files(existing, expected, states)
+    expected = _settle(expected, existing, same, kept, stamp, proof)
+    for rel in sorted((set(existing) | set(expected)) - kept - same):
+        have = _read(existing[rel]) if rel in existing else None
         want = expected.get(rel)
         if have == want:
             continue
