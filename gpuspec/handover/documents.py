@@ -92,18 +92,31 @@ def cluster_document(ctx: ClusterContext, plan: ClusterPlan,
     return _finish(text), facts
 
 
-class DocumentCache:
-    """Handover documents rendered before, with their index summaries, in one user-cache entry per fleet folder
-    and output root (a document is a pure function of its input digest and gpuspec's code, which names the entry).
+#: How many user-cache entries the handover documents of one fleet folder and output root are spread over.
+DOCUMENT_SHARDS = 64
 
-    One entry instead of a file per document: a cold render creates one cache file, not one per cluster.
-    Open it before rendering (forked workers read it), :meth:`put` what was rendered, then :meth:`save`.
+
+def document_shard(cluster: str) -> int:
+    """The number of the cache entry (see :class:`DocumentCache`) that holds the document of ``cluster``."""
+    return int.from_bytes(hashlib.sha256(cluster.encode("utf-8")).digest()[:4], "big") % DOCUMENT_SHARDS
+
+
+class DocumentCache:
+    """Handover documents rendered before, with their index summaries, in :data:`DOCUMENT_SHARDS` user-cache
+    entries per fleet folder and output root, a cluster's entry chosen by its name (:func:`document_shard`).
+    A document is a pure function of its input digest and gpuspec's code, which names the entry.
+
+    A few entries instead of a file per document: a cold render creates at most 64 cache files, not one per
+    cluster; and not one for the fleet: whoever renders a shard's clusters opens, fills and stores that shard
+    alone, so no process ever holds the documents of the whole fleet.
+    Open a shard, :meth:`get` and :meth:`put` its documents, then :meth:`save`.
     """
 
-    def __init__(self, settings: HandoverSettings) -> None:
-        """Open the entry of ``settings``' fleet folder and output root (empty when absent or caching is off)."""
+    def __init__(self, settings: HandoverSettings, shard: int) -> None:
+        """Open entry number ``shard`` of ``settings``' fleet folder and output root (empty when absent or
+        caching is off)."""
         self._memo = usercache.Memo("handover", settings.rendered_root,
-                                    str(settings.fleet_dir.resolve()) if settings.fleet_dir else "")
+                                    str(settings.fleet_dir.resolve()) if settings.fleet_dir else "", f"shard-{shard}")
         self._bytes = 0
 
     def get(self, name: str, digest: str) -> tuple[bytes, dict[str, Any]] | None:
@@ -115,14 +128,10 @@ class DocumentCache:
         return None
 
     def put(self, name: str, digest: str, document: bytes, brief: dict[str, Any]) -> None:
-        """Remember the document and summary of cluster ``name`` for inputs ``digest``."""
+        """Remember the document and summary of cluster ``name`` for inputs ``digest`` (one it got from
+        :meth:`get` too, to count its size)."""
         self._memo.put((name, digest), (document, brief))
         self._bytes += len(document)
-
-    @staticmethod
-    def holds(size: int) -> bool:
-        """True when documents of ``size`` bytes in all fit one cache entry (else putting them is pointless)."""
-        return size < usercache.MAX_ENTRY_BYTES
 
     def save(self) -> None:
         """Store the documents of this run (only those: documents of removed clusters or old inputs go).
@@ -130,14 +139,14 @@ class DocumentCache:
         Documents too large together for one cache entry are not stored: encoding them would only hold
         another copy of them in memory before the entry is refused.
         """
-        if self.holds(self._bytes):
+        if self._bytes < usercache.MAX_ENTRY_BYTES:
             self._memo.save()
 
 
 def cached_cluster_document(context: Callable[[], ClusterContext], plan: ClusterPlan, settings: HandoverSettings,
                             cache: DocumentCache | None = None) -> tuple[bytes, dict[str, Any]]:
-    """:func:`cluster_document` bytes and the index :func:`summary` (plain data), from ``cache`` when the same
-    gpuspec rendered the same inputs before; the caller puts new documents into the cache."""
+    """:func:`cluster_document` bytes and the index :func:`summary` (plain data), from ``cache`` (the cluster's
+    shard) when the same gpuspec rendered the same inputs before; the caller puts the documents it keeps."""
     digest = settings.digest(plan.digest)
     hit = cache.get(plan.name, digest) if cache is not None else None
     if hit is not None:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
@@ -27,6 +27,7 @@ from gpuspec.handover.documents import (
     HandoverSettings,
     cached_cluster_document,
     document_path,
+    document_shard,
     index_document,
     rule_settings,
 )
@@ -147,34 +148,63 @@ def expected_bytes(plan: RenderPlan) -> dict[str, bytes]:
 AcceptedRecords = Mapping[str, Sequence[Mapping[str, Any]]]
 
 
+#: How rendering uses the cache of handover documents: not at all, to read them, or to read and store them.
+DocumentUse = Literal["off", "read", "store"]
+
+
 def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
-                     handover: HandoverSettings | None = None, documents: DocumentCache | None = None,
+                     handover: HandoverSettings | None = None, documents: DocumentUse = "off",
                      accepted: AcceptedRecords | None = None, spool: tuple[int, Spool] | None = None) -> Rendered:
     """Render the clusters ``names``; with ``spool`` (its number and the spool) their bytes go there, not into
-    memory, one cluster at a time."""
+    memory, one cluster at a time.  Cached handover documents are read (and stored) one shard at a time."""
     out = Rendered()
+    groups: list[tuple[int | None, list[str]]] = [(None, list(names))]
+    if handover is not None and documents != "off":
+        groups = list(_shards(names))
     with _no_cyclic_gc():
-        for name in names:
-            cluster = fleet.cluster(name)
-            assert cluster is not None
-            plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file),
-                                   (accepted or {}).get(name, ()))
-            for path, spec in plan.files.items():
-                out.files[path] = data = serialize(spec, plan.digest)
-                out.shas[path] = hashlib.sha256(data).digest()
-            out.images[plan.name] = plan.images
-            out.paths[plan.name] = list(plan.files)
-            if handover is not None:
-                document, brief = cached_cluster_document(
-                    lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover,  # type: ignore[misc]
-                    documents)
-                out.files[document_path(plan.name)] = document
-                out.shas[document_path(plan.name)] = hashlib.sha256(document).digest()
-                out.paths[plan.name].append(document_path(plan.name))
-                out.summaries[plan.name] = (brief, handover.digest(plan.digest))
-            if spool is not None:
-                _spill(out.files, plan.name, out.paths[plan.name], *spool)
+        for shard, group in groups:
+            cache = DocumentCache(handover, shard) if handover is not None and shard is not None else None
+            _render_group(fleet, inputs, group, handover, cache, documents == "store", accepted, spool, out)
+            if cache is not None and documents == "store":
+                cache.save()
     return out
+
+
+def _shards(names: Iterable[str]) -> list[tuple[int, list[str]]]:
+    """``names`` grouped by the shard of the document cache that holds their documents, by shard number."""
+    groups: dict[int, list[str]] = {}
+    for name in names:
+        groups.setdefault(document_shard(name), []).append(name)
+    return sorted(groups.items())
+
+
+def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], handover: HandoverSettings | None,
+                  documents: DocumentCache | None, store: bool,
+                  accepted: AcceptedRecords | None, spool: tuple[int, Spool] | None, out: Rendered) -> None:
+    """Render ``names`` into ``out``: handover documents from ``documents`` when it has them (and with ``store``
+    each put into it)."""
+    for name in names:
+        cluster = fleet.cluster(name)
+        assert cluster is not None
+        plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file),
+                               (accepted or {}).get(name, ()))
+        for path, spec in plan.files.items():
+            out.files[path] = data = serialize(spec, plan.digest)
+            out.shas[path] = hashlib.sha256(data).digest()
+        out.images[plan.name] = plan.images
+        out.paths[plan.name] = list(plan.files)
+        if handover is not None:
+            document, brief = cached_cluster_document(
+                lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover,  # type: ignore[misc]
+                documents)
+            out.files[document_path(plan.name)] = document
+            out.shas[document_path(plan.name)] = hashlib.sha256(document).digest()
+            out.paths[plan.name].append(document_path(plan.name))
+            out.summaries[plan.name] = (brief, handover.digest(plan.digest))
+            if documents is not None and store:
+                documents.put(plan.name, handover.digest(plan.digest), document, brief)
+        if spool is not None:
+            _spill(out.files, plan.name, out.paths[plan.name], *spool)
 
 
 def _spill(files: OutputFiles, cluster: str, paths: Iterable[str], number: int, spool: Spool) -> None:
@@ -185,7 +215,7 @@ def _spill(files: OutputFiles, cluster: str, paths: Iterable[str], number: int, 
 
 
 #: What forked workers render from (set in the parent just before the pool starts), and the spools they write.
-_WORK: tuple[Fleet, InputDigests, HandoverSettings | None, DocumentCache | None, AcceptedRecords | None,
+_WORK: tuple[Fleet, InputDigests, HandoverSettings | None, DocumentUse, AcceptedRecords | None,
              Sequence[Spool]] | None = None
 
 
@@ -219,19 +249,14 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     folder on the output's disk, when it can hold them) rather than in memory.
     """
     reused = dict(reused or {})
-    # The document cache holds every document of the fleet: worth reading only when most are rendered.
-    documents = DocumentCache(handover) if handover is not None and not reused else None
+    # Storing a shard keeps only the documents rendered now: with clusters reused, the cache is left alone.
+    documents: DocumentUse = "off" if handover is None or reused else "store" if only is None else "read"
     only = list(only) if only is not None else None
     wanted = [c.name for c in fleet.clusters if c.name not in reused and (only is None or c.name in only)]
     out = _render_fleet(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted, spool_near)
     out.reused = reused
     for name, part in reused.items():
         out.summaries[name] = (dict(part.brief), part.document_digest)
-    if handover is not None and documents is not None and only is None and documents.holds(
-            sum(out.files.size(document_path(name)) for name in out.summaries)):
-        for name, (brief, digest) in out.summaries.items():
-            documents.put(name, digest, out.files[document_path(name)], brief)
-        documents.save()
     if only is None:
         for path, doc in bootstrap_files(fleet).items():
             out.files[path] = serialize(YamlFile((doc,)), inputs.for_fleet())
@@ -242,20 +267,22 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
 
 
 def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
-                  handover: HandoverSettings | None, documents: DocumentCache | None,
+                  handover: HandoverSettings | None, documents: DocumentUse,
                   accepted: AcceptedRecords | None = None, spool_near: Path | None = None) -> Rendered:
     wanted = set(only) if only is not None else None
     names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
     jobs = jobs or jobs_for(len(names))
     if jobs <= 1 or len(names) < 2:
         return _render_clusters(fleet, inputs, names, handover, documents, accepted)
-    # Warm the support-matrix caches once, before forking.
-    _render_clusters(fleet, inputs, names[:1], handover, documents, accepted)
+    # Warm the support-matrix caches and compile the handover template once, before forking.
+    _render_clusters(fleet, inputs, names[:1], handover, "off", accepted)
     global _WORK
     # One spool per worker, opened before the fork so that this process reads what the workers write.
     spools = [Spool(spool_near) for _ in range(jobs)]
     _WORK = (fleet, inputs, handover, documents, accepted, spools)
-    chunks = [(i, names[i::jobs]) for i in range(jobs)]
+    # Whole shards of the document cache to each worker: each shard is read and stored by one process.
+    shards = _shards(names)
+    chunks = [(i, [name for _, group in shards[i::jobs] for name in group]) for i in range(jobs)]
     try:
         with fork_pool(jobs) as pool:
             parts = pool.map(_worker, chunks)
