@@ -204,10 +204,10 @@ def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], hand
             if documents is not None and store:
                 documents.put(plan.name, handover.digest(plan.digest), document, brief)
         if spool is not None:
-            _spill(out.files, plan.name, out.paths[plan.name], *spool)
+            _spill(out.files, out.paths[plan.name], *spool)
 
 
-def _spill(files: OutputFiles, cluster: str, paths: Iterable[str], number: int, spool: Spool) -> None:
+def _spill(files: OutputFiles, paths: Iterable[str], number: int, spool: Spool) -> None:
     """Move the held bytes of ``paths`` (one cluster's files) into ``spool``, leaving their locations."""
     for path in paths:
         offset, length = spool.append(files[path])
