@@ -200,9 +200,10 @@ def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], hand
             out.files[document_path(plan.name)] = document
             out.shas[document_path(plan.name)] = hashlib.sha256(document).digest()
             out.paths[plan.name].append(document_path(plan.name))
-            out.summaries[plan.name] = (brief, handover.digest(plan.digest))
+            digest = handover.digest(plan.digest)
+            out.summaries[plan.name] = (brief, digest)
             if documents is not None and store:
-                documents.put(plan.name, handover.digest(plan.digest), document, brief)
+                documents.put(plan.name, digest, document, brief)
         if spool is not None:
             _spill(out.files, out.paths[plan.name], *spool)
 

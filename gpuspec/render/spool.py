@@ -31,9 +31,9 @@ class Spool:
         """Write ``data`` after everything this process appended before; return its (offset, length)."""
         offset = self._end
         view = memoryview(data)
-        while view:
-            written = os.pwrite(self._fd, view, offset + len(data) - len(view))
-            view = view[written:]
+        done = 0
+        while done < len(data):
+            done += os.pwrite(self._fd, view[done:], offset + done)
         self._end = offset + len(data)
         return offset, len(data)
 
