@@ -341,3 +341,50 @@ class Memo:
         if self.slot is None or self._used.keys() == self._stored.keys():
             return
         store(self.slot, self._used)
+
+
+#: How many entries a cache of per-cluster values is split into (see :class:`ShardedMemo`).
+SHARDS = 64
+
+
+def shard_of(name: str, shards: int = SHARDS) -> int:
+    """The number of the entry that holds the values of ``name`` (a cluster's name), out of ``shards``."""
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8", "surrogatepass")).digest()[:4], "big") % shards
+
+
+class ShardedMemo:
+    """A :class:`Memo` split over :data:`SHARDS` entries by a name (a cluster's), plus one entry for values
+    of no cluster (``name`` None).
+
+    Whoever works on a whole shard's clusters opens, fills and saves that shard alone, so no process holds
+    the values of the whole fleet at once.  A shard is opened on first use; :meth:`save` stores and forgets
+    every shard opened so far.  Like a :class:`Memo`, a saved shard keeps only the keys used in this run:
+    use it for whole shards (every cluster of a shard in one go), never for a part of one.
+    """
+
+    def __init__(self, kind: str, *scope: str) -> None:
+        """Name the entries of ``kind`` for ``scope``; none is read yet."""
+        self._kind = kind
+        self._scope = scope
+        self._open: dict[int | None, Memo] = {}
+
+    def _memo(self, name: str | None) -> Memo:
+        shard = None if name is None else shard_of(name)
+        memo = self._open.get(shard)
+        if memo is None:
+            memo = self._open[shard] = Memo(self._kind, *self._scope, "fleet" if shard is None else f"shard-{shard}")
+        return memo
+
+    def get(self, name: str | None, key: Any) -> tuple[bool, Any]:
+        """(True, value) when ``key`` was stored in the shard of ``name``, else (False, None)."""
+        return self._memo(name).get(key)
+
+    def put(self, name: str | None, key: Any, value: Any) -> None:
+        """Remember ``value`` under ``key`` in the shard of ``name`` (plain data only)."""
+        self._memo(name).put(key, value)
+
+    def save(self) -> None:
+        """Store the shards opened since the last save, and let go of them."""
+        for memo in self._open.values():
+            memo.save()
+        self._open.clear()

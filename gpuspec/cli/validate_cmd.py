@@ -19,6 +19,8 @@ from gpuspec.cli.common import (
     publish_report,
     today_option,
 )
+from gpuspec.cli.resultcache import Report
+from gpuspec.findings import Finding, Suppressed
 
 
 @click.command("validate")
@@ -40,13 +42,28 @@ def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, ou
     cached = resultcache.entry("validate", fleet_dir, policies_dir, (), today)
     report = cached.load()
     if report is None:
-        from gpuspec.pipeline.validate import validate_fleet
-
-        result = validate_fleet(fleet_dir, policies_dir, today=today)
-        report = prepare_report(result.findings, raw=result.load.raw, successful=result.usable,
-                                suppressed=[a.suppressed() for a in result.accepted])
+        report = _validate(fleet_dir, policies_dir, today)
         cached.store(report)
     publish_report(report, output_format, "validate", output_file)
     if not report.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     raise SystemExit(exit_code(report.findings))
+
+
+def _validate(fleet_dir: Path, policies_dir: Path, today: date | None) -> Report:
+    """The report of validating the fleet: a large one a chunk of clusters at a time, in bounded memory."""
+    from gpuspec.pipeline.chunked import validate_in_chunks
+    from gpuspec.pipeline.validate import ValidationResult, validate_fleet
+
+    def prepared(result: ValidationResult) -> Report:
+        return prepare_report(result.findings, raw=result.load.raw, successful=result.usable,
+                              suppressed=[a.suppressed() for a in result.accepted])
+
+    def parts(result: ValidationResult) -> tuple[list[Finding], list[Suppressed]]:
+        report = prepared(result)
+        return list(report.findings), list(report.suppressed)
+
+    merged = validate_in_chunks(fleet_dir, policies_dir, today, parts)
+    if merged is None:
+        return prepared(validate_fleet(fleet_dir, policies_dir, today=today))
+    return Report(merged.findings, merged.suppressed, None, merged.usable)

@@ -93,12 +93,12 @@ def cluster_document(ctx: ClusterContext, plan: ClusterPlan,
 
 
 #: How many user-cache entries the handover documents of one fleet folder and output root are spread over.
-DOCUMENT_SHARDS = 64
+DOCUMENT_SHARDS = usercache.SHARDS
 
 
 def document_shard(cluster: str) -> int:
     """The number of the cache entry (see :class:`DocumentCache`) that holds the document of ``cluster``."""
-    return int.from_bytes(hashlib.sha256(cluster.encode("utf-8")).digest()[:4], "big") % DOCUMENT_SHARDS
+    return usercache.shard_of(cluster, DOCUMENT_SHARDS)
 
 
 class DocumentCache:

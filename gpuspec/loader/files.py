@@ -40,3 +40,12 @@ def cluster_files(fleet_dir: Path) -> list[Path]:
     return sorted(
         p for p in clusters_dir.iterdir() if p.name.endswith(YAML_SUFFIXES) and not p.name.startswith(".")
     )
+
+
+def shard_name(file: str) -> str | None:
+    """What chooses a fleet file's shard in the per-cluster caches (see :class:`gpuspec.usercache.ShardedMemo`):
+    a cluster file's name without its suffix; None for a file outside clusters/ (fleet.yaml)."""
+    head, base = os.path.split(file)
+    if os.path.basename(head) != CLUSTERS_DIR:
+        return None
+    return base.rsplit(".", 1)[0]

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from gpuspec.catalogue.validate import BAD_VALUE, FILE_UNUSABLE
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
-from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES, cluster_files, display_path
+from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES, cluster_files, display_path, shard_name
 from gpuspec.loader.parallel import map_split
 from gpuspec.loader.parsecache import ParseCache
 from gpuspec.loader.schema_errors import schema_findings
@@ -72,7 +72,7 @@ def _read_all(paths: list[Path], cache: ParseCache | None,
         key = None
         if cache is not None:
             key = keys[display] = cache.key(text)
-            hit, data = cache.get(key)
+            hit, data = cache.get(shard_name(display), key)
             if hit:
                 out.append((display, data, None))
                 continue
@@ -86,7 +86,7 @@ def _read_all(paths: list[Path], cache: ParseCache | None,
         if error is not None:
             raise error
         if cache is not None and key is not None:
-            cache.put(key, data)
+            cache.put(shard_name(display), key, data)
         out[index] = (display, data, None)
     return out
 
@@ -104,17 +104,20 @@ def _usable(display: str, data: Any, problem: YamlProblem | None, findings: list
     return True
 
 
-def load_fleet(fleet_dir: Path, only: Collection[str] | None = None) -> LoadResult:
+def load_fleet(fleet_dir: Path, only: Collection[str] | None = None, *, cached: bool | None = None) -> LoadResult:
     """Read fleet.yaml and every cluster file below ``fleet_dir`` into a typed Fleet, or report why not.
 
     ``only``: read just the cluster files with these names (``x.yaml``) — a partial fleet for commands that
-    need a few clusters; a name with no file is skipped.
+    need a few clusters; a name with no file is skipped.  ``cached``: take parsed data from the parse cache
+    and store it there (default: for a whole fleet only).  A partial load may use the cache only when it reads
+    whole shards of it (see :func:`gpuspec.pipeline.chunked.cluster_chunks`): a shard keeps just the files
+    read in the run that saves it.
     """
     # Loading builds hundreds of thousands of acyclic objects; the cyclic collector would only rescan them.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_fleet(fleet_dir, only)
+        return _load_fleet(fleet_dir, only, only is None if cached is None else cached)
     finally:
         if enabled:
             gc.enable()
@@ -129,7 +132,7 @@ WHAT_A_FLEET_HOLDS = (
 )
 
 
-def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
+def _load_fleet(fleet_dir: Path, only: Collection[str] | None, cached: bool) -> LoadResult:
     if not fleet_dir.exists():
         raise GpuspecError(f"fleet directory {display_path(fleet_dir)} does not exist", hint=WHAT_A_FLEET_HOLDS)
     if not fleet_dir.is_dir():
@@ -142,9 +145,7 @@ def _load_fleet(fleet_dir: Path, only: Collection[str] | None) -> LoadResult:
     settings_display = display_path(settings_path)
     if not settings_path.exists():
         raise GpuspecError(f"{settings_display} not found", hint=WHAT_A_FLEET_HOLDS)
-    # A partial load (a few clusters) parses its files directly: opening the whole fleet's entries would
-    # cost more time and memory than it saves.
-    cache = ParseCache(fleet_dir) if only is None else None
+    cache = ParseCache(fleet_dir) if cached else None
     keys: dict[str, bytes] = {}
     paths = cluster_files(fleet_dir)
     if only is not None:

@@ -87,14 +87,16 @@ def fleet_policy(fleet: Fleet, policies_dir: Path | None) -> Policy:
 
 
 def validate_fleet(fleet_dir: Path, policies_dir: Path | None = None,
-                   only: Collection[str] | None = None, today: dt.date | None = None) -> ValidationResult:
+                   only: Collection[str] | None = None, today: dt.date | None = None, *,
+                   cached: bool | None = None) -> ValidationResult:
     """Load ``fleet_dir`` and return every schema, reference, credential and support-matrix finding.
 
     The support matrix judges life-cycles at the policy's ``asOf``; the findings its exceptions accept are
     returned apart (see :func:`gpuspec.policy.acceptance.decide`; ``today``: the day they expire against,
-    default today in UTC).  ``only``: validate just the cluster files with these names (see :func:`load_fleet`).
+    default today in UTC).  ``only``: validate just the cluster files with these names; ``cached``: whether the
+    files' parsed data and checks may come from (and go to) the user cache (see :func:`load_fleet`).
     """
-    load = load_fleet(fleet_dir, only)
+    load = load_fleet(fleet_dir, only, cached=cached)
     if load.fleet is None:
         return ValidationResult(load, list(load.findings))
     fleet = load.fleet

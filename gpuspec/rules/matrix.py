@@ -46,6 +46,7 @@ from gpuspec.catalogue.matrix import (
 )
 from gpuspec.catalogue.operations import ENTRIES as OPERATIONS_ENTRIES
 from gpuspec.findings import DocPath, Finding
+from gpuspec.loader.files import shard_name
 from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
@@ -60,7 +61,7 @@ from gpuspec.rules.openshift import is_openshift, openshift_checks
 from gpuspec.rules.runtime import runtime_settings
 from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.spec.resolve import effective_driver, operator_version
-from gpuspec.usercache import Memo
+from gpuspec.usercache import ShardedMemo
 
 #: spec `kubernetes.distribution` -> support-matrix distribution id.
 _DISTRIBUTION = {"upstream": "kubernetes"}
@@ -107,7 +108,8 @@ def evaluate(fleet: Fleet, when: dt.date) -> _Result:
     todo: list[int] = []
     for index, cluster in enumerate(fleet.clusters):
         key = (settings_key, fleet.settings_file, keys.get(cluster.source_file), cluster.source_file)
-        hit, calls = memo[0].get(key) if memo is not None and key[2] is not None else (False, None)
+        hit, calls = memo[0].get(shard_name(cluster.source_file), key) \
+            if memo is not None and key[2] is not None else (False, None)
         calls_of.append(calls if hit and isinstance(calls, list) else None)
         if calls_of[-1] is None:
             todo.append(index)
@@ -124,7 +126,7 @@ def evaluate(fleet: Fleet, when: dt.date) -> _Result:
         cluster = fleet.clusters[index]
         key = (settings_key, fleet.settings_file, keys.get(cluster.source_file), cluster.source_file)
         if memo is not None and key[2] is not None:
-            memo[0].put(key, calls)
+            memo[0].put(shard_name(cluster.source_file), key, calls)
     for calls in calls_of:
         for rule, message, file, path, hint in calls or ():
             res.add(_ENTRIES[rule], message, file, tuple(path), hint)
@@ -137,13 +139,14 @@ def evaluate(fleet: Fleet, when: dt.date) -> _Result:
 _ENTRIES: dict[str, Entry] = {entry.id: entry for entry in cat.ENTRIES}
 
 
-def _memo(fleet: Fleet, when: dt.date) -> tuple[Memo, dict[str, bytes]] | None:
+def _memo(fleet: Fleet, when: dt.date) -> tuple[ShardedMemo, dict[str, bytes]] | None:
     """The per-cluster memo of evaluations (one cluster's problems depend only on its file, fleet.yaml, the
-    date and gpuspec's code and data), or None when the files' contents are not known."""
+    date and gpuspec's code and data), sharded like the parse cache, or None when the files' contents are not
+    known (the fleet was loaded without the parse cache)."""
     keys = fleet.content_keys
     if fleet.settings_file not in keys:
         return None
-    return Memo("matrix", os.path.abspath(fleet.root), when.isoformat()), keys
+    return ShardedMemo("matrix", os.path.abspath(fleet.root), when.isoformat()), keys
 
 
 def _evaluation(ctx: RuleContext) -> _Result:

@@ -11,28 +11,30 @@ from dataclasses import replace
 from typing import Any
 
 from gpuspec.findings import SENSITIVE, DocPath, Finding
+from gpuspec.loader.files import shard_name
 from gpuspec.redaction import SecretHit, SecretProbe, classify_value, is_secret_key, scan
-from gpuspec.usercache import Memo
+from gpuspec.usercache import ShardedMemo
 
 __all__ = ["SecretHit", "classify_value", "is_secret_key", "mark_sensitive", "scan", "scan_files"]
 
 
 def scan_files(files: Mapping[str, Any], keys: Mapping[str, bytes], scope: str) -> dict[str, list[SecretHit]]:
     """``scan`` of each file's data, remembered between runs by the digest of the file's text (``keys``;
-    a file without a key is scanned every time).  ``scope`` names the memo (the fleet folder)."""
-    memo = Memo("credentials", scope) if keys else None
+    a file without a key is scanned every time).  ``scope`` names the memo (the fleet folder), sharded like the
+    parse cache."""
+    memo = ShardedMemo("credentials", scope) if keys else None
     out: dict[str, list[SecretHit]] = {}
     probe = SecretProbe()
     for file, data in files.items():
         key = keys.get(file)
         if memo is not None and key is not None:
-            hit, stored = memo.get(key)
+            hit, stored = memo.get(shard_name(file), key)
             if hit and isinstance(stored, list):
                 out[file] = [SecretHit(tuple(path), kind, at_key) for path, kind, at_key in stored]
                 continue
         out[file] = list(scan(data)) if probe.holds_secret(data) else []
         if memo is not None and key is not None:
-            memo.put(key, [(h.path, h.kind, h.at_key) for h in out[file]])
+            memo.put(shard_name(file), key, [(h.path, h.kind, h.at_key) for h in out[file]])
     if memo is not None:
         memo.save()
     return out

@@ -120,12 +120,12 @@ def test_cache_folders_and_key_are_private(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("GPUSPEC_CACHE_KEY_FILE", str(tmp_path / "config" / "cache.key"))
     memo = ParseCache(tmp_path / "fleet")
-    memo.put(b"k", {"a": 1})
+    memo.put(None, b"k", {"a": 1})
     memo.save()
     for folder in [tmp_path / "cache", *(p for p in (tmp_path / "cache").rglob("*") if p.is_dir())]:
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
     assert stat.S_IMODE((tmp_path / "config" / "cache.key").stat().st_mode) == 0o600
-    assert ParseCache(tmp_path / "fleet").get(b"k") == (True, {"a": 1})
+    assert ParseCache(tmp_path / "fleet").get(None, b"k") == (True, {"a": 1})
 
 
 def test_a_key_others_can_read_turns_caching_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,10 +144,11 @@ def test_a_cache_folder_others_may_write_is_not_used(tmp_path: Path, monkeypatch
     os.chmod(shared, 0o777)
     monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(shared))
     memo = ParseCache(tmp_path / "fleet")
-    memo.put(b"k", 1)
+    memo.put(None, b"k", 1)
     memo.save()
     assert not list((shared / "parsed").iterdir())
     os.chmod(shared, 0o755)  # readable by others, writable only by the user: used, and made private
+    memo.put(None, b"k", 1)
     memo.save()
     assert stat.S_IMODE(shared.stat().st_mode) == 0o700 and len(list((shared / "parsed").iterdir())) == 1
 
