@@ -22,6 +22,7 @@ from gpuspec.report.registry import REPORTERS, reporter
 
 if TYPE_CHECKING:
     from gpuspec.catalogue.entry import Entry
+    from gpuspec.pipeline.validate import ValidationResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -203,6 +204,19 @@ def prepare_report(
     hidden = redact_findings([s.finding for s in suppressed], raw)
     kept = [replace(s, finding=f) for s, f in zip(suppressed, hidden, strict=True)]
     return Report(shown, kept, summary, successful)
+
+
+def validation_report(result: ValidationResult) -> Report:
+    """The report of a validation (the whole fleet's or a chunk's): located, redacted findings and the findings
+    policy exceptions accept."""
+    return prepare_report(result.findings, raw=result.load.raw, successful=result.usable,
+                          suppressed=[a.suppressed() for a in result.accepted])
+
+
+def validation_parts(result: ValidationResult) -> tuple[list[Finding], list[Suppressed]]:
+    """The findings and suppressed findings of :func:`validation_report` (what a chunked run merges)."""
+    report = validation_report(result)
+    return list(report.findings), list(report.suppressed)
 
 
 def publish_report(

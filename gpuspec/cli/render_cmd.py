@@ -55,21 +55,40 @@ def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, rende
 
 def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
               only: Sequence[str] | None = None, today: date | None = None,
-              stamp: RenderStamp | None = None, out_dir: Path | None = None) -> tuple[Prepared, list[Finding]]:
+              stamp: RenderStamp | None = None, out_dir: Path | None = None,
+              chunked: bool = False) -> tuple[Prepared, list[Finding]]:
+    """Validate and render (``chunked``: a large fleet a chunk of clusters at a time, see
+    :mod:`gpuspec.pipeline.render_chunked`), print the findings; exit 2 or 1 as :func:`prepared_or_exit`."""
     from gpuspec.pipeline.render import prepare
 
     if only and fleet_dir.is_dir():
         _check_cluster_names(fleet_dir, only)
     # Rendered bytes wait on the output's disk (next to the output folder), not in memory.
     near = out_dir.absolute().parent if out_dir is not None else None
-    prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp, spool_near=near)
-    reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
+    streamed = _prepared_in_chunks(fleet_dir, policies_dir, today, stamp, near) if chunked and not only else None
+    if streamed is not None:
+        prepared = streamed
+        reported = report_findings(prepared.validation.findings, command, located=True)
+    else:
+        prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp, spool_near=near)
+        reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
     if not prepared.validation.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
     if prepared.rendered is None:
         click.echo(f"gpuspec {command}: the fleet has errors; nothing was written", err=True)
         raise SystemExit(exitcodes.FINDINGS)
     return prepared, reported
+
+
+def _prepared_in_chunks(fleet_dir: Path, policies_dir: Path, today: date | None, stamp: RenderStamp | None,
+                        near: Path | None) -> Prepared | None:
+    """The render of a fleet large enough to be validated and rendered in chunks, else None; its findings are
+    located and redacted."""
+    from gpuspec.cli.common import validation_parts
+    from gpuspec.pipeline.render_chunked import prepare_in_chunks
+
+    done = prepare_in_chunks(fleet_dir, policies_dir, validation_parts, today=today, stamp=stamp, spool_near=near)
+    return done.prepared if done is not None else None
 
 
 def _check_cluster_names(fleet_dir: Path, names: Sequence[str]) -> None:
@@ -186,7 +205,8 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
                      stamp: RenderStamp | None) -> None:
     from gpuspec.render.writer import check_output, write_output
 
-    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp, out_dir=out_dir)
+    prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp, out_dir=out_dir,
+                                   chunked=True)
     rendered = prepared.rendered
     assert rendered is not None
     expected, kept = rendered.files, rendered.kept

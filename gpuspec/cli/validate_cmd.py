@@ -15,12 +15,12 @@ from gpuspec.cli.common import (
     format_option,
     output_option,
     policies_option,
-    prepare_report,
     publish_report,
     today_option,
+    validation_parts,
+    validation_report,
 )
 from gpuspec.cli.resultcache import Report
-from gpuspec.findings import Finding, Suppressed
 
 
 @click.command("validate")
@@ -53,17 +53,9 @@ def validate_command(fleet_dir: Path, policies_dir: Path, output_format: str, ou
 def _validate(fleet_dir: Path, policies_dir: Path, today: date | None) -> Report:
     """The report of validating the fleet: a large one a chunk of clusters at a time, in bounded memory."""
     from gpuspec.pipeline.chunked import validate_in_chunks
-    from gpuspec.pipeline.validate import ValidationResult, validate_fleet
+    from gpuspec.pipeline.validate import validate_fleet
 
-    def prepared(result: ValidationResult) -> Report:
-        return prepare_report(result.findings, raw=result.load.raw, successful=result.usable,
-                              suppressed=[a.suppressed() for a in result.accepted])
-
-    def parts(result: ValidationResult) -> tuple[list[Finding], list[Suppressed]]:
-        report = prepared(result)
-        return list(report.findings), list(report.suppressed)
-
-    merged = validate_in_chunks(fleet_dir, policies_dir, today, parts)
+    merged = validate_in_chunks(fleet_dir, policies_dir, today, validation_parts)
     if merged is None:
-        return prepared(validate_fleet(fleet_dir, policies_dir, today=today))
+        return validation_report(validate_fleet(fleet_dir, policies_dir, today=today))
     return Report(merged.findings, merged.suppressed, None, merged.usable)

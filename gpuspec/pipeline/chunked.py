@@ -74,13 +74,12 @@ class MergedReport:
     usable: bool
 
 
-def validate_in_chunks(fleet_dir: Path, policies_dir: Path | None, today: dt.date | None, prepare: Prepare,
-                       size: int | None = None) -> MergedReport | None:
-    """The findings of :func:`gpuspec.pipeline.validate.validate_fleet` for ``fleet_dir``, validated a chunk of
-    about ``size`` (default :data:`CHUNK_CLUSTERS`) clusters at a time; ``prepare`` turns each chunk's into
-    report form before the next is read.  None when the fleet is small enough for one go, or its fleet.yaml
-    or policy packs are unusable (the caller validates the whole fleet then: those findings are reported in
-    the order of one run)."""
+def chunk_plan(fleet_dir: Path, policies_dir: Path | None, today: dt.date | None,
+               size: int | None = None) -> tuple[ValidationResult, list[list[Path]]] | None:
+    """The validation of fleet.yaml alone (no cluster) and the chunks of about ``size`` (default
+    :data:`CHUNK_CLUSTERS`) cluster files, when the fleet is to be validated in chunks.  None when it is small
+    enough for one go, or its fleet.yaml or policy packs are unusable (their findings are reported in the order
+    of one whole-fleet run then)."""
     if not (fleet_dir / FLEET_FILE).is_file():
         return None
     chunks = cluster_chunks(cluster_files(fleet_dir), size or CHUNK_CLUSTERS)
@@ -89,42 +88,74 @@ def validate_in_chunks(fleet_dir: Path, policies_dir: Path | None, today: dt.dat
     settings = validate_fleet(fleet_dir, policies_dir, (), today, cached=True)
     if not settings.usable:
         return None
-    return merge_chunks(_chunk_reports(fleet_dir, policies_dir, today, prepare, chunks))
+    return settings, chunks
 
 
-def _chunk_reports(fleet_dir: Path, policies_dir: Path | None, today: dt.date | None, prepare: Prepare,
-                   chunks: list[list[Path]]) -> Iterator[ChunkReport]:
-    for chunk in chunks:
-        result = validate_fleet(fleet_dir, policies_dir, {p.name for p in chunk}, today, cached=True)
-        findings, suppressed = prepare(result)
-        usable, loaded = result.usable, result.load.usable
-        del result  # before the next chunk is read: one chunk's models at a time
-        yield ChunkReport(findings, suppressed, usable, loaded, frozenset(display_path(p) for p in chunk))
+def validate_chunk(fleet_dir: Path, policies_dir: Path | None, chunk: Sequence[Path],
+                   today: dt.date | None) -> ValidationResult:
+    """:func:`gpuspec.pipeline.validate.validate_fleet` of fleet.yaml and the cluster files ``chunk`` (whole
+    cache shards, from :func:`chunk_plan`)."""
+    return validate_fleet(fleet_dir, policies_dir, {p.name for p in chunk}, today, cached=True)
 
 
-def merge_chunks(reports: Iterator[ChunkReport]) -> MergedReport:
-    """One report of the chunks' (see the module's docstring), in report order (by file, position, rule and
-    message, as :func:`gpuspec.loader.positions.locate_findings` sorts one run's)."""
-    findings: list[Finding] = []
-    suppressed: list[Suppressed] = []
-    unusable: list[Finding] = []
-    seen: set[tuple[object, ...]] = set()
-    usable = True
-    first = True
-    for report in reports:
-        usable = usable and report.usable
+def chunk_report(result: ValidationResult, chunk: Sequence[Path], prepare: Prepare) -> ChunkReport:
+    """A chunk's validation in report form (``prepare`` locates and redacts its findings)."""
+    findings, suppressed = prepare(result)
+    return ChunkReport(findings, suppressed, result.usable, result.load.usable,
+                       frozenset(display_path(p) for p in chunk))
+
+
+def validate_in_chunks(fleet_dir: Path, policies_dir: Path | None, today: dt.date | None, prepare: Prepare,
+                       size: int | None = None) -> MergedReport | None:
+    """The findings of :func:`gpuspec.pipeline.validate.validate_fleet` for ``fleet_dir``, validated a chunk of
+    about ``size`` clusters at a time; ``prepare`` turns each chunk's into report form before the next is read.
+    None when :func:`chunk_plan` says to validate the whole fleet in one go."""
+    plan = chunk_plan(fleet_dir, policies_dir, today, size)
+    if plan is None:
+        return None
+    merger = Merger()
+    for chunk in plan[1]:
+        # One chunk's models at a time: the report is taken before the next chunk is read.
+        merger.add(chunk_report(validate_chunk(fleet_dir, policies_dir, chunk, today), chunk, prepare))
+    return merger.merged()
+
+
+class Merger:
+    """Gathers the chunks' reports into one, as one whole-fleet run reports it (see the module's docstring):
+    in report order (by file, position, rule and message, as :func:`gpuspec.loader.positions.locate_findings`
+    sorts one run's), and when any chunk was unusable only the problems of the unusable files."""
+
+    def __init__(self) -> None:
+        """No chunk yet."""
+        self._findings: list[Finding] = []
+        self._suppressed: list[Suppressed] = []
+        self._unusable: list[Finding] = []
+        self._seen: set[tuple[object, ...]] = set()
+        self._usable = True
+        self._first = True
+
+    @property
+    def usable(self) -> bool:
+        """False once a chunk's input was unusable."""
+        return self._usable
+
+    def add(self, report: ChunkReport) -> None:
+        """Take in the next chunk's report."""
+        self._usable = self._usable and report.usable
         if not report.loaded:
-            unusable.extend(report.findings)
-        elif usable:
-            findings.extend(_new(report.findings, report.files, seen, first, lambda f: f))
-            suppressed.extend(_new(report.suppressed, report.files, seen, first, lambda s: s.finding))
-        first = False
-    if unusable or not usable:
-        unusable.sort(key=Finding.sort_key)
-        return MergedReport(unusable, [], False)
-    findings.sort(key=Finding.sort_key)
-    suppressed.sort(key=lambda s: s.finding.sort_key())
-    return MergedReport(findings, suppressed, True)
+            self._unusable.extend(report.findings)
+        elif self._usable:
+            self._findings.extend(_new(report.findings, report.files, self._seen, self._first, lambda f: f))
+            self._suppressed.extend(_new(report.suppressed, report.files, self._seen, self._first,
+                                         lambda s: s.finding))
+        self._first = False
+
+    def merged(self) -> MergedReport:
+        """The report of every chunk taken in."""
+        if self._unusable or not self._usable:
+            return MergedReport(sorted(self._unusable, key=Finding.sort_key), [], False)
+        return MergedReport(sorted(self._findings, key=Finding.sort_key),
+                            sorted(self._suppressed, key=lambda s: s.finding.sort_key()), True)
 
 
 def _new(items: list[_T], own: frozenset[str], seen: set[tuple[object, ...]], first: bool,

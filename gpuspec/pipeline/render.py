@@ -34,7 +34,7 @@ from gpuspec.handover.documents import (
 from gpuspec.loader.files import YAML_SUFFIXES
 from gpuspec.pipeline.validate import ValidationResult, fleet_policy, validate_fleet
 from gpuspec.policy.acceptance import utc_today
-from gpuspec.render.bootstrap import bootstrap_files
+from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_files
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
 from gpuspec.render.filetree import RenderPlan, YamlFile
@@ -115,6 +115,17 @@ class Rendered:
                 shas = tuple(self.shas.get(rel) or hashlib.sha256(self.files[rel]).digest() for rel in paths)
                 out[name] = Part(self.keys[name], tuple(paths), dict(brief), digest, shas)
         return out
+
+    def absorb(self, other: Rendered) -> None:
+        """Add another part of the output, whose spooled files name spools of its own (see
+        :meth:`gpuspec.render.spool.OutputFiles.absorb`), with its reused clusters and keys."""
+        self.files.absorb(other.files)
+        self.images.update(other.images)
+        self.summaries.update(other.summaries)
+        self.paths.update(other.paths)
+        self.shas.update(other.shas)
+        self.reused.update(other.reused)
+        self.keys.update(other.keys)
 
     def merge(self, other: Rendered) -> None:
         """Add another part of the output (its spooled files name the same spools as this one's)."""
@@ -254,27 +265,44 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     documents: DocumentUse = "off" if handover is None or reused else "store" if only is None else "read"
     only = list(only) if only is not None else None
     wanted = [c.name for c in fleet.clusters if c.name not in reused and (only is None or c.name in only)]
-    out = _render_fleet(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted, spool_near)
+    out = render_clusters(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted, spool_near)
     out.reused = reused
     for name, part in reused.items():
         out.summaries[name] = (dict(part.brief), part.document_digest)
     if only is None:
-        for path, doc in bootstrap_files(fleet).items():
-            out.files[path] = serialize(YamlFile((doc,)), inputs.for_fleet())
-    if handover is not None and only is None:
-        parts = [out.summaries[name] for name in sorted(out.summaries)]
-        out.files[INDEX_FILE] = index_document(fleet, [p[0] for p in parts], [p[1] for p in parts], handover)
+        add_fleet_files(out, fleet, inputs, handover)
     return out
 
 
-def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
-                  handover: HandoverSettings | None, documents: DocumentUse,
-                  accepted: AcceptedRecords | None = None, spool_near: Path | None = None) -> Rendered:
+def add_fleet_files(out: Rendered, fleet: Fleet, inputs: InputDigests, handover: HandoverSettings | None,
+                    entries: Iterable[BootstrapEntry] | None = None) -> None:
+    """Add the fleet-wide files to ``out``, which holds every cluster's part (rendered or reused): the bootstrap
+    objects and (with ``handover``) the fleet index of the handover documents.  ``entries``: what the bootstrap
+    objects take from each cluster, in the fleet's order, when ``fleet`` does not hold its clusters."""
+    for path, doc in bootstrap_files(fleet, entries).items():
+        out.files[path] = serialize(YamlFile((doc,)), inputs.for_fleet())
+    if handover is not None:
+        parts = [out.summaries[name] for name in sorted(out.summaries)]
+        out.files[INDEX_FILE] = index_document(fleet, [p[0] for p in parts], [p[1] for p in parts], handover)
+
+
+def render_clusters(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
+                    handover: HandoverSettings | None, documents: DocumentUse,
+                    accepted: AcceptedRecords | None = None, spool_near: Path | None = None,
+                    *, spool: bool = False) -> Rendered:
+    """The files of the clusters of ``fleet`` (those in ``only``), without the fleet-wide ones, rendered by
+    ``jobs`` workers (0: as many as :func:`jobs_for` says) whose bytes wait in spools (see
+    :func:`render_fleet`); with ``spool`` also those rendered in this process."""
     wanted = set(only) if only is not None else None
     names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
     jobs = jobs or jobs_for(len(names))
     if jobs <= 1 or len(names) < 2:
-        return _render_clusters(fleet, inputs, names, handover, documents, accepted)
+        if not spool:
+            return _render_clusters(fleet, inputs, names, handover, documents, accepted)
+        alone = Spool(spool_near)
+        out = _render_clusters(fleet, inputs, names, handover, documents, accepted, (0, alone))
+        out.files.attach([alone])
+        return out
     # Warm the support-matrix caches and compile the handover template once, before forking.
     _render_clusters(fleet, inputs, names[:1], handover, "off", accepted)
     global _WORK
@@ -282,8 +310,7 @@ def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None
     spools = [Spool(spool_near) for _ in range(jobs)]
     _WORK = (fleet, inputs, handover, documents, accepted, spools)
     # Whole shards of the document cache to each worker: each shard is read and stored by one process.
-    shards = _shards(names)
-    chunks = [(i, [name for _, group in shards[i::jobs] for name in group]) for i in range(jobs)]
+    chunks = list(enumerate(balanced([group for _, group in _shards(names)], jobs)))
     try:
         with fork_pool(jobs) as pool:
             parts = pool.map(_worker, chunks)
@@ -295,6 +322,15 @@ def _render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None
         if isinstance(part, str):
             raise GpuspecError(part)
         out.merge(part)
+    return out
+
+
+def balanced(groups: Sequence[list[str]], bins: int) -> list[list[str]]:
+    """``groups`` (each kept whole) dealt into ``bins`` lists of names of about the same length: the largest
+    group first, each to the list with the fewest names so far (the first such list on a tie)."""
+    out: list[list[str]] = [[] for _ in range(bins)]
+    for group in sorted(groups, key=len, reverse=True):
+        min(out, key=len).extend(group)
     return out
 
 
@@ -331,8 +367,7 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
         names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
         with _no_cyclic_gc():
             return Prepared(validation, Rendered(images=fleet_images(fleet, names)))
-    handover = HandoverSettings(fleet_dir, override_files(fleet_dir), rule_settings(fleet, policies_dir),
-                                fleet.settings.git.path.strip("/") or ".")
+    handover = handover_settings(fleet_dir, policies_dir, fleet)
     accepted = {c.name: records for c in fleet.clusters if (records := validation.accepted_records(fleet, c.name))}
     inputs = stamp.inputs if stamp is not None and stamp.inputs is not None else read_input_digests(
         fleet_dir, policies_dir)
@@ -340,11 +375,17 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
     reused = stamp.reusable(keys) if stamp is not None and only is None else {}
     rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused, spool_near)
     rendered.keys = keys
-    rendered.window = _exception_window(fleet, policies_dir, today or utc_today())
+    rendered.window = exception_window(fleet, policies_dir, today or utc_today())
     return Prepared(validation, rendered)
 
 
-def _exception_window(fleet: Fleet, policies_dir: Path | None, today: dt.date) -> tuple[dt.date | None, dt.date | None]:
+def handover_settings(fleet_dir: Path, policies_dir: Path | None, fleet: Fleet) -> HandoverSettings:
+    """How the handover documents of ``fleet`` (of fleet.yaml: it needs no cluster) are rendered."""
+    return HandoverSettings(fleet_dir, override_files(fleet_dir), rule_settings(fleet, policies_dir),
+                            fleet.settings.git.path.strip("/") or ".")
+
+
+def exception_window(fleet: Fleet, policies_dir: Path | None, today: dt.date) -> tuple[dt.date | None, dt.date | None]:
     """The days around ``today`` on which the fleet's policy exceptions accept the same findings."""
     policy = fleet_policy(fleet, policies_dir)
     return window([e.exception.expires for e in policy.exceptions if isinstance(e.exception.expires, dt.date)],

@@ -11,6 +11,8 @@ Files go under ``gitops/<tool>/_bootstrap/`` (``_`` cannot start a cluster name)
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gpuspec.render.acceptance import ACCEPTANCE_NAMESPACE
@@ -58,20 +60,39 @@ def _namespaces(cluster: Cluster) -> list[str]:
     return sorted(names)
 
 
-def app_project(fleet: Fleet, project: str, clusters: list[Cluster]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class BootstrapEntry:
+    """What the bootstrap objects take from one cluster (see :func:`bootstrap_entry`)."""
+
+    tool: str
+    #: Argo CD: the cluster's AppProject and Argo CD namespace, its chart repository (a project source) and
+    #: the project destinations it needs (each as its (key, value) pairs).
+    project: str
+    argo_namespace: str
+    chart_source: str
+    destinations: tuple[tuple[tuple[str, str], ...], ...]
+    #: Flux: the namespace and name of the GitRepository its Kustomizations name.
+    flux_source: tuple[str, str]
+
+
+def bootstrap_entry(fleet: Fleet, cluster: Cluster) -> BootstrapEntry:
+    """The part of ``cluster`` the bootstrap objects of ``fleet`` show."""
+    argo, flux = cluster.gitops.argocd, cluster.gitops.flux
+    destinations = tuple(tuple({**_destination(cluster), "namespace": namespace}.items())
+                         for namespace in _namespaces(cluster))
+    return BootstrapEntry(cluster.gitops.tool, argo.project, argo.namespace,
+                          resolve.chart_repository(fleet.mirror(cluster.mirror)).removeprefix("oci://"),
+                          destinations, (flux.namespace, flux.source))
+
+
+def app_project(fleet: Fleet, project: str, members: Sequence[BootstrapEntry]) -> dict[str, Any]:
     """The AppProject ``project``: sources, destinations and cluster-scoped kinds of its clusters only."""
-    argo_namespace = clusters[0].gitops.argocd.namespace
-    sources = {fleet.settings.git.repo_url}
-    destinations: list[dict[str, str]] = []
-    for cluster in clusters:
-        sources.add(resolve.chart_repository(fleet.mirror(cluster.mirror)).removeprefix("oci://"))
-        for namespace in _namespaces(cluster):
-            destinations.append({**_destination(cluster), "namespace": namespace})
-    unique = {tuple(sorted(d.items())): d for d in destinations}
+    sources = {fleet.settings.git.repo_url, *(m.chart_source for m in members)}
+    unique = {tuple(sorted(d)): dict(d) for m in members for d in m.destinations}
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "AppProject",
-        "metadata": {"name": project, "namespace": argo_namespace, "labels": dict(MANAGED_BY)},
+        "metadata": {"name": project, "namespace": members[0].argo_namespace, "labels": dict(MANAGED_BY)},
         "spec": {
             "description": f"GPU Operator fleet {fleet.settings.metadata.name}: only what gpuspec renders",
             "sourceRepos": sorted(sources),
@@ -110,25 +131,29 @@ def git_repository(fleet: Fleet, name: str, namespace: str) -> dict[str, Any]:
     }
 
 
-def bootstrap_files(fleet: Fleet) -> dict[str, dict[str, Any]]:
-    """Output path → object of every bootstrap object fleet.yaml asks for (none unless ``bootstrap`` says so)."""
+def bootstrap_files(fleet: Fleet, entries: Iterable[BootstrapEntry] | None = None) -> dict[str, dict[str, Any]]:
+    """Output path → object of every bootstrap object fleet.yaml asks for (none unless ``bootstrap`` says so).
+
+    ``entries``: the :func:`bootstrap_entry` of every cluster, in the fleet's order (default: of
+    ``fleet.clusters``), for a fleet whose clusters are not all held at once.
+    """
     wanted = fleet.settings.bootstrap
     files: dict[str, dict[str, Any]] = {}
-    argo = [c for c in fleet.clusters if c.gitops.tool == "argocd"]
+    if entries is None:
+        entries = [bootstrap_entry(fleet, c) for c in fleet.clusters] if wanted.argocd or wanted.flux else []
+    entries = list(entries)
+    argo = [e for e in entries if e.tool == "argocd"]
     if wanted.argocd and argo:
-        projects: dict[str, list[Cluster]] = {}
-        for cluster in argo:
-            projects.setdefault(cluster.gitops.argocd.project, []).append(cluster)
+        projects: dict[str, list[BootstrapEntry]] = {}
+        for entry in argo:
+            projects.setdefault(entry.project, []).append(entry)
         for project, members in sorted(projects.items()):
             if project != "default":
                 files[f"gitops/argocd/{BOOTSTRAP_DIR}/{project}.appproject.yaml"] = app_project(fleet, project, members)
-        namespace = argo[0].gitops.argocd.namespace
         files[f"gitops/argocd/{BOOTSTRAP_DIR}/{PARENT_APPLICATION}.application.yaml"] = parent_application(
-            fleet, namespace)
+            fleet, argo[0].argo_namespace)
     if wanted.flux:
-        sources = sorted({(c.gitops.flux.namespace, c.gitops.flux.source) for c in fleet.clusters
-                          if c.gitops.tool == "flux"})
-        for namespace, name in sources:
+        for namespace, name in sorted({e.flux_source for e in entries if e.tool == "flux"}):
             files[f"gitops/flux/{BOOTSTRAP_DIR}/{namespace}.{name}.gitrepository.yaml"] = git_repository(
                 fleet, name, namespace)
     return files

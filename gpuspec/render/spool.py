@@ -117,6 +117,16 @@ class OutputFiles(MutableMapping[str, bytes]):
         for path, (spool, offset, length) in other._located.items():
             self.locate(path, spool, offset, length)
 
+    def absorb(self, other: OutputFiles) -> None:
+        """Add every file of ``other``, whose locations name spools of its own: they are read from here on
+        too (numbered after this output's)."""
+        first = len(self._spools)
+        self._spools = [*self._spools, *other._spools]
+        for path, data in other._held.items():
+            self[path] = data
+        for path, (spool, offset, length) in other._located.items():
+            self.locate(path, first + spool, offset, length)
+
     def __getitem__(self, path: str) -> bytes:
         """The bytes of ``path`` (KeyError when it is not part of the output)."""
         held = self._held.get(path)

@@ -172,12 +172,15 @@ class RenderStamp:
 
     def reusable(self, keys: dict[str, str]) -> dict[str, Part]:
         """The clusters (name → key now) whose stamped part has the same key and whose files are exactly as
-        stamped (same size, mtime, ctime and inode): their output is current and need not be rendered again."""
+        stamped (same size, mtime, ctime and inode): their output is current and need not be rendered again.
+        The output folder is looked at once per run (it is locked until the render has written it)."""
         data = self._data()
         if not isinstance(data, dict) or not isinstance(data.get("parts"), dict):
             return {}
         stamped_tree = data.get("tree")
-        tree = tree_state(self.out)
+        if "tree" not in self._memo:  # scanned once per run: a fleet rendered in chunks asks once per chunk
+            self._memo["tree"] = tree_state(self.out)
+        tree = self._memo["tree"]
         if not isinstance(stamped_tree, dict) or tree is None:
             return {}
         found: dict[str, Part] = {}

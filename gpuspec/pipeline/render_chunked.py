@@ -1,0 +1,118 @@
+"""Validate and render a large fleet a chunk of clusters at a time, into the output one whole-fleet run gives.
+
+A cluster's files are a function of fleet.yaml, the policy packs and its own file (see
+:func:`gpuspec.pipeline.render.cluster_keys`), so each chunk of :mod:`gpuspec.pipeline.chunked` is validated
+and, while no chunk had an error, rendered on its own, its bytes spooled to disk; then its models are let go.
+What stays per cluster is what the fleet-wide files and the render stamp need: the output's index, the
+handover index line, the key and what the bootstrap objects take from the cluster.  Those fleet-wide files are
+rendered at the end from fleet.yaml and these parts.  Memory is bounded by the chunk, not the fleet.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuspec.findings import Severity
+from gpuspec.handover.documents import HandoverSettings
+from gpuspec.loader.files import cluster_files, display_path
+from gpuspec.loader.fleetload import LoadResult
+from gpuspec.pipeline.chunked import MergedReport, Merger, Prepare, chunk_plan, chunk_report, validate_chunk
+from gpuspec.pipeline.render import (
+    Prepared,
+    Rendered,
+    add_fleet_files,
+    cluster_keys,
+    exception_window,
+    handover_settings,
+    jobs_for,
+    render_clusters,
+)
+from gpuspec.pipeline.validate import ValidationResult
+from gpuspec.policy.acceptance import utc_today
+from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_entry
+from gpuspec.render.inputs import InputDigests, read_input_digests
+from gpuspec.render.stamp import RenderStamp
+
+
+@dataclass
+class ChunkedPrepared:
+    """What :func:`prepare_in_chunks` made: the prepared render (validation findings located and redacted)
+    and the merged report of the chunks' findings."""
+
+    prepared: Prepared
+    report: MergedReport
+
+
+@dataclass
+class _Fleetwide:
+    """What the fleet-wide files take from every cluster rendered so far."""
+
+    out: Rendered = field(default_factory=Rendered)
+    #: Per cluster file (its place in the fleet), what the bootstrap objects take from its cluster.
+    entries: dict[int, BootstrapEntry] = field(default_factory=dict)
+
+
+def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepare, *, jobs: int = 0,
+                      today: dt.date | None = None, stamp: RenderStamp | None = None,
+                      spool_near: Path | None = None, size: int | None = None) -> ChunkedPrepared | None:
+    """:func:`gpuspec.pipeline.render.prepare` of the whole fleet (same findings, same output), a chunk of about
+    ``size`` clusters at a time (see :func:`gpuspec.pipeline.chunked.chunk_plan`); ``prepare`` turns a chunk's
+    validation into report form.  None when the fleet is to be prepared in one go."""
+    plan = chunk_plan(fleet_dir, policies_dir, today, size)
+    if plan is None:
+        return None
+    settings, chunks = plan
+    base = settings.fleet
+    assert base is not None
+    handover = handover_settings(fleet_dir, policies_dir, base)
+    inputs = stamp.inputs if stamp is not None and stamp.inputs is not None else read_input_digests(
+        fleet_dir, policies_dir)
+    place = {display_path(path): index for index, path in enumerate(cluster_files(fleet_dir))}
+    # As many workers for every chunk as for the whole fleet (a small last chunk too).
+    jobs = jobs or jobs_for(len(place))
+    merger = Merger()
+    fleetwide: _Fleetwide | None = _Fleetwide()
+    for chunk in chunks:
+        result = validate_chunk(fleet_dir, policies_dir, chunk, today)
+        merger.add(chunk_report(result, chunk, prepare))
+        if fleetwide is not None and (not merger.usable or _has_errors(result)):
+            fleetwide = None  # nothing is written: the remaining chunks are only validated
+        if fleetwide is not None:
+            _render_chunk(result, inputs, handover, stamp, jobs, spool_near, place, fleetwide)
+        del result  # before the next chunk is read: one chunk's models at a time
+    report = merger.merged()
+    rendered = None
+    if fleetwide is not None and report.usable:
+        rendered = fleetwide.out
+        add_fleet_files(rendered, base, inputs, handover, [fleetwide.entries[i] for i in sorted(fleetwide.entries)])
+        rendered.window = exception_window(base, policies_dir, today or utc_today())
+    validation = ValidationResult(LoadResult(base if report.usable else None), report.findings)
+    return ChunkedPrepared(Prepared(validation, rendered), report)
+
+
+def _has_errors(result: ValidationResult) -> bool:
+    return any(f.severity.rank >= Severity.ERROR.rank for f in result.findings)
+
+
+def _render_chunk(result: ValidationResult, inputs: InputDigests, handover: HandoverSettings, stamp: RenderStamp | None,
+                  jobs: int, spool_near: Path | None, place: dict[str, int], fleetwide: _Fleetwide) -> None:
+    """Render the clusters of one valid chunk that the stamp does not prove current, into ``fleetwide``."""
+    fleet = result.fleet
+    assert fleet is not None
+    accepted = {c.name: records for c in fleet.clusters if (records := result.accepted_records(fleet, c.name))}
+    keys = cluster_keys(fleet, inputs, handover, accepted)
+    reused = stamp.reusable(keys) if stamp is not None else {}
+    wanted = [name for name in keys if name not in reused]
+    # A chunk holds whole shards of the document cache: each is stored with every document it should keep,
+    # unless some of its clusters are reused (as for a whole fleet).
+    part = render_clusters(fleet, inputs, wanted, jobs, handover, "off" if reused else "store", accepted,
+                           spool_near, spool=True)
+    part.keys = keys
+    part.reused = reused
+    for name, stamped in reused.items():
+        part.summaries[name] = (dict(stamped.brief), stamped.document_digest)
+    fleetwide.out.absorb(part)
+    for cluster in fleet.clusters:
+        fleetwide.entries[place[cluster.source_file]] = bootstrap_entry(fleet, cluster)
