@@ -201,6 +201,14 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
         _render_or_check(fleet_dir, policies_dir, out_dir, check, today, stamp)
 
 
+def _drop_output_index(rendered: Rendered) -> None:
+    """Let go of where each output file's bytes lie (tens of megabytes for thousands of clusters) once the
+    output is written or checked, before the stamp is built: the stamp needs the paths and digests only."""
+    from gpuspec.render.spool import OutputFiles
+
+    rendered.files = OutputFiles()
+
+
 def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date,
                      stamp: RenderStamp | None) -> None:
     from gpuspec.render.writer import check_output, write_output
@@ -221,13 +229,18 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
             click.echo(redact_text(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} {reason}; "
                                    "run `gpuspec render` and commit the result"), err=True)
             raise SystemExit(exitcodes.FINDINGS)
+        total = len(expected) + len(kept) + 2
+        del expected
         if stamp is not None:
-            stamp.save(reported, len(expected) + len(kept) + 2, count, rendered.parts())
-        click.echo(_summary(out_dir, True, len(expected) + len(kept) + 2, count))
+            _drop_output_index(rendered)
+            stamp.save(reported, total, count, rendered.parts())
+        click.echo(_summary(out_dir, True, total, count))
         raise SystemExit(exitcodes.OK)
     result = write_output(out_dir, expected, stamp=True, kept=kept, proof=proof)
     files = len(result.written) + len(result.unchanged)
+    del expected
     if stamp is not None:
+        _drop_output_index(rendered)
         stamp.save(reported, files, count, rendered.parts(), result.tree)
     click.echo(_summary(out_dir, False, files, count, len(result.written), len(result.deleted)))
     raise SystemExit(exitcodes.OK)

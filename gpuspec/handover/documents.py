@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +155,18 @@ def cached_cluster_document(context: Callable[[], ClusterContext], plan: Cluster
     document, facts = cluster_document(context(), plan, settings)
     brief = json.loads(json.dumps(summary(facts)))  # plain data (enum values become strings), as the cache stores
     return document, brief
+
+
+def pack_summary(brief: dict[str, Any]) -> bytes:
+    """A cluster's index summary (plain data) as a few hundred bytes, to hold for many clusters at once."""
+    return marshal.dumps(brief, 4)
+
+
+def unpack_summary(packed: bytes) -> dict[str, Any]:
+    """The summary :func:`pack_summary` packed."""
+    brief = marshal.loads(packed)
+    assert isinstance(brief, dict)
+    return brief
 
 
 def summary(facts: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,9 @@ from gpuspec.handover.documents import (
     document_path,
     document_shard,
     index_document,
+    pack_summary,
     rule_settings,
+    unpack_summary,
 )
 from gpuspec.loader.files import YAML_SUFFIXES
 from gpuspec.pipeline.validate import ValidationResult, fleet_policy, validate_fleet
@@ -76,8 +78,9 @@ class Rendered:
     #: Held in memory, or (rendered by workers) read back from their spools on each access.
     files: OutputFiles = field(default_factory=OutputFiles)
     images: dict[str, dict[str, str]] = field(default_factory=dict)
-    #: Per cluster, what the fleet index of the handover documents shows, and the document's digest.
-    summaries: dict[str, tuple[dict[str, object], str]] = field(default_factory=dict)
+    #: Per cluster, what the fleet index of the handover documents shows (packed, see
+    #: :func:`gpuspec.handover.documents.pack_summary`), and the document's digest.
+    summaries: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     #: Per rendered cluster, the output paths of its files (handover document included).
     paths: dict[str, list[str]] = field(default_factory=dict)
     #: The sha256 of each cluster file in ``files`` (taken where it was serialized, for the stamp and the proof).
@@ -113,7 +116,7 @@ class Rendered:
             if name in self.keys and name in self.summaries:
                 brief, digest = self.summaries[name]
                 shas = tuple(self.shas.get(rel) or hashlib.sha256(self.files[rel]).digest() for rel in paths)
-                out[name] = Part(self.keys[name], tuple(paths), dict(brief), digest, shas)
+                out[name] = Part(self.keys[name], tuple(paths), brief, digest, shas)
         return out
 
     def absorb(self, other: Rendered) -> None:
@@ -212,7 +215,7 @@ def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], hand
             out.shas[document_path(plan.name)] = hashlib.sha256(document).digest()
             out.paths[plan.name].append(document_path(plan.name))
             digest = handover.digest(plan.digest)
-            out.summaries[plan.name] = (brief, digest)
+            out.summaries[plan.name] = (pack_summary(brief), digest)
             if documents is not None and store:
                 documents.put(plan.name, digest, document, brief)
         if spool is not None:
@@ -268,7 +271,7 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     out = render_clusters(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted, spool_near)
     out.reused = reused
     for name, part in reused.items():
-        out.summaries[name] = (dict(part.brief), part.document_digest)
+        out.summaries[name] = (part.brief, part.document_digest)
     if only is None:
         add_fleet_files(out, fleet, inputs, handover)
     return out
@@ -283,7 +286,8 @@ def add_fleet_files(out: Rendered, fleet: Fleet, inputs: InputDigests, handover:
         out.files[path] = serialize(YamlFile((doc,)), inputs.for_fleet())
     if handover is not None:
         parts = [out.summaries[name] for name in sorted(out.summaries)]
-        out.files[INDEX_FILE] = index_document(fleet, [p[0] for p in parts], [p[1] for p in parts], handover)
+        out.files[INDEX_FILE] = index_document(fleet, [unpack_summary(p[0]) for p in parts], [p[1] for p in parts],
+                                               handover)
 
 
 def render_clusters(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,

@@ -112,7 +112,7 @@ def _render_chunk(result: ValidationResult, inputs: InputDigests, handover: Hand
     part.keys = keys
     part.reused = reused
     for name, stamped in reused.items():
-        part.summaries[name] = (dict(stamped.brief), stamped.document_digest)
+        part.summaries[name] = (stamped.brief, stamped.document_digest)
     fleetwide.out.absorb(part)
     for cluster in fleet.clusters:
         fleetwide.entries[place[cluster.source_file]] = bootstrap_entry(fleet, cluster)

@@ -85,7 +85,8 @@ class Part:
 
     key: str
     paths: tuple[str, ...]
-    brief: dict[str, Any]
+    #: The cluster's handover index summary, packed (see :func:`gpuspec.handover.documents.pack_summary`).
+    brief: bytes
     document_digest: str
     #: The sha256 of each of ``paths`` (for the render proof of the whole output).
     shas: tuple[bytes, ...] = ()
@@ -101,7 +102,7 @@ class Part:
         """The part stored as :meth:`data`, or None when the entry does not hold one."""
         try:
             key, paths, brief, document, shas = data
-            if isinstance(key, str) and isinstance(brief, dict) and isinstance(document, str) \
+            if isinstance(key, str) and isinstance(brief, bytes) and isinstance(document, str) \
                     and len(shas) == len(paths) and all(isinstance(s, bytes) for s in shas):
                 return cls(key, tuple(str(p) for p in paths), brief, document, tuple(shas))
         except (TypeError, ValueError):
