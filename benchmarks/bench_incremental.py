@@ -7,8 +7,8 @@
 - `render --check` of a fresh clone (empty user cache, the committed render proof) against the floor of
   reading and comparing the bytes (a fresh interpreter that reads every output file and compares it with
   a copy of the tree);
-- peak RSS of each, and of `validate` with an empty user cache: render validates the whole fleet before
-  it renders a cluster, so what validate holds is the least a render's peak can be today.
+- peak RSS of each, and of `validate` with an empty user cache (above 512 clusters both validate a chunk
+  of clusters at a time, so neither holds the whole fleet's models).
 
 Usage: nice python -m benchmarks.bench_incremental [--sizes 1000,5000] [--pools 10] [--runs 3]
 """

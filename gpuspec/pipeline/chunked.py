@@ -159,7 +159,7 @@ class Merger:
 
 
 def _new(items: list[_T], own: frozenset[str], seen: set[tuple[object, ...]], first: bool,
-            finding: Callable[[_T], Finding]) -> Iterator[_T]:
+         finding: Callable[[_T], Finding]) -> Iterator[_T]:
     """``items`` but those on files of no cluster of the chunk that an earlier chunk reported already."""
     for item in items:
         f = finding(item)

@@ -84,6 +84,19 @@ def test_an_error_in_one_chunk_renders_nothing_and_reports_as_one_run(tmp_path: 
     assert done.report.findings == validation_parts(whole.validation)[0]
 
 
+def test_an_unusable_file_in_one_chunk_is_unusable_input(tmp_path: Path, cache: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    fleet, policies = _fleet(tmp_path)
+    path = fleet / "clusters" / "cluster-0011.yaml"
+    path.write_text(path.read_text() + "pools: [\n")
+    done = prepare_in_chunks(fleet, policies, validation_parts, size=4)
+    assert done is not None and not done.prepared.validation.usable and done.prepared.rendered is None
+    assert [f.rule_id for f in done.report.findings] == ["GS100"]
+    monkeypatch.setattr(chunked, "CHUNK_CLUSTERS", 4)
+    code, _ = _render([str(fleet), "--policies", str(policies), "--out", str(tmp_path / "out")])
+    assert code == 2 and not (tmp_path / "out").exists()
+
+
 def _render(args: list[str]) -> tuple[int, str]:
     result = CliRunner().invoke(cli, ["render", *args])
     return result.exit_code, result.output
