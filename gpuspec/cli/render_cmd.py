@@ -17,8 +17,10 @@ from gpuspec.cli.common import (
     fleet_argument,
     outside_git,
     policies_option,
+    publish_report,
     today_option,
 )
+from gpuspec.cli.resultcache import Report
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
 from gpuspec.loader.files import cluster_files
@@ -68,7 +70,7 @@ def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool
     streamed = _prepared_in_chunks(fleet_dir, policies_dir, today, stamp, near) if chunked and not only else None
     if streamed is not None:
         prepared = streamed
-        reported = report_findings(prepared.validation.findings, command, located=True)
+        reported = _publish_prepared(prepared.validation.findings, command)
     else:
         prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp, spool_near=near)
         reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
@@ -78,6 +80,14 @@ def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool
         click.echo(f"gpuspec {command}: the fleet has errors; nothing was written", err=True)
         raise SystemExit(exitcodes.FINDINGS)
     return prepared, reported
+
+
+def _publish_prepared(findings: Sequence[Finding], command: str) -> list[Finding]:
+    """Print findings already in report form (located and redacted chunk by chunk, as
+    :func:`_prepared_in_chunks` gives them) as :func:`report_findings` prints findings; return them."""
+    if findings:
+        publish_report(Report(list(findings)), "text", command, err=True)
+    return list(findings)
 
 
 def _prepared_in_chunks(fleet_dir: Path, policies_dir: Path, today: date | None, stamp: RenderStamp | None,

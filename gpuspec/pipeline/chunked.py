@@ -55,8 +55,9 @@ class ChunkReport:
 
     findings: list[Finding]
     suppressed: list[Suppressed]
+    #: False when a file of the chunk is unusable (then ``findings`` are those files' problems; the policy
+    #: packs are usable, :func:`chunk_plan` checked them).
     usable: bool
-    loaded: bool
     #: The chunk's cluster files, as findings name them.
     files: frozenset[str]
 
@@ -101,8 +102,7 @@ def validate_chunk(fleet_dir: Path, policies_dir: Path | None, chunk: Sequence[P
 def chunk_report(result: ValidationResult, chunk: Sequence[Path], prepare: Prepare) -> ChunkReport:
     """A chunk's validation in report form (``prepare`` locates and redacts its findings)."""
     findings, suppressed = prepare(result)
-    return ChunkReport(findings, suppressed, result.usable, result.load.usable,
-                       frozenset(display_path(p) for p in chunk))
+    return ChunkReport(findings, suppressed, result.usable, frozenset(display_path(p) for p in chunk))
 
 
 def validate_in_chunks(fleet_dir: Path, policies_dir: Path | None, today: dt.date | None, prepare: Prepare,
@@ -142,7 +142,7 @@ class Merger:
     def add(self, report: ChunkReport) -> None:
         """Take in the next chunk's report."""
         self._usable = self._usable and report.usable
-        if not report.loaded:
+        if not report.usable:
             self._unusable.extend(report.findings)
         elif self._usable:
             self._findings.extend(_new(report.findings, report.files, self._seen, self._first, lambda f: f))
@@ -152,7 +152,7 @@ class Merger:
 
     def merged(self) -> MergedReport:
         """The report of every chunk taken in."""
-        if self._unusable or not self._usable:
+        if not self._usable:
             return MergedReport(sorted(self._unusable, key=Finding.sort_key), [], False)
         return MergedReport(sorted(self._findings, key=Finding.sort_key),
                             sorted(self._suppressed, key=lambda s: s.finding.sort_key()), True)

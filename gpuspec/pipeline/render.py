@@ -123,16 +123,17 @@ class Rendered:
         """Add another part of the output, whose spooled files name spools of its own (see
         :meth:`gpuspec.render.spool.OutputFiles.absorb`), with its reused clusters and keys."""
         self.files.absorb(other.files)
-        self.images.update(other.images)
-        self.summaries.update(other.summaries)
-        self.paths.update(other.paths)
-        self.shas.update(other.shas)
+        self._add_clusters(other)
         self.reused.update(other.reused)
         self.keys.update(other.keys)
 
     def merge(self, other: Rendered) -> None:
         """Add another part of the output (its spooled files name the same spools as this one's)."""
         self.files.update_from(other.files)
+        self._add_clusters(other)
+
+    def _add_clusters(self, other: Rendered) -> None:
+        """Add what ``other`` says of the clusters it rendered: images, index lines, paths and digests."""
         self.images.update(other.images)
         self.summaries.update(other.summaries)
         self.paths.update(other.paths)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpuspec.findings import Severity
 from gpuspec.handover.documents import HandoverSettings
-from gpuspec.loader.files import cluster_files, display_path
+from gpuspec.loader.files import display_path
 from gpuspec.loader.fleetload import LoadResult
 from gpuspec.pipeline.chunked import MergedReport, Merger, Prepare, chunk_plan, chunk_report, validate_chunk
 from gpuspec.pipeline.render import (
@@ -69,7 +69,8 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
     handover = handover_settings(fleet_dir, policies_dir, base)
     inputs = stamp.inputs if stamp is not None and stamp.inputs is not None else read_input_digests(
         fleet_dir, policies_dir)
-    place = {display_path(path): index for index, path in enumerate(cluster_files(fleet_dir))}
+    # Each cluster file's place in the fleet (the chunks hold every one; the fleet's order is the sorted one).
+    place = {display_path(path): index for index, path in enumerate(sorted(p for c in chunks for p in c))}
     # As many workers for every chunk as for the whole fleet (a small last chunk too).
     jobs = jobs or jobs_for(len(place))
     merger = Merger()

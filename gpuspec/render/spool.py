@@ -112,16 +112,17 @@ class OutputFiles(MutableMapping[str, bytes]):
 
     def update_from(self, other: OutputFiles) -> None:
         """Add every file of ``other`` (held bytes and locations; both name the same spools)."""
-        for path, data in other._held.items():
-            self[path] = data
-        for path, (spool, offset, length) in other._located.items():
-            self.locate(path, spool, offset, length)
+        self._add(other, 0)
 
     def absorb(self, other: OutputFiles) -> None:
         """Add every file of ``other``, whose locations name spools of its own: they are read from here on
         too (numbered after this output's)."""
         first = len(self._spools)
         self._spools = [*self._spools, *other._spools]
+        self._add(other, first)
+
+    def _add(self, other: OutputFiles, first: int) -> None:
+        """Add ``other``'s held bytes, and its locations with their spool numbers moved up by ``first``."""
         for path, data in other._held.items():
             self[path] = data
         for path, (spool, offset, length) in other._located.items():

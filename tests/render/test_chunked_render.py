@@ -73,7 +73,8 @@ def test_chunked_render_is_the_whole_render(tmp_path: Path, cache: Path, size: i
         assert done.report.usable and not done.report.findings
 
 
-def test_an_error_in_one_chunk_renders_nothing_and_reports_as_one_run(tmp_path: Path, cache: Path) -> None:
+def test_an_error_in_one_chunk_renders_nothing_and_reports_as_one_run(tmp_path: Path, cache: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     fleet, policies = _fleet(tmp_path)
     path = fleet / "clusters" / "cluster-0019.yaml"
     path.write_text(path.read_text().replace("H100-SXM5-80GB", "H100-SXM5-80GX"))
@@ -82,6 +83,12 @@ def test_an_error_in_one_chunk_renders_nothing_and_reports_as_one_run(tmp_path: 
     done = prepare_in_chunks(fleet, policies, validation_parts, size=4)
     assert done is not None and done.prepared.rendered is None and done.prepared.validation.usable
     assert done.report.findings == validation_parts(whole.validation)[0]
+    args = [str(fleet), "--policies", str(policies), "--out", str(tmp_path / "out")]
+    monkeypatch.setenv("GPUSPEC_NO_CACHE", "1")  # no stamp: both runs validate
+    one_run = _render(args)
+    monkeypatch.setattr(chunked, "CHUNK_CLUSTERS", 4)
+    assert _render(args) == one_run and one_run[0] == 1 and "GS210" in one_run[1]
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_unusable_file_in_one_chunk_is_unusable_input(tmp_path: Path, cache: Path,
@@ -92,9 +99,11 @@ def test_an_unusable_file_in_one_chunk_is_unusable_input(tmp_path: Path, cache: 
     done = prepare_in_chunks(fleet, policies, validation_parts, size=4)
     assert done is not None and not done.prepared.validation.usable and done.prepared.rendered is None
     assert [f.rule_id for f in done.report.findings] == ["GS100"]
+    whole = _render([str(fleet), "--policies", str(policies), "--out", str(tmp_path / "out")])
     monkeypatch.setattr(chunked, "CHUNK_CLUSTERS", 4)
-    code, _ = _render([str(fleet), "--policies", str(policies), "--out", str(tmp_path / "out")])
+    code, output = _render([str(fleet), "--policies", str(policies), "--out", str(tmp_path / "out")])
     assert code == 2 and not (tmp_path / "out").exists()
+    assert (code, output) == whole and "cluster-0011.yaml:" in output  # reported as one run reports it
 
 
 def _render(args: list[str]) -> tuple[int, str]:
