@@ -13,6 +13,10 @@ code, fleet.yaml, policies/, the template overrides, its own file, the findings 
 the paths of those files.  When the inputs changed, a cluster whose key is the same and whose files are
 exactly as stamped is current: it is neither compiled nor serialized, compared or rewritten
 (:meth:`RenderStamp.reusable`), so a re-render costs what changed plus a stat of the output tree.
+
+The clusters' parts are stored in :data:`gpuspec.usercache.SHARDS` entries by cluster name, beside a main entry
+(the key, the findings, the fleet-wide files' states): no entry, and so no payload built or read back, holds
+the whole fleet, and a chunk of a large fleet reads only its own clusters' shards.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from gpuspec.findings import Finding, Severity
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.templating.environment import override_files
 
-#: relative path → (size, mtime_ns, ctime_ns, inode)
-TreeState = dict[str, tuple[int, int, int, int]]
+#: A file's (size, mtime_ns, ctime_ns, inode).
+FileState = tuple[int, int, int, int]
+#: relative path → its :data:`FileState`
+TreeState = dict[str, FileState]
 
 
 def tree_state(out: Path) -> TreeState | None:
@@ -90,24 +96,33 @@ class Part:
     document_digest: str
     #: The sha256 of each of ``paths`` (for the render proof of the whole output).
     shas: tuple[bytes, ...] = ()
-    #: The stamped state of each of ``paths`` (set by :meth:`RenderStamp.reusable`; not stored).
-    states: tuple[tuple[int, int, int, int], ...] = ()
+    #: The state each of ``paths`` had when the output was stamped.
+    states: tuple[FileState, ...] = ()
 
-    def data(self) -> tuple[Any, ...]:
-        """Plain data for the cache entry."""
-        return (self.key, list(self.paths), self.brief, self.document_digest, list(self.shas))
+    def data(self, states: tuple[FileState, ...]) -> tuple[Any, ...]:
+        """Plain data for the cache entry, with ``states`` (the state of each of :attr:`paths` now)."""
+        return (self.key, self.paths, self.brief, self.document_digest, self.shas, states)
 
     @classmethod
     def from_data(cls, data: Any) -> Part | None:
         """The part stored as :meth:`data`, or None when the entry does not hold one."""
         try:
-            key, paths, brief, document, shas = data
+            key, paths, brief, document, shas, states = data
             if isinstance(key, str) and isinstance(brief, bytes) and isinstance(document, str) \
-                    and len(shas) == len(paths) and all(isinstance(s, bytes) for s in shas):
-                return cls(key, tuple(str(p) for p in paths), brief, document, tuple(shas))
+                    and _tuple_of(paths, str, len(paths)) and _tuple_of(shas, bytes, len(paths)) \
+                    and _tuple_of(states, tuple, len(paths)) and all(len(state) == 4 for state in states):
+                return cls(key, paths, brief, document, shas, states)
         except (TypeError, ValueError):
             pass
         return None
+
+    def current_in(self, tree: TreeState) -> bool:
+        """True when each of :attr:`paths` is in ``tree`` in the state it was stamped in."""
+        return all(tree.get(rel) == state for rel, state in zip(self.paths, self.states, strict=True))
+
+
+def _tuple_of(value: Any, kind: type, length: int) -> bool:
+    return isinstance(value, tuple) and len(value) == length and all(isinstance(item, kind) for item in value)
 
 
 def cluster_key(*parts: str) -> str:
@@ -130,7 +145,7 @@ class RenderStamp:
     _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def _data(self) -> Any:
-        """The stored entry, read once per run."""
+        """The stored main entry, read once per run."""
         if "data" not in self._memo:
             self._memo["data"] = usercache.load(self.path)
         return self._memo["data"]
@@ -159,49 +174,94 @@ class RenderStamp:
             digest.update(f"{name}\0{sha}\n".encode("utf-8", "surrogateescape"))
         return cls(slot, digest.hexdigest(), out, inputs)
 
+    def _shard_path(self, shard: int) -> Path:
+        return self.path.with_name(f"{self.path.name}-{shard}")
+
+    def _parts(self, shard: int, run: Any) -> dict[str, Any]:
+        """The stored parts of ``shard`` (name → data) when its entry belongs to the run ``run``, else none."""
+        data = usercache.load(self._shard_path(shard))
+        parts = data.get("parts") if isinstance(data, dict) and data.get("run") == run else None
+        return parts if isinstance(parts, dict) else {}
+
+    def _tree(self) -> TreeState | None:
+        """The output folder's state, scanned once per run (a fleet rendered in chunks asks once per chunk)."""
+        if "tree" not in self._memo:
+            self._memo["tree"] = tree_state(self.out)
+        tree: TreeState | None = self._memo["tree"]
+        return tree
+
     def current(self) -> Stamped | None:
         """The stored result when inputs and output folder are exactly as stamped, else None."""
         data = self._data()
         if not isinstance(data, dict) or data.get("key") != self.key:
             return None
-        if tree_state(self.out) != data.get("tree"):
-            return None
         try:
-            return Stamped([_finding(f) for f in data["findings"]], int(data["files"]), int(data["clusters"]))
+            run, shards, fleetwide, count = data["run"], data["shards"], data["fleetwide"], data["count"]
+            stamped = Stamped([_finding(f) for f in data["findings"]], int(data["files"]), int(data["clusters"]))
         except (KeyError, TypeError, ValueError):
             return None
+        tree = self._tree()
+        if tree is None or len(tree) != count or not isinstance(fleetwide, dict) or not isinstance(shards, list):
+            return None
+        seen = set(fleetwide)
+        if any(tree.get(rel) != state for rel, state in fleetwide.items()):
+            return None
+        for shard in shards:
+            for value in (self._parts(shard, run) if isinstance(shard, int) else {}).values():
+                part = Part.from_data(value)
+                if part is None or not part.current_in(tree):
+                    return None
+                seen.update(part.paths)
+        return stamped if len(seen) == count else None
 
     def reusable(self, keys: dict[str, str]) -> dict[str, Part]:
         """The clusters (name → key now) whose stamped part has the same key and whose files are exactly as
         stamped (same size, mtime, ctime and inode): their output is current and need not be rendered again.
-        The output folder is looked at once per run (it is locked until the render has written it)."""
+        The output folder is looked at once per run (it is locked until the render has written it); only the
+        stamp's shards that hold ``keys`` are read."""
         data = self._data()
-        if not isinstance(data, dict) or not isinstance(data.get("parts"), dict):
+        tree = self._tree()
+        if not isinstance(data, dict) or "run" not in data or tree is None:
             return {}
-        stamped_tree = data.get("tree")
-        if "tree" not in self._memo:  # scanned once per run: a fleet rendered in chunks asks once per chunk
-            self._memo["tree"] = tree_state(self.out)
-        tree = self._memo["tree"]
-        if not isinstance(stamped_tree, dict) or tree is None:
-            return {}
+        by_shard: dict[int, list[str]] = {}
+        for name in keys:
+            by_shard.setdefault(usercache.shard_of(name), []).append(name)
         found: dict[str, Part] = {}
-        for name, key in keys.items():
-            part = Part.from_data(data["parts"].get(name))
-            if part is None or part.key != key or not part.paths:
-                continue
-            if all(rel in tree and tree[rel] == stamped_tree.get(rel) for rel in part.paths):
-                found[name] = Part(part.key, part.paths, part.brief, part.document_digest, part.shas,
-                                   tuple(tree[rel] for rel in part.paths))
+        for shard, names in sorted(by_shard.items()):
+            stored = self._parts(shard, data["run"])
+            for name in names:
+                part = Part.from_data(stored.get(name))
+                if part is None or part.key != keys[name] or not part.paths:
+                    continue
+                if part.current_in(tree):
+                    found[name] = part
         return found
 
     def save(self, findings: list[Finding], files: int, clusters: int,
              parts: dict[str, Part] | None = None, tree: TreeState | None = None) -> None:
         """Stamp the output folder as it is now (call after it has been written or checked), with each cluster's
         ``parts`` (their files must be in the folder as written or checked); ``tree``: its state as the writer
-        left it (default: a scan now)."""
+        left it (default: a scan now).
+
+        The parts go into :data:`gpuspec.usercache.SHARDS` entries of their own, by cluster name, one built at a
+        time, so no payload of the whole fleet is built; the main entry is written last and names the run its
+        shards belong to (a shard of an older or unfinished run is never read as this one's)."""
         tree = tree if tree is not None else tree_state(self.out)
         if tree is None:
             return
-        usercache.store(self.path, {"key": self.key, "tree": tree, "files": files, "clusters": clusters,
-                                    "findings": [_finding_data(f) for f in findings],
-                                    "parts": {name: part.data() for name, part in (parts or {}).items()}})
+        run = os.urandom(16)
+        by_shard: dict[int, list[tuple[str, Part]]] = {}
+        for name, part in (parts or {}).items():
+            if part.paths and all(rel in tree for rel in part.paths):
+                by_shard.setdefault(usercache.shard_of(name), []).append((name, part))
+        claimed: set[str] = set()
+        for shard, members in sorted(by_shard.items()):
+            stored = {}
+            for name, part in members:
+                stored[name] = part.data(tuple(tree[rel] for rel in part.paths))
+                claimed.update(part.paths)
+            usercache.store(self._shard_path(shard), {"run": run, "parts": stored})
+        usercache.store(self.path, {"key": self.key, "run": run, "shards": sorted(by_shard), "count": len(tree),
+                                    "fleetwide": {rel: state for rel, state in tree.items() if rel not in claimed},
+                                    "files": files, "clusters": clusters,
+                                    "findings": [_finding_data(f) for f in findings]})

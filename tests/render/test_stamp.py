@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuspec import usercache
+from gpuspec.pipeline.render import prepare
 from gpuspec.render.stamp import RenderStamp, tree_state
 
 from .fleets import cluster, pool, write_fleet
@@ -77,3 +79,78 @@ def test_tree_state_refuses_symlinks(tmp_path: Path) -> None:
 def test_no_stamp_when_caching_is_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUSPEC_NO_CACHE", "1")
     assert RenderStamp.open(tmp_path, None, tmp_path / "rendered") is None
+
+
+def _three(tmp_path: Path, nodes: int = 2) -> None:
+    write_fleet(tmp_path, [cluster("one", kubernetes={"version": "1.33"}),
+                           cluster("two", kubernetes={"version": "1.33"}, pools=[pool("gpu", nodes=nodes)]),
+                           cluster("three", kubernetes={"version": "1.33"})])
+
+
+def _reused() -> set[str]:
+    prepared = prepare(Path("fleet"), Path("policies"), stamp=_stamp(Path(".")))
+    assert prepared.rendered is not None
+    return set(prepared.rendered.reused)
+
+
+def _shard_file(stamp: RenderStamp, cluster_name: str) -> Path:
+    return stamp.path.with_name(f"{stamp.path.name}-{usercache.shard_of(cluster_name)}")
+
+
+def test_each_clusters_part_is_stored_in_its_shard_not_in_one_entry_of_the_fleet(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _three(tmp_path)
+    assert run("render", cwd=tmp_path).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    stamp = _stamp(tmp_path)
+    main = usercache.load(stamp.path)
+    assert "parts" not in main and main["shards"] == sorted({usercache.shard_of(n) for n in ("one", "two", "three")})
+    held: dict[str, list[str]] = {}
+    for shard in main["shards"]:
+        stored = usercache.load(stamp.path.with_name(f"{stamp.path.name}-{shard}"))
+        assert stored["run"] == main["run"]
+        for name, part in stored["parts"].items():
+            assert usercache.shard_of(name) == shard
+            held[name] = list(part[1])
+    assert sorted(held) == ["one", "three", "two"]
+    assert all(f"/{name}/" in f"/{rel}" or rel == f"handover/{name}.md"
+               for name, paths in held.items() for rel in paths)
+    stamped_paths = [rel for paths in held.values() for rel in paths] + list(main["fleetwide"])
+    assert sorted(stamped_paths) == sorted(tree_state(Path("rendered")) or {})
+
+
+def test_a_missing_shard_misses_the_stamp_and_only_its_clusters_render_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _three(tmp_path)
+    assert run("render", cwd=tmp_path).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    assert _stamp(tmp_path).current() is not None
+    _shard_file(_stamp(tmp_path), "one").unlink()
+    assert _stamp(tmp_path).current() is None
+    sharing = {n for n in ("one", "two", "three") if usercache.shard_of(n) == usercache.shard_of("one")}
+    assert _reused() == {"one", "two", "three"} - sharing
+    check = run("render", "--check", cwd=tmp_path)
+    assert check.returncode == 0, check.stdout
+
+
+def test_a_shard_of_another_run_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _three(tmp_path)
+    assert run("render", cwd=tmp_path).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    older = _shard_file(_stamp(tmp_path), "one").read_bytes()
+    _three(tmp_path, nodes=5)
+    assert run("render", cwd=tmp_path).returncode == 0
+    assert "one" in _reused()  # the new run's own shard vouches for it
+    _shard_file(_stamp(tmp_path), "one").write_bytes(older)  # what "one" was stamped with then is still true
+    assert "one" not in _reused() and _stamp(tmp_path).current() is None
+
+
+def test_a_deleted_output_file_misses_the_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _three(tmp_path)
+    assert run("render", cwd=tmp_path).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml").unlink()
+    assert _stamp(tmp_path).current() is None
+    assert "one" not in _reused()
+    check = run("render", "--check", cwd=tmp_path)
+    assert check.returncode == 1 and "clusters/one/gpu-operator.values.yaml" in check.stdout
