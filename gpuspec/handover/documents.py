@@ -13,7 +13,7 @@ import marshal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from gpuspec import usercache
 from gpuspec.errors import GpuspecError
@@ -182,11 +182,39 @@ def summary(facts: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def index_document(fleet: Fleet, summaries: Sequence[Mapping[str, Any]], digests: Sequence[str],
+class _Unpacked(Sequence[dict[str, Any]]):
+    """Packed summaries, each unpacked when the template reaches it: a fleet's index never holds every cluster's
+    summary as a dict at once."""
+
+    def __init__(self, packed: Sequence[bytes]) -> None:
+        self._packed = packed
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> _Unpacked: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | _Unpacked:
+        if isinstance(index, slice):
+            return _Unpacked(self._packed[index])
+        return unpack_summary(self._packed[index])
+
+
+def _wave_order(packed: bytes) -> tuple[Any, Any]:
+    brief = unpack_summary(packed)
+    return brief["fleet_wave"], brief["name"]
+
+
+def index_document(fleet: Fleet, summaries: Sequence[bytes], digests: Sequence[str],
                    settings: HandoverSettings) -> bytes:
-    """The fleet index: every cluster with its document, in fleet-wave order."""
+    """The fleet index: every cluster (``summaries``: packed, see :func:`pack_summary`) with its document, in
+    fleet-wave order."""
     combined = hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
-    clusters = sorted(summaries, key=lambda s: (s["fleet_wave"], s["name"]))
+    clusters = _Unpacked(sorted(summaries, key=_wave_order))
     data = {"header": header(settings.digest(combined)), "fleet": {
         "name": fleet.settings.metadata.name, "description": fleet.settings.metadata.description or "",
     }, "clusters": clusters}

@@ -31,7 +31,6 @@ from gpuspec.handover.documents import (
     index_document,
     pack_summary,
     rule_settings,
-    unpack_summary,
 )
 from gpuspec.loader.files import YAML_SUFFIXES
 from gpuspec.pipeline.validate import ValidationResult, fleet_policy, validate_fleet
@@ -39,12 +38,13 @@ from gpuspec.policy.acceptance import utc_today
 from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_files
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
+from gpuspec.render.filestate import FileState
 from gpuspec.render.filetree import RenderPlan, YamlFile
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.proof import window
 from gpuspec.render.serialize import serialize
-from gpuspec.render.spool import OutputFiles, Spool
+from gpuspec.render.spool import Layered, OutputFiles, Spool
 from gpuspec.render.stamp import Part, RenderStamp, cluster_key
 from gpuspec.render.workers import fork_pool
 from gpuspec.spec.models import Fleet
@@ -91,6 +91,9 @@ class Rendered:
     reused: dict[str, Part] = field(default_factory=dict)
     #: The days on which the output is the same as today's (see :func:`gpuspec.render.proof.window`).
     window: tuple[dt.date | None, dt.date | None] = (None, None)
+    #: Each distinct mapping of images in ``images``, by its items (shared by the clusters that pull the same).
+    _image_sets: dict[tuple[tuple[str, str], ...], dict[str, str]] = field(default_factory=dict, repr=False,
+                                                                          compare=False)
 
     @property
     def clusters(self) -> list[str]:
@@ -98,16 +101,16 @@ class Rendered:
         return sorted({*self.images, *self.reused})
 
     @property
-    def kept(self) -> dict[str, tuple[int, int, int, int]]:
+    def kept(self) -> dict[str, FileState]:
         """The output files of the reused clusters (current on disk, not in ``files``) with their stamped state."""
         return {rel: state for part in self.reused.values() for rel, state in zip(part.paths, part.states, strict=True)}
 
     @property
-    def known_shas(self) -> dict[str, bytes]:
-        """The sha256 of each of :attr:`kept` (as stamped) and of each cluster file rendered now."""
-        out = {rel: sha for part in self.reused.values() for rel, sha in zip(part.paths, part.shas, strict=True)}
-        out.update(self.shas)
-        return out
+    def known_shas(self) -> Mapping[str, bytes]:
+        """The sha256 of each of :attr:`kept` (as stamped) and of each cluster file rendered now (a view: neither
+        is copied)."""
+        reused = {rel: sha for part in self.reused.values() for rel, sha in zip(part.paths, part.shas, strict=True)}
+        return Layered(self.shas, reused) if reused else self.shas
 
     def parts(self) -> dict[str, Part]:
         """Every cluster's stamp part: the reused ones and those rendered now."""
@@ -133,8 +136,10 @@ class Rendered:
         self._add_clusters(other)
 
     def _add_clusters(self, other: Rendered) -> None:
-        """Add what ``other`` says of the clusters it rendered: images, index lines, paths and digests."""
-        self.images.update(other.images)
+        """Add what ``other`` says of the clusters it rendered: images, index lines, paths and digests.  Clusters
+        that pull the same images share one mapping of them (most of a fleet's clusters do)."""
+        for name, images in other.images.items():
+            self.images[name] = self._image_sets.setdefault(tuple(images.items()), images)
         self.summaries.update(other.summaries)
         self.paths.update(other.paths)
         self.shas.update(other.shas)
@@ -287,7 +292,7 @@ def add_fleet_files(out: Rendered, fleet: Fleet, inputs: InputDigests, handover:
         out.files[path] = serialize(YamlFile((doc,)), inputs.for_fleet())
     if handover is not None:
         parts = [out.summaries[name] for name in sorted(out.summaries)]
-        out.files[INDEX_FILE] = index_document(fleet, [unpack_summary(p[0]) for p in parts], [p[1] for p in parts],
+        out.files[INDEX_FILE] = index_document(fleet, [p[0] for p in parts], [p[1] for p in parts],
                                                handover)
 
 

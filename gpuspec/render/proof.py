@@ -42,6 +42,7 @@ from gpuspec import usercache
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.render.generator import current_version
 from gpuspec.render.serialize import HEADER_MARK
+from gpuspec.render.spool import Layered
 from gpuspec.templating.environment import override_files
 
 #: Path of the proof, relative to the output folder.
@@ -204,10 +205,11 @@ def settle_proof(inputs: ProofInputs, files: Mapping[str, bytes], current: bytes
         assert current is not None
         return current
     known = inputs.known_shas or {}
-    # Only files hashed nowhere else are read: ``files`` may read its bytes back from a spool.
-    shas = {rel: known.get(rel) or hashlib.sha256(files[rel]).digest() for rel in files}
-    shas.update(known)
-    return Proof(inputs.inputs, output_digest(shas), inputs.valid_from, inputs.valid_through).to_bytes()
+    # Only files hashed nowhere else are read (``files`` may read its bytes back from a spool), and the known
+    # digests are not copied (a large fleet has tens of thousands).
+    unknown = {rel: hashlib.sha256(files[rel]).digest() for rel in files if rel not in known}
+    return Proof(inputs.inputs, output_digest(Layered(unknown, known)), inputs.valid_from,
+                 inputs.valid_through).to_bytes()
 
 
 def proven(out: Path, fleet_dir: Path, policies_dir: Path | None, today: dt.date) -> int | None:

@@ -30,11 +30,10 @@ from typing import Any
 
 from gpuspec import usercache
 from gpuspec.findings import Finding, Severity
+from gpuspec.render.filestate import FileState, file_state
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.templating.environment import override_files
 
-#: A file's (size, mtime_ns, ctime_ns, inode).
-FileState = tuple[int, int, int, int]
 #: relative path → its :data:`FileState`
 TreeState = dict[str, FileState]
 
@@ -56,8 +55,7 @@ def tree_state(out: Path) -> TreeState | None:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((name + "/", entry.path))
                     elif entry.is_file(follow_symlinks=False):
-                        st = entry.stat(follow_symlinks=False)
-                        state[name] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+                        state[name] = file_state(entry.stat(follow_symlinks=False))
                     else:
                         return None
     except OSError:
@@ -110,7 +108,7 @@ class Part:
             key, paths, brief, document, shas, states = data
             if isinstance(key, str) and isinstance(brief, bytes) and isinstance(document, str) \
                     and _tuple_of(paths, str, len(paths)) and _tuple_of(shas, bytes, len(paths)) \
-                    and _tuple_of(states, tuple, len(paths)) and all(len(state) == 4 for state in states):
+                    and _tuple_of(states, int, len(paths)):
                 return cls(key, paths, brief, document, shas, states)
         except (TypeError, ValueError):
             pass

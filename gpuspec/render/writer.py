@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 from gpuspec import usercache
 from gpuspec.errors import GpuspecError
+from gpuspec.render.filestate import FileState, file_state, state_size
 from gpuspec.render.generator import STAMP_PATH, stamp_to_write
 from gpuspec.render.proof import PROOF_PATH, ProofInputs, settle_proof
 from gpuspec.render.serialize import HEADER_MARK, MARKDOWN_HEADER_MARK
@@ -93,15 +94,6 @@ def scan_output(out: Path, states: dict[str, FileState] | None = None,
     found: dict[str, str] = {}
     _scan_folder(os.fspath(out), "", found, states, unstated)
     return found
-
-
-#: What a file's stat says of its identity: (size, mtime_ns, ctime_ns, inode); any write changes the ctime.
-FileState = tuple[int, int, int, int]
-
-
-def file_state(info: os.stat_result) -> FileState:
-    """The :data:`FileState` of a stat result."""
-    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
 def _scan_folder(folder: str, prefix: str, found: dict[str, str], states: dict[str, FileState] | None,
@@ -281,7 +273,7 @@ def _same_files(existing: Mapping[str, str], expected: Mapping[str, bytes],
         if path is None:
             continue
         state = states.get(rel)
-        if state is not None and state[0] != size_of(expected, rel):
+        if state is not None and state_size(state) != size_of(expected, rel):
             continue
         if _read(path) == expected[rel]:
             same.add(rel)
@@ -368,7 +360,7 @@ def _first_write(tmp: Path, out: Path, expected: Mapping[str, bytes]) -> None:
     try:
         os.chmod(tmp, 0o777 & ~_umask())
         todo = sorted(expected)
-        _stage(tmp, [(rel, rel) for rel in todo], expected)
+        _stage(tmp, todo, expected)
         os.rename(tmp, out.absolute())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -385,7 +377,7 @@ def _transaction(tmp: Path, out: Path, expected: Mapping[str, bytes], result: Wr
     outdir = out.absolute()
     puts = [(f"{_STAGED}/{i}", rel) for i, rel in enumerate(result.written)]
     try:
-        _stage(tmp, puts, expected)
+        _stage(tmp, [name for name, _ in puts], expected, result.written)
         folders = _missing_folders(outdir, result.written, result.deleted)
         _write_json(tmp / _MKDIRS, folders)
         for folder in folders:
@@ -517,23 +509,25 @@ def _journal_entries(journal: object, outdir: Path) -> tuple[list[tuple[str, str
     return pairs, [str(rel) for rel in deleted]
 
 
-def _stage(tmp: Path, targets: list[tuple[str, str]], data: Mapping[str, bytes]) -> None:
-    """Write ``data[key]`` to ``tmp/name`` for each (name, key) of ``targets``, by several processes for many."""
+def _stage(tmp: Path, names: list[str], data: Mapping[str, bytes], keys: list[str] | None = None) -> None:
+    """Write ``data[keys[i]]`` to ``tmp/names[i]`` for each i (``keys`` None: the same as ``names``), by several
+    processes for many.  The forked builders inherit the lists: nothing is pickled or sent to them but a number."""
     global _BUILD
-    jobs = _jobs(len(targets))
-    _BUILD = (tmp, data)
+    jobs = _jobs(len(names))
+    _BUILD = (tmp, names, keys, data, jobs)
     try:
         if jobs > 1:
             with fork_pool(jobs) as pool:
-                pool.map(_build_files, [targets[i::jobs] for i in range(jobs)])
+                pool.map(_build_share, range(jobs))
         else:
-            _build_files(targets)
+            _build_share(0)
     finally:
         _BUILD = None
 
 
-#: What forked builders work on: the folder files go into, and the bytes by key.
-_BUILD: tuple[Path, Mapping[str, bytes]] | None = None
+#: What forked builders work on: the folder files go into, the file names, the keys of their bytes (None: the
+#: names), the bytes by key, and how many builders share the files.
+_BUILD: tuple[Path, list[str], list[str] | None, Mapping[str, bytes], int] | None = None
 
 
 def _jobs(files: int) -> int:
@@ -542,19 +536,20 @@ def _jobs(files: int) -> int:
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
 
 
-def _build_files(targets: list[tuple[str, str]]) -> None:
-    """Write each (name, key) of ``targets``: the bytes of ``key`` into a new file ``name`` below the folder."""
+def _build_share(share: int) -> None:
+    """Write builder ``share``'s files of :data:`_BUILD` (every so-many'th, from its own number on) into new
+    files below the folder."""
     assert _BUILD is not None
-    tmp, data = _BUILD
+    tmp, names, keys, data, jobs = _BUILD
     made: set[Path] = set()
-    for name, key in targets:
-        target = tmp / name
+    for i in range(share, len(names), jobs):
+        target = tmp / names[i]
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)
             made.add(target.parent)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
-            view = memoryview(data[key])
+            view = memoryview(data[names[i] if keys is None else keys[i]])
             while view:
                 view = view[os.write(fd, view):]
         finally:
