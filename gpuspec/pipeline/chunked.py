@@ -27,7 +27,7 @@ from gpuspec.usercache import shard_of
 _T = TypeVar("_T")
 
 #: About how many clusters one chunk holds; a fleet up to this size is validated in one go.
-CHUNK_CLUSTERS = 128
+CHUNK_CLUSTERS = 512
 
 
 def cluster_chunks(paths: Sequence[Path], size: int = CHUNK_CLUSTERS) -> list[list[Path]]:

@@ -35,6 +35,11 @@ from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_entry
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.stamp import RenderStamp
 
+#: About how many clusters one chunk of a render holds.  Fewer than a validation's chunk: a render's workers are
+#: forked from the parent and so each counts the chunk's models as its own (128 keeps every process of a
+#: 5,000-cluster render under 130 MiB, where 512 took 182 MiB; see docs/performance.md).
+RENDER_CHUNK_CLUSTERS = 128
+
 
 @dataclass
 class ChunkedPrepared:
@@ -60,7 +65,7 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
     """:func:`gpuspec.pipeline.render.prepare` of the whole fleet (same findings, same output), a chunk of about
     ``size`` clusters at a time (see :func:`gpuspec.pipeline.chunked.chunk_plan`); ``prepare`` turns a chunk's
     validation into report form.  None when the fleet is to be prepared in one go."""
-    plan = chunk_plan(fleet_dir, policies_dir, today, size)
+    plan = chunk_plan(fleet_dir, policies_dir, today, size or RENDER_CHUNK_CLUSTERS)
     if plan is None:
         return None
     settings, chunks = plan

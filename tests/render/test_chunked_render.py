@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from benchmarks.fleetgen import generate
 from gpuspec.cli.common import validation_parts
 from gpuspec.cli.main import cli
-from gpuspec.pipeline import chunked
+from gpuspec.pipeline import chunked, render_chunked
 from gpuspec.pipeline.render import Rendered, balanced, prepare
 from gpuspec.pipeline.render_chunked import prepare_in_chunks
 from gpuspec.render.spool import OutputFiles
@@ -86,7 +86,7 @@ def test_an_error_in_one_chunk_renders_nothing_and_reports_as_one_run(tmp_path: 
     args = [str(fleet), "--policies", str(policies), "--out", str(tmp_path / "out")]
     monkeypatch.setenv("GPUSPEC_NO_CACHE", "1")  # no stamp: both runs validate
     one_run = _render(args)
-    monkeypatch.setattr(chunked, "CHUNK_CLUSTERS", 4)
+    monkeypatch.setattr(render_chunked, "RENDER_CHUNK_CLUSTERS", 4)
     assert _render(args) == one_run and one_run[0] == 1 and "GS210" in one_run[1]
     assert not (tmp_path / "out").exists()
 
@@ -100,7 +100,7 @@ def test_an_unusable_file_in_one_chunk_is_unusable_input(tmp_path: Path, cache: 
     assert done is not None and not done.prepared.validation.usable and done.prepared.rendered is None
     assert [f.rule_id for f in done.report.findings] == ["GS100"]
     whole = _render([str(fleet), "--policies", str(policies), "--out", str(tmp_path / "out")])
-    monkeypatch.setattr(chunked, "CHUNK_CLUSTERS", 4)
+    monkeypatch.setattr(render_chunked, "RENDER_CHUNK_CLUSTERS", 4)
     code, output = _render([str(fleet), "--policies", str(policies), "--out", str(tmp_path / "out")])
     assert code == 2 and not (tmp_path / "out").exists()
     assert (code, output) == whole and "cluster-0011.yaml:" in output  # reported as one run reports it
@@ -116,7 +116,7 @@ def test_render_command_in_chunks_writes_checks_and_rerenders_like_a_whole_rende
     fleet, policies = _fleet(tmp_path / "repo")
     whole_out, out = tmp_path / "whole", tmp_path / "chunked"
     assert _render([str(fleet), "--policies", str(policies), "--out", str(whole_out)])[0] == 0
-    monkeypatch.setattr(chunked, "CHUNK_CLUSTERS", 5)
+    monkeypatch.setattr(render_chunked, "RENDER_CHUNK_CLUSTERS", 5)
     called: list[int] = []
     real = chunked.validate_chunk
 
@@ -139,7 +139,7 @@ def test_render_command_in_chunks_writes_checks_and_rerenders_like_a_whole_rende
     code, output = _render([str(fleet), "--policies", str(policies), "--out", str(out)])
     assert code == 0 and " 0 deleted" in output and "rendered 24 cluster(s)" in output
     shutil.rmtree(whole_out)
-    monkeypatch.setattr(chunked, "CHUNK_CLUSTERS", 10_000)
+    monkeypatch.setattr(render_chunked, "RENDER_CHUNK_CLUSTERS", 10_000)
     assert _render([str(fleet), "--policies", str(policies), "--out", str(whole_out)])[0] == 0
     assert tree(out) == tree(whole_out)
     assert _render([str(fleet), "--policies", str(policies), "--out", str(out), "--check", "--full"])[0] == 0
