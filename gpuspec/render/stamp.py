@@ -182,7 +182,8 @@ class RenderStamp:
         return parts if isinstance(parts, dict) else {}
 
     def _tree(self) -> TreeState | None:
-        """The output folder's state, scanned once per run (a fleet rendered in chunks asks once per chunk)."""
+        """The output folder's state, scanned on the first call of :meth:`reusable` (under the output lock) and
+        kept for the run (a fleet rendered in chunks asks once per chunk)."""
         if "tree" not in self._memo:
             self._memo["tree"] = tree_state(self.out)
         tree: TreeState | None = self._memo["tree"]
@@ -198,7 +199,7 @@ class RenderStamp:
             stamped = Stamped([_finding(f) for f in data["findings"]], int(data["files"]), int(data["clusters"]))
         except (KeyError, TypeError, ValueError):
             return None
-        tree = self._tree()
+        tree = tree_state(self.out)  # not the memo: that is taken under the output lock (see reusable)
         if tree is None or len(tree) != count or not isinstance(fleetwide, dict) or not isinstance(shards, list):
             return None
         seen = set(fleetwide)

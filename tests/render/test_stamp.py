@@ -154,3 +154,16 @@ def test_a_deleted_output_file_misses_the_stamp(tmp_path: Path, monkeypatch: pyt
     assert "one" not in _reused()
     check = run("render", "--check", cwd=tmp_path)
     assert check.returncode == 1 and "clusters/one/gpu-operator.values.yaml" in check.stdout
+
+
+def test_reuse_looks_at_the_output_as_it_is_after_the_stamp_was_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _three(tmp_path)
+    assert run("render", cwd=tmp_path).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    stamp = _stamp(tmp_path)
+    assert stamp.current() is not None  # checked before the output lock is taken
+    values = tmp_path / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml"
+    values.write_bytes(values.read_bytes().replace(b"true", b"TRUE", 1))  # meanwhile, by hand or another run
+    prepared = prepare(Path("fleet"), Path("policies"), stamp=stamp)
+    assert prepared.rendered is not None and set(prepared.rendered.reused) == {"two", "three"}
