@@ -25,11 +25,14 @@ import marshal
 import os
 import stat
 import sys
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpuspec import __version__
+
+_T = TypeVar("_T")
 
 #: Bumped when the layout of any cache entry changes.
 CACHE_FORMAT = 2
@@ -350,6 +353,15 @@ SHARDS = 64
 def shard_of(name: str, shards: int = SHARDS) -> int:
     """The number of the entry that holds the values of ``name`` (a cluster's name), out of ``shards``."""
     return int.from_bytes(hashlib.sha256(name.encode("utf-8", "surrogatepass")).digest()[:4], "big") % shards
+
+
+def by_shard(items: Iterable[_T], name_of: Callable[[_T], str]) -> dict[int, list[_T]]:
+    """``items`` grouped by the shard (:func:`shard_of`) of their name, shards in ascending order, items in the
+    order given."""
+    shards: dict[int, list[_T]] = {}
+    for item in items:
+        shards.setdefault(shard_of(name_of(item)), []).append(item)
+    return dict(sorted(shards.items()))
 
 
 class ShardedMemo:

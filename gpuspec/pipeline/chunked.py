@@ -22,7 +22,7 @@ from typing import TypeVar
 from gpuspec.findings import Finding, Suppressed
 from gpuspec.loader.files import FLEET_FILE, cluster_files, display_path
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
-from gpuspec.usercache import shard_of
+from gpuspec.usercache import by_shard
 
 _T = TypeVar("_T")
 
@@ -33,13 +33,10 @@ CHUNK_CLUSTERS = 512
 def cluster_chunks(paths: Sequence[Path], size: int = CHUNK_CLUSTERS) -> list[list[Path]]:
     """The cluster files ``paths`` in chunks of whole cache shards, each chunk the first shards (by number)
     that together hold at least ``size`` files (the last chunk may hold fewer)."""
-    shards: dict[int, list[Path]] = {}
-    for path in paths:
-        shards.setdefault(shard_of(path.name.rsplit(".", 1)[0]), []).append(path)
     chunks: list[list[Path]] = []
     current: list[Path] = []
-    for number in sorted(shards):
-        current.extend(shards[number])
+    for members in by_shard(paths, lambda path: path.name.rsplit(".", 1)[0]).values():
+        current.extend(members)
         if len(current) >= size:
             chunks.append(current)
             current = []
