@@ -107,7 +107,7 @@ class Part:
         try:
             key, paths, brief, document, shas, states = data
             if isinstance(key, str) and isinstance(brief, bytes) and isinstance(document, str) \
-                    and _tuple_of(paths, str, len(paths)) and _tuple_of(shas, bytes, len(paths)) \
+                    and _tuple_of(paths, str) and _tuple_of(shas, bytes, len(paths)) \
                     and _tuple_of(states, int, len(paths)):
                 return cls(key, paths, brief, document, shas, states)
         except (TypeError, ValueError):
@@ -119,8 +119,8 @@ class Part:
         return all(tree.get(rel) == state for rel, state in zip(self.paths, self.states, strict=True))
 
 
-def _tuple_of(value: Any, kind: type, length: int) -> bool:
-    return isinstance(value, tuple) and len(value) == length and all(isinstance(item, kind) for item in value)
+def _tuple_of(value: Any, kind: type, length: int | None = None) -> bool:
+    return isinstance(value, tuple) and length in (None, len(value)) and all(isinstance(item, kind) for item in value)
 
 
 def cluster_key(*parts: str) -> str:
@@ -222,11 +222,8 @@ class RenderStamp:
         tree = self._tree()
         if not isinstance(data, dict) or "run" not in data or tree is None:
             return {}
-        by_shard: dict[int, list[str]] = {}
-        for name in keys:
-            by_shard.setdefault(usercache.shard_of(name), []).append(name)
         found: dict[str, Part] = {}
-        for shard, names in sorted(by_shard.items()):
+        for shard, names in usercache.by_shard(keys, str).items():
             stored = self._parts(shard, data["run"])
             for name in names:
                 part = Part.from_data(stored.get(name))
@@ -249,18 +246,17 @@ class RenderStamp:
         if tree is None:
             return
         run = os.urandom(16)
-        by_shard: dict[int, list[tuple[str, Part]]] = {}
-        for name, part in (parts or {}).items():
-            if part.paths and all(rel in tree for rel in part.paths):
-                by_shard.setdefault(usercache.shard_of(name), []).append((name, part))
+        present = ((name, part) for name, part in (parts or {}).items()
+                   if part.paths and all(rel in tree for rel in part.paths))
+        shards = usercache.by_shard(present, lambda member: member[0])
         claimed: set[str] = set()
-        for shard, members in sorted(by_shard.items()):
+        for shard, members in shards.items():
             stored = {}
             for name, part in members:
                 stored[name] = part.data(tuple(tree[rel] for rel in part.paths))
                 claimed.update(part.paths)
             usercache.store(self._shard_path(shard), {"run": run, "parts": stored})
-        usercache.store(self.path, {"key": self.key, "run": run, "shards": sorted(by_shard), "count": len(tree),
+        usercache.store(self.path, {"key": self.key, "run": run, "shards": list(shards), "count": len(tree),
                                     "fleetwide": {rel: state for rel, state in tree.items() if rel not in claimed},
                                     "files": files, "clusters": clusters,
                                     "findings": [_finding_data(f) for f in findings]})

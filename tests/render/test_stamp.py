@@ -9,13 +9,14 @@ import pytest
 
 from gpuspec import usercache
 from gpuspec.pipeline.render import prepare
-from gpuspec.render.stamp import RenderStamp, tree_state
+from gpuspec.render.stamp import Part, RenderStamp, tree_state
 
 from .fleets import cluster, pool, write_fleet
 from .test_cli import run
 
 
-def _stamp(root: Path) -> RenderStamp:
+def _stamp() -> RenderStamp:
+    """The stamp slot of the working folder's fleet."""
     stamp = RenderStamp.open(Path("fleet"), Path("policies"), Path("rendered"))
     assert stamp is not None
     return stamp
@@ -26,7 +27,7 @@ def test_unchanged_inputs_and_output_are_served_from_the_stamp(tmp_path: Path, m
     first = run("render", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     monkeypatch.chdir(tmp_path)
-    stamped = _stamp(tmp_path).current()
+    stamped = _stamp().current()
     assert stamped is not None and stamped.clusters == 1 and stamped.files > 1
     again = run("render", cwd=tmp_path)
     check = run("render", "--check", cwd=tmp_path)
@@ -40,7 +41,7 @@ def test_an_edited_input_misses_the_stamp(tmp_path: Path, monkeypatch: pytest.Mo
     path = fleet / "clusters" / "one.yaml"
     path.write_text(path.read_text().replace("nodes: 2", "nodes: 3"))
     monkeypatch.chdir(tmp_path)
-    assert _stamp(tmp_path).current() is None
+    assert _stamp().current() is None
     check = run("render", "--check", cwd=tmp_path)
     assert check.returncode == 1 and "node-labels.yaml" in check.stdout
 
@@ -87,8 +88,17 @@ def _three(tmp_path: Path, nodes: int = 2) -> None:
                            cluster("three", kubernetes={"version": "1.33"})])
 
 
+@pytest.fixture
+def three(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Three clusters rendered in ``tmp_path``, which is the working folder."""
+    _three(tmp_path)
+    assert run("render", cwd=tmp_path).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 def _reused() -> set[str]:
-    prepared = prepare(Path("fleet"), Path("policies"), stamp=_stamp(Path(".")))
+    prepared = prepare(Path("fleet"), Path("policies"), stamp=_stamp())
     assert prepared.rendered is not None
     return set(prepared.rendered.reused)
 
@@ -97,12 +107,8 @@ def _shard_file(stamp: RenderStamp, cluster_name: str) -> Path:
     return stamp.path.with_name(f"{stamp.path.name}-{usercache.shard_of(cluster_name)}")
 
 
-def test_each_clusters_part_is_stored_in_its_shard_not_in_one_entry_of_the_fleet(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _three(tmp_path)
-    assert run("render", cwd=tmp_path).returncode == 0
-    monkeypatch.chdir(tmp_path)
-    stamp = _stamp(tmp_path)
+def test_each_clusters_part_is_stored_in_its_shard_not_in_one_entry_of_the_fleet(three: Path) -> None:
+    stamp = _stamp()
     main = usercache.load(stamp.path)
     assert "parts" not in main and main["shards"] == sorted({usercache.shard_of(n) for n in ("one", "two", "three")})
     held: dict[str, list[str]] = {}
@@ -119,51 +125,54 @@ def test_each_clusters_part_is_stored_in_its_shard_not_in_one_entry_of_the_fleet
     assert sorted(stamped_paths) == sorted(tree_state(Path("rendered")) or {})
 
 
-def test_a_missing_shard_misses_the_stamp_and_only_its_clusters_render_again(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _three(tmp_path)
-    assert run("render", cwd=tmp_path).returncode == 0
-    monkeypatch.chdir(tmp_path)
-    assert _stamp(tmp_path).current() is not None
-    _shard_file(_stamp(tmp_path), "one").unlink()
-    assert _stamp(tmp_path).current() is None
+def test_a_missing_shard_misses_the_stamp_and_only_its_clusters_render_again(three: Path) -> None:
+    assert _stamp().current() is not None
+    _shard_file(_stamp(), "one").unlink()
+    assert _stamp().current() is None
     sharing = {n for n in ("one", "two", "three") if usercache.shard_of(n) == usercache.shard_of("one")}
     assert _reused() == {"one", "two", "three"} - sharing
-    check = run("render", "--check", cwd=tmp_path)
+    check = run("render", "--check", cwd=three)
     assert check.returncode == 0, check.stdout
 
 
-def test_a_shard_of_another_run_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _three(tmp_path)
-    assert run("render", cwd=tmp_path).returncode == 0
-    monkeypatch.chdir(tmp_path)
-    older = _shard_file(_stamp(tmp_path), "one").read_bytes()
-    _three(tmp_path, nodes=5)
-    assert run("render", cwd=tmp_path).returncode == 0
+def test_a_shard_of_another_run_is_not_read(three: Path) -> None:
+    older = _shard_file(_stamp(), "one").read_bytes()
+    _three(three, nodes=5)
+    assert run("render", cwd=three).returncode == 0
     assert "one" in _reused()  # the new run's own shard vouches for it
-    _shard_file(_stamp(tmp_path), "one").write_bytes(older)  # what "one" was stamped with then is still true
-    assert "one" not in _reused() and _stamp(tmp_path).current() is None
+    _shard_file(_stamp(), "one").write_bytes(older)  # what "one" was stamped with then is still true
+    assert "one" not in _reused() and _stamp().current() is None
 
 
-def test_a_deleted_output_file_misses_the_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _three(tmp_path)
-    assert run("render", cwd=tmp_path).returncode == 0
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml").unlink()
-    assert _stamp(tmp_path).current() is None
+def test_a_deleted_output_file_misses_the_stamp(three: Path) -> None:
+    (three / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml").unlink()
+    assert _stamp().current() is None
     assert "one" not in _reused()
-    check = run("render", "--check", cwd=tmp_path)
+    check = run("render", "--check", cwd=three)
     assert check.returncode == 1 and "clusters/one/gpu-operator.values.yaml" in check.stdout
 
 
-def test_reuse_looks_at_the_output_as_it_is_after_the_stamp_was_checked(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _three(tmp_path)
-    assert run("render", cwd=tmp_path).returncode == 0
-    monkeypatch.chdir(tmp_path)
-    stamp = _stamp(tmp_path)
+def test_reuse_looks_at_the_output_as_it_is_after_the_stamp_was_checked(three: Path) -> None:
+    stamp = _stamp()
     assert stamp.current() is not None  # checked before the output lock is taken
-    values = tmp_path / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml"
+    values = three / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml"
     values.write_bytes(values.read_bytes().replace(b"true", b"TRUE", 1))  # meanwhile, by hand or another run
     prepared = prepare(Path("fleet"), Path("policies"), stamp=stamp)
     assert prepared.rendered is not None and set(prepared.rendered.reused) == {"two", "three"}
+
+
+def test_a_stored_part_whose_digests_or_states_do_not_match_its_paths_is_not_read() -> None:
+    part = Part("key", ("a.yaml", "b.yaml"), b"brief", "digest", (b"1" * 32, b"2" * 32), (1, 2))
+    assert Part.from_data(part.data(part.states)) == part
+    assert Part.from_data(part.data((1,))) is None
+    assert Part.from_data(("key", part.paths, b"brief", "digest", (b"1" * 32,), (1, 2))) is None
+    assert Part.from_data(("key", ["a.yaml", "b.yaml"], b"brief", "digest", part.shas, (1, 2))) is None
+
+
+def test_names_are_grouped_by_their_shard_in_shard_order() -> None:
+    names = [f"cluster-{n}" for n in range(200)]
+    grouped = usercache.by_shard(names, str)
+    assert list(grouped) == sorted(grouped)
+    assert sorted(n for members in grouped.values() for n in members) == sorted(names)
+    assert all(usercache.shard_of(n) == shard for shard, members in grouped.items() for n in members)
+    assert all(members == [n for n in names if n in members] for members in grouped.values())
