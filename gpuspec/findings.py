@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 #: Tag of findings whose source line may hold a secret: reporters show no excerpt of it.
 SENSITIVE = "sensitive"
@@ -61,6 +62,18 @@ class Finding:
         """Key that orders findings by file, position, rule and message."""
         return (self.file or "", self.line or 0, self.column or 0, self.rule_id, self.message)
 
+    def data(self) -> tuple[Any, ...]:
+        """The finding as plain data (for the user cache; :meth:`from_data` makes it again)."""
+        return (self.rule_id, self.severity.value, self.message, self.file, self.path, self.hint, self.at_key,
+                self.line, self.column, self.spec_path, self.tags)
+
+    @classmethod
+    def from_data(cls, data: Any) -> Finding:
+        """The finding stored as :meth:`data`; TypeError or ValueError when ``data`` is not one."""
+        rule_id, severity, message, file, path, hint, at_key, line, column, spec_path, tags = data
+        return cls(rule_id, Severity(severity), message, file, tuple(path), hint, at_key, line, column, spec_path,
+                   tuple(tags))
+
 
 #: How a finding was suppressed, in SARIF's words: an inline directive, or a policy exception.
 IN_SOURCE = "inSource"
@@ -78,3 +91,13 @@ class Suppressed:
     finding: Finding
     kind: str
     justification: str
+
+    def data(self) -> tuple[Any, ...]:
+        """The suppressed finding as plain data (see :meth:`Finding.data`)."""
+        return (self.finding.data(), self.kind, self.justification)
+
+    @classmethod
+    def from_data(cls, data: Any) -> Suppressed:
+        """The suppressed finding stored as :meth:`data`; TypeError or ValueError when ``data`` is not one."""
+        finding, kind, justification = data
+        return cls(Finding.from_data(finding), kind, justification)

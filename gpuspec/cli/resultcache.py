@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuspec import usercache
-from gpuspec.findings import Finding, Severity, Suppressed
+from gpuspec.findings import Finding, Suppressed
 
 #: Bumped when what an entry holds changes.
 FORMAT = 1
@@ -138,17 +138,6 @@ def input_key(command: str, fleet_dir: Path, policies_dir: Path, options: Sequen
     return digest.hexdigest()
 
 
-def _finding_data(f: Finding) -> tuple[Any, ...]:
-    return (f.rule_id, f.severity.value, f.message, f.file, f.path, f.hint, f.at_key, f.line, f.column,
-            f.spec_path, f.tags)
-
-
-def _finding(data: Any) -> Finding:
-    rule_id, severity, message, file, path, hint, at_key, line, column, spec_path, tags = data
-    return Finding(rule_id, Severity(severity), message, file, tuple(path), hint, at_key, line, column, spec_path,
-                   tuple(tags))
-
-
 @dataclass(frozen=True, slots=True)
 class Entry:
     """The cache entry of one command on one fleet: its key now, and where it is stored."""
@@ -174,8 +163,8 @@ class Entry:
             return None
         try:
             return Report(
-                findings=[_finding(f) for f in stored["findings"]],
-                suppressed=[Suppressed(_finding(f), kind, why) for f, kind, why in stored["suppressed"]],
+                findings=[Finding.from_data(f) for f in stored["findings"]],
+                suppressed=[Suppressed.from_data(s) for s in stored["suppressed"]],
                 summary=stored["summary"],
                 usable=bool(stored["usable"]),
             )
@@ -189,8 +178,8 @@ class Entry:
             return
         usercache.store(self._slot(), {
             "key": self.key,
-            "findings": [_finding_data(f) for f in report.findings],
-            "suppressed": [(_finding_data(s.finding), s.kind, s.justification) for s in report.suppressed],
+            "findings": [f.data() for f in report.findings],
+            "suppressed": [s.data() for s in report.suppressed],
             "summary": report.summary,
             "usable": report.usable,
         })

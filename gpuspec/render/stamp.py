@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuspec import usercache
-from gpuspec.findings import Finding, Severity
+from gpuspec.findings import Finding
 from gpuspec.render.filestate import FileState, file_state
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.templating.environment import override_files
@@ -61,17 +61,6 @@ def tree_state(out: Path) -> TreeState | None:
     except OSError:
         return None
     return state
-
-
-def _finding_data(finding: Finding) -> tuple[Any, ...]:
-    return (finding.rule_id, finding.severity.value, finding.message, finding.file, finding.path, finding.hint,
-            finding.at_key, finding.line, finding.column, finding.spec_path, finding.tags)
-
-
-def _finding(data: tuple[Any, ...]) -> Finding:
-    rule_id, severity, message, file, path, hint, at_key, line, column, spec_path, tags = data
-    return Finding(rule_id, Severity(severity), message, file, tuple(path), hint, at_key, line, column, spec_path,
-                   tuple(tags))
 
 
 @dataclass(frozen=True)
@@ -196,7 +185,8 @@ class RenderStamp:
             return None
         try:
             run, shards, fleetwide, count = data["run"], data["shards"], data["fleetwide"], data["count"]
-            stamped = Stamped([_finding(f) for f in data["findings"]], int(data["files"]), int(data["clusters"]))
+            findings = [Finding.from_data(f) for f in data["findings"]]
+            stamped = Stamped(findings, int(data["files"]), int(data["clusters"]))
         except (KeyError, TypeError, ValueError):
             return None
         tree = tree_state(self.out)  # not the memo: that is taken under the output lock (see reusable)
@@ -259,4 +249,4 @@ class RenderStamp:
         usercache.store(self.path, {"key": self.key, "run": run, "shards": list(shards), "count": len(tree),
                                     "fleetwide": {rel: state for rel, state in tree.items() if rel not in claimed},
                                     "files": files, "clusters": clusters,
-                                    "findings": [_finding_data(f) for f in findings]})
+                                    "findings": [f.data() for f in findings]})
