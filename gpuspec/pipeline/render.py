@@ -408,10 +408,20 @@ def cluster_keys(fleet: Fleet, inputs: InputDigests, handover: HandoverSettings,
     included), fleet.yaml, policies/ and the cluster's own file (its input digest), the template overrides
     and rule settings of the handover documents, the output root, and the findings its exceptions accept
     today.  Nothing else of the fleet goes into a cluster's files (the fleet-wide files are always rendered)."""
-    out: dict[str, str] = {}
+    return keys_of(((c.name, c.source_file, accepted_json(accepted.get(c.name, ()))) for c in fleet.clusters),
+                   inputs, handover)
+
+
+def accepted_json(records: Sequence[Mapping[str, Any]]) -> str:
+    """The findings a cluster's policy exceptions accept, as its output's key takes them."""
+    return json.dumps(list(records), sort_keys=True, default=str)
+
+
+def keys_of(clusters: Iterable[tuple[str, str, str]], inputs: InputDigests,
+            handover: HandoverSettings) -> dict[str, str]:
+    """:func:`cluster_keys` of clusters given as (name, cluster file, :func:`accepted_json` of what their
+    exceptions accept)."""
     rules = json.dumps(sorted((k, repr(v)) for k, v in handover.rules.items()))
-    for cluster in fleet.clusters:
-        records = json.dumps(list(accepted.get(cluster.name, ())), sort_keys=True, default=str)
-        out[cluster.name] = cluster_key(cluster.name, handover.digest(inputs.for_cluster(cluster.source_file)),
-                                        handover.rendered_root, rules, records)
-    return out
+    return {name: cluster_key(name, handover.digest(inputs.for_cluster(source_file)), handover.rendered_root, rules,
+                              records)
+            for name, source_file, records in clusters}

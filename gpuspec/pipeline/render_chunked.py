@@ -11,6 +11,7 @@ rendered at the end from fleet.yaml and these parts.  Memory is bounded by the c
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,21 +20,23 @@ from gpuspec.handover.documents import HandoverSettings
 from gpuspec.loader.files import display_path
 from gpuspec.loader.fleetload import LoadResult
 from gpuspec.pipeline.chunked import MergedReport, Merger, Prepare, chunk_plan, chunk_report, validate_chunk
+from gpuspec.pipeline.chunkmemo import ChunkCluster, ChunkMemo, KnownChunk
 from gpuspec.pipeline.render import (
     Prepared,
     Rendered,
+    accepted_json,
     add_fleet_files,
-    cluster_keys,
     exception_window,
     handover_settings,
     jobs_for,
+    keys_of,
     render_clusters,
 )
 from gpuspec.pipeline.validate import ValidationResult
 from gpuspec.policy.acceptance import utc_today
 from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_entry
 from gpuspec.render.inputs import InputDigests, read_input_digests
-from gpuspec.render.stamp import RenderStamp
+from gpuspec.render.stamp import Part, RenderStamp
 
 #: About how many clusters one chunk of a render holds.  Fewer than a validation's chunk: a render's workers are
 #: forked from the parent and so each counts the chunk's models as its own (128 keeps every process of a
@@ -80,13 +83,22 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
     jobs = jobs or jobs_for(len(place))
     merger = Merger()
     fleetwide: _Fleetwide | None = _Fleetwide()
-    for chunk in chunks:
+    memo = ChunkMemo(fleet_dir, policies_dir, today or utc_today(), inputs, prepare) if stamp is not None else None
+    for index, chunk in enumerate(chunks):
+        known = memo.get(index, chunk) if memo is not None and fleetwide is not None and merger.usable else None
+        if known is not None and stamp is not None and fleetwide is not None \
+                and _reuse_chunk(known, inputs, handover, stamp, place, fleetwide):
+            merger.add(known.report)  # every cluster of the chunk is current: nothing to validate or render
+            continue
         result = validate_chunk(fleet_dir, policies_dir, chunk, today)
-        merger.add(chunk_report(result, chunk, prepare))
+        reported = chunk_report(result, chunk, prepare)
+        merger.add(reported)
         if fleetwide is not None and (not merger.usable or _has_errors(result)):
             fleetwide = None  # nothing is written: the remaining chunks are only validated
         if fleetwide is not None:
-            _render_chunk(result, inputs, handover, stamp, jobs, spool_near, place, fleetwide)
+            clusters = _render_chunk(result, inputs, handover, stamp, jobs, spool_near, place, fleetwide)
+            if memo is not None:
+                memo.put(index, chunk, reported, clusters)
         del result  # before the next chunk is read: one chunk's models at a time
     report = merger.merged()
     rendered = None
@@ -103,22 +115,49 @@ def _has_errors(result: ValidationResult) -> bool:
 
 
 def _render_chunk(result: ValidationResult, inputs: InputDigests, handover: HandoverSettings, stamp: RenderStamp | None,
-                  jobs: int, spool_near: Path | None, place: dict[str, int], fleetwide: _Fleetwide) -> None:
-    """Render the clusters of one valid chunk that the stamp does not prove current, into ``fleetwide``."""
+                  jobs: int, spool_near: Path | None, place: dict[str, int],
+                  fleetwide: _Fleetwide) -> list[ChunkCluster]:
+    """Render the clusters of one valid chunk that the stamp does not prove current, into ``fleetwide``; return
+    what the render took from each cluster of the chunk (for :class:`ChunkMemo`)."""
     fleet = result.fleet
     assert fleet is not None
     accepted = {c.name: records for c in fleet.clusters if (records := result.accepted_records(fleet, c.name))}
-    keys = cluster_keys(fleet, inputs, handover, accepted)
+    clusters = [ChunkCluster(c.name, c.source_file, accepted_json(accepted.get(c.name, ())), bootstrap_entry(fleet, c))
+                for c in fleet.clusters]
+    keys = _keys(clusters, inputs, handover)
     reused = stamp.reusable(keys) if stamp is not None else {}
     wanted = [name for name in keys if name not in reused]
     # A chunk holds whole shards of the document cache: each is stored with every document it should keep,
     # unless some of its clusters are reused (as for a whole fleet).
     part = render_clusters(fleet, inputs, wanted, jobs, handover, "off" if reused else "store", accepted,
                            spool_near, spool=True)
+    _absorb(part, keys, reused, clusters, place, fleetwide)
+    return clusters
+
+
+def _reuse_chunk(known: KnownChunk, inputs: InputDigests, handover: HandoverSettings, stamp: RenderStamp,
+                 place: dict[str, int], fleetwide: _Fleetwide) -> bool:
+    """Take every cluster of a chunk whose validation is remembered from the stamp into ``fleetwide``; False
+    (and nothing taken) when the stamp does not prove each of them current."""
+    keys = _keys(known.clusters, inputs, handover)
+    reused = stamp.reusable(keys)
+    if len(reused) != len(keys):
+        return False
+    _absorb(Rendered(), keys, reused, known.clusters, place, fleetwide)
+    return True
+
+
+def _keys(clusters: Sequence[ChunkCluster], inputs: InputDigests, handover: HandoverSettings) -> dict[str, str]:
+    return keys_of(((c.name, c.source_file, c.accepted) for c in clusters), inputs, handover)
+
+
+def _absorb(part: Rendered, keys: dict[str, str], reused: dict[str, Part], clusters: Sequence[ChunkCluster],
+            place: dict[str, int], fleetwide: _Fleetwide) -> None:
+    """Add one chunk's rendered ``part`` and its ``reused`` clusters to ``fleetwide``."""
     part.keys = keys
     part.reused = reused
     for name, stamped in reused.items():
         part.summaries[name] = (stamped.brief, stamped.document_digest)
     fleetwide.out.absorb(part)
-    for cluster in fleet.clusters:
-        fleetwide.entries[place[cluster.source_file]] = bootstrap_entry(fleet, cluster)
+    for cluster in clusters:
+        fleetwide.entries[place[cluster.source_file]] = cluster.entry

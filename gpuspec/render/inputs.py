@@ -18,7 +18,7 @@ class UnusableInput(GpuspecError, ValueError):
     """An input file render depends on is refused (a clean exit-2 error; a ValueError for the render stamp)."""
 
 
-def _sha256(path: Path) -> str:
+def file_digest(path: Path) -> str:
     """sha256 of a regular input file inside its repository; UnusableInput for a FIFO, device, outside link or
     oversized file (never read, so hashing cannot hang or leak)."""
     try:
@@ -39,7 +39,7 @@ class InputDigests:
 
     def for_cluster(self, source_file: str) -> str:
         """One sha256 over fleet.yaml, policies/ and the cluster's own file (by its file name)."""
-        key = f"clusters/{Path(source_file).name}"
+        key = cluster_input(Path(source_file))
         items = sorted(self.shared.items())
         if key in self.clusters:
             items.append((key, self.clusters[key]))
@@ -56,11 +56,21 @@ class InputDigests:
         return digest.hexdigest()
 
 
-def read_input_digests(fleet_dir: Path, policies_dir: Path | None) -> InputDigests:
-    """Hash fleet.yaml, every cluster file and every file below ``policies_dir`` (when it exists)."""
-    shared = {FLEET_FILE: _sha256(fleet_dir / FLEET_FILE)}
+def read_shared_digests(fleet_dir: Path, policies_dir: Path | None) -> dict[str, str]:
+    """Hash fleet.yaml and every file below ``policies_dir`` (when it exists): the inputs every cluster shares."""
+    shared = {FLEET_FILE: file_digest(fleet_dir / FLEET_FILE)}
     if policies_dir is not None and policies_dir.is_dir():
         for path in sorted(p for p in policies_dir.rglob("*") if p.is_file()):
-            shared[f"policies/{path.relative_to(policies_dir).as_posix()}"] = _sha256(path)
-    clusters = {f"clusters/{p.name}": _sha256(p) for p in cluster_files(fleet_dir)}
-    return InputDigests(shared, clusters)
+            shared[f"policies/{path.relative_to(policies_dir).as_posix()}"] = file_digest(path)
+    return shared
+
+
+def cluster_input(path: Path) -> str:
+    """The name :class:`InputDigests` gives the cluster file ``path``."""
+    return f"clusters/{path.name}"
+
+
+def read_input_digests(fleet_dir: Path, policies_dir: Path | None) -> InputDigests:
+    """Hash fleet.yaml, every cluster file and every file below ``policies_dir`` (when it exists)."""
+    clusters = {cluster_input(p): file_digest(p) for p in cluster_files(fleet_dir)}
+    return InputDigests(read_shared_digests(fleet_dir, policies_dir), clusters)
