@@ -10,9 +10,10 @@ cluster of the chunk current (:func:`gpuspec.pipeline.render_chunked.prepare_in_
 file, the findings its exceptions accept (as its output's key takes them) and what the bootstrap objects take
 from it.
 
-Only a usable chunk without errors is remembered, and only when its files still hash as they did when the run
-began (a file edited while the chunk was validated is not stored under the older bytes' digest).  There is one
-entry per chunk position of a fleet folder; a new key replaces the old entry.
+Only a usable chunk without errors is remembered, and only when its files are as they were when the run hashed
+them (:meth:`gpuspec.render.inputs.InputDigests.unchanged`): a file edited while the chunk was validated is not
+stored under the older bytes' digest.  There is one entry per chunk position of a fleet folder; a new key
+replaces the old entry.
 """
 
 from __future__ import annotations
@@ -26,12 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from gpuspec import usercache
-from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity, Suppressed
 from gpuspec.loader.files import display_path
 from gpuspec.pipeline.chunked import ChunkReport
 from gpuspec.render.bootstrap import BootstrapEntry
-from gpuspec.render.inputs import InputDigests, cluster_input, file_digest, read_shared_digests
+from gpuspec.render.inputs import InputDigests, cluster_input
 
 #: Bumped when what an entry holds changes.
 FORMAT = 1
@@ -134,13 +134,8 @@ class ChunkMemo:
         })
 
     def _unchanged(self, chunk: Sequence[Path]) -> bool:
-        """True when the shared inputs and the files of ``chunk`` hash as they did when the run began."""
-        try:
-            if read_shared_digests(self._fleet_dir, self._policies_dir) != self._inputs.shared:
-                return False
-            return all(file_digest(p) == self._inputs.clusters.get(cluster_input(p)) for p in chunk)
-        except GpuspecError:
-            return False
+        """True when the shared inputs and the files of ``chunk`` are as they were when the run hashed them."""
+        return self._inputs.unchanged([*self._inputs.shared, *(cluster_input(p) for p in chunk)])
 
 
 def _listing(folder: Path | None) -> list[str]:

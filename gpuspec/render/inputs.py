@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.files import FLEET_FILE, cluster_files
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.render.filestate import FileState, file_state
 
 #: Largest input file hashed (fleet files are refused past 1 MiB anyway; policies and templates are small).
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -18,10 +21,17 @@ class UnusableInput(GpuspecError, ValueError):
     """An input file render depends on is refused (a clean exit-2 error; a ValueError for the render stamp)."""
 
 
-def file_digest(path: Path) -> str:
+#: Input name → the file's path and its state just before it was read (see :meth:`InputDigests.unchanged`).
+InputStates = dict[str, tuple[str, FileState]]
+
+
+def file_digest(path: Path, name: str | None = None, states: InputStates | None = None) -> str:
     """sha256 of a regular input file inside its repository; UnusableInput for a FIFO, device, outside link or
-    oversized file (never read, so hashing cannot hang or leak)."""
+    oversized file (never read, so hashing cannot hang or leak).  With ``states``, the file's path and state just
+    before it was read go there under ``name``."""
     try:
+        if states is not None and name is not None:
+            states[name] = (os.fspath(path), file_state(os.stat(path)))
         return hashlib.sha256(read_bounded(path, MAX_INPUT_BYTES)).hexdigest()
     except UnsafeFile as refused:
         raise UnusableInput(f"{path} {refused.message}",
@@ -36,6 +46,20 @@ class InputDigests:
 
     shared: dict[str, str] = field(default_factory=dict)
     clusters: dict[str, str] = field(default_factory=dict)
+    #: Where each input was read from and its state just before (empty when the digests were not read here).
+    states: InputStates = field(default_factory=dict, compare=False, repr=False)
+
+    def unchanged(self, names: Iterable[str] | None = None) -> bool:
+        """True when every input hashed (or each of ``names``) is still in the state it was read in, so whatever
+        read it since read the bytes of its digest (any write changes a file's status-change time)."""
+        try:
+            for name in self.states if names is None else names:
+                path, state = self.states[name]
+                if file_state(os.stat(path)) != state:
+                    return False
+        except (KeyError, OSError):
+            return False
+        return True
 
     def for_cluster(self, source_file: str) -> str:
         """One sha256 over fleet.yaml, policies/ and the cluster's own file (by its file name)."""
@@ -56,12 +80,15 @@ class InputDigests:
         return digest.hexdigest()
 
 
-def read_shared_digests(fleet_dir: Path, policies_dir: Path | None) -> dict[str, str]:
-    """Hash fleet.yaml and every file below ``policies_dir`` (when it exists): the inputs every cluster shares."""
-    shared = {FLEET_FILE: file_digest(fleet_dir / FLEET_FILE)}
+def read_shared_digests(fleet_dir: Path, policies_dir: Path | None,
+                        states: InputStates | None = None) -> dict[str, str]:
+    """Hash fleet.yaml and every file below ``policies_dir`` (when it exists): the inputs every cluster shares
+    (``states``: see :func:`file_digest`)."""
+    shared = {FLEET_FILE: file_digest(fleet_dir / FLEET_FILE, FLEET_FILE, states)}
     if policies_dir is not None and policies_dir.is_dir():
         for path in sorted(p for p in policies_dir.rglob("*") if p.is_file()):
-            shared[f"policies/{path.relative_to(policies_dir).as_posix()}"] = file_digest(path)
+            name = f"policies/{path.relative_to(policies_dir).as_posix()}"
+            shared[name] = file_digest(path, name, states)
     return shared
 
 
@@ -72,5 +99,7 @@ def cluster_input(path: Path) -> str:
 
 def read_input_digests(fleet_dir: Path, policies_dir: Path | None) -> InputDigests:
     """Hash fleet.yaml, every cluster file and every file below ``policies_dir`` (when it exists)."""
-    clusters = {cluster_input(p): file_digest(p) for p in cluster_files(fleet_dir)}
-    return InputDigests(read_shared_digests(fleet_dir, policies_dir), clusters)
+    states: InputStates = {}
+    shared = read_shared_digests(fleet_dir, policies_dir, states)
+    clusters = {(name := cluster_input(p)): file_digest(p, name, states) for p in cluster_files(fleet_dir)}
+    return InputDigests(shared, clusters, states)
