@@ -58,21 +58,24 @@ def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, rende
 def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
               only: Sequence[str] | None = None, today: date | None = None,
               stamp: RenderStamp | None = None, out_dir: Path | None = None,
-              chunked: bool = False) -> tuple[Prepared, list[Finding]]:
+              chunked: bool = False, inputs: InputDigests | None = None) -> tuple[Prepared, list[Finding]]:
     """Validate and render (``chunked``: a large fleet a chunk of clusters at a time, see
-    :mod:`gpuspec.pipeline.render_chunked`), print the findings; exit 2 or 1 as :func:`prepared_or_exit`."""
+    :mod:`gpuspec.pipeline.render_chunked`; ``inputs``: the input digests read before), print the findings;
+    exit 2 or 1 as :func:`prepared_or_exit`."""
     from gpuspec.pipeline.render import prepare
 
     if only and fleet_dir.is_dir():
         _check_cluster_names(fleet_dir, only)
     # Rendered bytes wait on the output's disk (next to the output folder), not in memory.
     near = out_dir.absolute().parent if out_dir is not None else None
-    streamed = _prepared_in_chunks(fleet_dir, policies_dir, today, stamp, near) if chunked and not only else None
+    streamed = _prepared_in_chunks(fleet_dir, policies_dir, today, stamp, near, inputs) if chunked and not only \
+        else None
     if streamed is not None:
         prepared = streamed
         reported = _publish_prepared(prepared.validation.findings, command)
     else:
-        prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp, spool_near=near)
+        prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp, spool_near=near,
+                           inputs=inputs)
         reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
     if not prepared.validation.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
@@ -91,13 +94,14 @@ def _publish_prepared(findings: Sequence[Finding], command: str) -> list[Finding
 
 
 def _prepared_in_chunks(fleet_dir: Path, policies_dir: Path, today: date | None, stamp: RenderStamp | None,
-                        near: Path | None) -> Prepared | None:
+                        near: Path | None, inputs: InputDigests | None = None) -> Prepared | None:
     """The render of a fleet large enough to be validated and rendered in chunks, else None; its findings are
     located and redacted."""
     from gpuspec.cli.common import validation_parts
     from gpuspec.pipeline.render_chunked import prepare_in_chunks
 
-    done = prepare_in_chunks(fleet_dir, policies_dir, validation_parts, today=today, stamp=stamp, spool_near=near)
+    done = prepare_in_chunks(fleet_dir, policies_dir, validation_parts, today=today, stamp=stamp, spool_near=near,
+                             inputs=inputs)
     return done.prepared if done is not None else None
 
 
@@ -131,6 +135,16 @@ def _stale_reason(out_dir: Path) -> str:
         return (f"differ from what gpuspec {running} renders (they were written by gpuspec {recorded}; "
                 "re-rendering records this version as a regeneration)")
     return "are stale or hand-edited"
+
+
+def _input_digests(fleet_dir: Path, policies_dir: Path) -> InputDigests | None:
+    """The inputs' digests, read before validation; None when one cannot be read safely (validation reports it)."""
+    from gpuspec.render.inputs import read_input_digests
+
+    try:
+        return read_input_digests(fleet_dir, policies_dir)
+    except (GpuspecError, OSError):
+        return None
 
 
 def _proof_inputs(fleet_dir: Path, policies_dir: Path, rendered: Rendered,
@@ -223,13 +237,20 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
                      stamp: RenderStamp | None) -> None:
     from gpuspec.render.writer import check_output, write_output
 
+    digests = stamp.inputs if stamp is not None else _input_digests(fleet_dir, policies_dir)
     prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp, out_dir=out_dir,
-                                   chunked=True)
+                                   chunked=True, inputs=digests)
     rendered = prepared.rendered
     assert rendered is not None
+    if digests is not None and not digests.unchanged():
+        # Validation and rendering read the inputs after they were hashed: the output, its proof and the stamp
+        # would each describe other bytes.
+        what = "checked the output" if check else "rendered; nothing was written"
+        raise GpuspecError(f"a file in the fleet or policy folder changed while gpuspec {what}",
+                           hint="run the command again once the edit is saved")
     expected, kept = rendered.files, rendered.kept
     count = len(rendered.clusters)
-    proof = _proof_inputs(fleet_dir, policies_dir, rendered, stamp.inputs if stamp is not None else None)
+    proof = _proof_inputs(fleet_dir, policies_dir, rendered, digests)
     if check:
         drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept, proof=proof)
         for drift in drifts:

@@ -356,13 +356,15 @@ def fleet_images(fleet: Fleet, names: Iterable[str]) -> dict[str, dict[str, str]
 
 def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | None = None,
             jobs: int = 0, *, render: bool = True, today: dt.date | None = None,
-            stamp: RenderStamp | None = None, spool_near: Path | None = None) -> Prepared:
+            stamp: RenderStamp | None = None, spool_near: Path | None = None,
+            inputs: InputDigests | None = None) -> Prepared:
     """Validate ``fleet_dir``; when usable and free of errors, render its output.
 
     ``stamp``: the render stamp of the output folder; clusters it proves current are not rendered again
     (``rendered.reused``, their files in ``rendered.kept``).
 
     ``spool_near``: a folder on the output's disk for the bytes workers render (see :func:`render_fleet`).
+    ``inputs``: the input digests, when the caller read them before (default: the stamp's, else read now).
 
     ``render=False``: validate only, and fill ``rendered.images`` (no files) — enough for ``gpuspec images``.
     ``only`` with ``render=False`` also limits validation to those clusters' files (``<name>.yaml``/``.yml``).
@@ -379,8 +381,7 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
             return Prepared(validation, Rendered(images=fleet_images(fleet, names)))
     handover = handover_settings(fleet_dir, policies_dir, fleet)
     accepted = {c.name: records for c in fleet.clusters if (records := validation.accepted_records(fleet, c.name))}
-    inputs = stamp.inputs if stamp is not None and stamp.inputs is not None else read_input_digests(
-        fleet_dir, policies_dir)
+    inputs = inputs or (stamp.inputs if stamp is not None else None) or read_input_digests(fleet_dir, policies_dir)
     keys = cluster_keys(fleet, inputs, handover, accepted)
     reused = stamp.reusable(keys) if stamp is not None and only is None else {}
     rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused, spool_near)

@@ -64,10 +64,12 @@ class _Fleetwide:
 
 def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepare, *, jobs: int = 0,
                       today: dt.date | None = None, stamp: RenderStamp | None = None,
-                      spool_near: Path | None = None, size: int | None = None) -> ChunkedPrepared | None:
+                      spool_near: Path | None = None, size: int | None = None,
+                      inputs: InputDigests | None = None) -> ChunkedPrepared | None:
     """:func:`gpuspec.pipeline.render.prepare` of the whole fleet (same findings, same output), a chunk of about
     ``size`` clusters at a time (see :func:`gpuspec.pipeline.chunked.chunk_plan`); ``prepare`` turns a chunk's
-    validation into report form.  None when the fleet is to be prepared in one go."""
+    validation into report form; ``inputs``: the input digests, when the caller read them before.  None when the
+    fleet is to be prepared in one go."""
     plan = chunk_plan(fleet_dir, policies_dir, today, size or RENDER_CHUNK_CLUSTERS)
     if plan is None:
         return None
@@ -75,8 +77,7 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
     base = settings.fleet
     assert base is not None
     handover = handover_settings(fleet_dir, policies_dir, base)
-    inputs = stamp.inputs if stamp is not None and stamp.inputs is not None else read_input_digests(
-        fleet_dir, policies_dir)
+    inputs = inputs or (stamp.inputs if stamp is not None else None) or read_input_digests(fleet_dir, policies_dir)
     # Each cluster file's place in the fleet (the chunks hold every one; the fleet's order is the sorted one).
     place = {display_path(path): index for index, path in enumerate(sorted(p for c in chunks for p in c))}
     # As many workers for every chunk as for the whole fleet (a small last chunk too).
