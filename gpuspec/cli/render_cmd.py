@@ -28,8 +28,7 @@ from gpuspec.redaction import redact_text
 
 if TYPE_CHECKING:
     from gpuspec.pipeline.render import Prepared, Rendered
-    from gpuspec.render.inputs import InputDigests
-    from gpuspec.render.proof import ProofInputs
+    from gpuspec.render.inputs import InputDigests, InputStates
     from gpuspec.render.stamp import RenderStamp
 
 
@@ -147,12 +146,14 @@ def _input_digests(fleet_dir: Path, policies_dir: Path) -> InputDigests | None:
         return None
 
 
-def _proof_inputs(fleet_dir: Path, policies_dir: Path, rendered: Rendered,
-                  digests: InputDigests | None) -> ProofInputs:
+def _proof_input_digest(fleet_dir: Path, policies_dir: Path, digests: InputDigests | None,
+                        states: InputStates) -> str:
+    """The proof's digest of the inputs (the files hashed already this run are not read again); the state of each
+    file it covers goes into ``states``."""
     import os
 
     from gpuspec.loader.files import FLEET_FILE
-    from gpuspec.render.proof import ProofInputs, input_digest
+    from gpuspec.render.proof import input_digest
 
     known: dict[str, str] = {}
     if digests is not None:  # the files the stamp hashed already this run
@@ -162,9 +163,8 @@ def _proof_inputs(fleet_dir: Path, policies_dir: Path, rendered: Rendered,
                 known[os.path.join(policies_dir, *name.split("/")[1:])] = sha
         for name, sha in digests.clusters.items():
             known[os.path.join(fleet_dir, *name.split("/"))] = sha
-    inputs = input_digest(fleet_dir, policies_dir, known)
-    # Inputs that cannot be hashed safely were refused by validation already; a proof no check can match then.
-    return ProofInputs(inputs or "0" * 64, *rendered.window, known_shas=rendered.known_shas)
+    # Inputs that cannot be hashed safely are refused by validation; a proof no check can match then.
+    return input_digest(fleet_dir, policies_dir, known, states) or "0" * 64
 
 
 @click.command("render")
@@ -235,22 +235,27 @@ def _drop_output_index(rendered: Rendered) -> None:
 
 def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date,
                      stamp: RenderStamp | None) -> None:
+    from gpuspec.render.inputs import unchanged
+    from gpuspec.render.proof import ProofInputs
     from gpuspec.render.writer import check_output, write_output
 
+    # Every input is hashed before validation reads it, and must be in the same state once the output is made.
     digests = stamp.inputs if stamp is not None else _input_digests(fleet_dir, policies_dir)
+    states: InputStates = {}
+    inputs_digest = _proof_input_digest(fleet_dir, policies_dir, digests, states)
     prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp, out_dir=out_dir,
                                    chunked=True, inputs=digests)
     rendered = prepared.rendered
     assert rendered is not None
-    if digests is not None and not digests.unchanged():
-        # Validation and rendering read the inputs after they were hashed: the output, its proof and the stamp
-        # would each describe other bytes.
+    if (digests is not None and not digests.unchanged()) or not unchanged(states):
+        # Validation and rendering read an input after it was hashed: the output, its proof and the stamp would
+        # each describe other bytes.
         what = "checked the output" if check else "rendered; nothing was written"
         raise GpuspecError(f"a file in the fleet or policy folder changed while gpuspec {what}",
                            hint="run the command again once the edit is saved")
     expected, kept = rendered.files, rendered.kept
     count = len(rendered.clusters)
-    proof = _proof_inputs(fleet_dir, policies_dir, rendered, digests)
+    proof = ProofInputs(inputs_digest, *rendered.window, known_shas=rendered.known_shas)
     if check:
         drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept, proof=proof)
         for drift in drifts:

@@ -50,16 +50,9 @@ class InputDigests:
     states: InputStates = field(default_factory=dict, compare=False, repr=False)
 
     def unchanged(self, names: Iterable[str] | None = None) -> bool:
-        """True when every input hashed (or each of ``names``) is still in the state it was read in, so whatever
-        read it since read the bytes of its digest (any write changes a file's status-change time)."""
-        try:
-            for name in self.states if names is None else names:
-                path, state = self.states[name]
-                if file_state(os.stat(path)) != state:
-                    return False
-        except (KeyError, OSError):
-            return False
-        return True
+        """True when every input hashed (or each of ``names``) is still in the state it was read in (see
+        :func:`unchanged`)."""
+        return unchanged(self.states, names)
 
     def for_cluster(self, source_file: str) -> str:
         """One sha256 over fleet.yaml, policies/ and the cluster's own file (by its file name)."""
@@ -78,6 +71,19 @@ class InputDigests:
         for name, sha in sorted({**self.shared, **self.clusters}.items()):
             digest.update(f"{name}\0{sha}\n".encode())
         return digest.hexdigest()
+
+
+def unchanged(states: InputStates, names: Iterable[str] | None = None) -> bool:
+    """True when every file of ``states`` (or each of ``names``) is still in the state it was read in, so whatever
+    read it since read the bytes of its digest (any write changes a file's status-change time)."""
+    try:
+        for name in states if names is None else names:
+            path, state = states[name]
+            if file_state(os.stat(path)) != state:
+                return False
+    except (KeyError, OSError):
+        return False
+    return True
 
 
 def read_shared_digests(fleet_dir: Path, policies_dir: Path | None,

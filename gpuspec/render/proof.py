@@ -40,7 +40,9 @@ from pathlib import Path
 
 from gpuspec import usercache
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.render.filestate import file_state
 from gpuspec.render.generator import current_version
+from gpuspec.render.inputs import InputStates
 from gpuspec.render.serialize import HEADER_MARK
 from gpuspec.render.spool import Layered
 from gpuspec.templating.environment import override_files
@@ -136,10 +138,13 @@ def code_digest() -> str:
     return value
 
 
-def input_digest(fleet_dir: Path, policies_dir: Path | None, known: Mapping[str, str] | None = None) -> str | None:
+def input_digest(fleet_dir: Path, policies_dir: Path | None, known: Mapping[str, str] | None = None,
+                 states: InputStates | None = None) -> str | None:
     """The ``inputs`` digest of a proof (see the module docstring); None when an input cannot be read safely.
 
     ``known``: sha256 already taken this run, by path (``os.path.join`` of the folder and the relative path).
+    ``states``: where each file's state just before it was read (or its known digest taken) goes, by path (see
+    :func:`gpuspec.render.inputs.unchanged`).
     """
     digest = hashlib.sha256(f"code\0{code_digest()}\0{current_version()}\n".encode())
     try:
@@ -147,7 +152,7 @@ def input_digest(fleet_dir: Path, policies_dir: Path | None, known: Mapping[str,
             if folder is None or not folder.is_dir():
                 digest.update(f"{label}\0absent\n".encode())
                 continue
-            for rel, sha in _folder_digests(folder, known or {}):
+            for rel, sha in _folder_digests(folder, known or {}, states):
                 digest.update(f"{label}/{rel}\0{sha}\n".encode("utf-8", "surrogateescape"))
         for name, sha in sorted(override_files(fleet_dir).items()):
             digest.update(f"override/{name}\0{sha}\n".encode("utf-8", "surrogateescape"))
@@ -156,7 +161,7 @@ def input_digest(fleet_dir: Path, policies_dir: Path | None, known: Mapping[str,
     return digest.hexdigest()
 
 
-def _folder_digests(folder: Path, known: Mapping[str, str]) -> Iterable[tuple[str, str]]:
+def _folder_digests(folder: Path, known: Mapping[str, str], states: InputStates | None) -> Iterable[tuple[str, str]]:
     base = os.fspath(folder)
     for root, dirs, files in os.walk(base):
         dirs.sort()
@@ -165,6 +170,8 @@ def _folder_digests(folder: Path, known: Mapping[str, str]) -> Iterable[tuple[st
         for name in sorted(files):
             path = os.path.join(root, name)
             rel = os.path.relpath(path, base).replace(os.sep, "/")
+            if states is not None:
+                states[path] = (path, file_state(os.stat(path)))
             sha = known.get(path)
             yield rel, sha or hashlib.sha256(read_bounded(Path(path), _MAX_INPUT_BYTES)).hexdigest()
 

@@ -178,28 +178,33 @@ def test_names_are_grouped_by_their_shard_in_shard_order() -> None:
     assert all(members == [n for n in names if n in members] for members in grouped.values())
 
 
-@pytest.mark.parametrize("cache", ["on", "off"])
+@pytest.mark.parametrize(("cache", "edited"), [("on", "clusters/two.yaml"), ("off", "clusters/two.yaml"),
+                                               ("on", "templates/handover/index.md.j2")])
 def test_an_input_edited_while_rendering_writes_nothing_and_says_so(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cache: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cache: str,
+        edited: str) -> None:
     import gpuspec.pipeline.render as pipeline_render
     from gpuspec.cli.main import run as run_in_process
+    from gpuspec.templating.environment import SHIPPED
 
     fleet = write_fleet(tmp_path, [cluster("one", kubernetes={"version": "1.33"}),
                                    cluster("two", kubernetes={"version": "1.33"})])
+    (fleet / "templates" / "handover").mkdir(parents=True)
+    (fleet / "templates" / "handover" / "index.md.j2").write_text((SHIPPED / "handover" / "index.md.j2").read_text())
     assert run("render", cwd=tmp_path).returncode == 0
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
     if cache == "off":
         monkeypatch.setenv("GPUSPEC_NO_CACHE", "1")
-    path = fleet / "clusters" / "two.yaml"
-    before = path.read_text()
-    path.write_text(before.replace("nodes: 2", "nodes: 3"))
+    two = fleet / "clusters" / "two.yaml"
+    two.write_text(two.read_text().replace("nodes: 2", "nodes: 3"))
     output = {p: p.read_bytes() for p in (tmp_path / "rendered").rglob("*") if p.is_file()}
+    path = fleet / edited
     real = pipeline_render.validate_fleet
 
     def edited_meanwhile(*args: object, **kwargs: object) -> object:
         result = real(*args, **kwargs)  # type: ignore[arg-type]
-        path.write_text(before.replace("nodes: 2", "nodes: 4"))  # read already: the output would be of "3"
+        path.write_text(path.read_text() + "\n")  # after it was hashed (and, the cluster file, validated)
         return result
 
     monkeypatch.setattr(pipeline_render, "validate_fleet", edited_meanwhile)
@@ -209,4 +214,4 @@ def test_an_input_edited_while_rendering_writes_nothing_and_says_so(
     assert {p: p.read_bytes() for p in (tmp_path / "rendered").rglob("*") if p.is_file()} == output
     monkeypatch.setattr(pipeline_render, "validate_fleet", real)
     assert run_in_process() == 0  # once the edit is saved, a render writes it
-    assert "nodes: 4" in path.read_text() and run("render", "--check", cwd=tmp_path).returncode == 0
+    assert run("render", "--check", cwd=tmp_path).returncode == 0
