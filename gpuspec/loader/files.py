@@ -37,9 +37,10 @@ def cluster_files(fleet_dir: Path) -> list[Path]:
     clusters_dir = fleet_dir / CLUSTERS_DIR
     if not clusters_dir.is_dir():
         return []
-    return sorted(
-        p for p in clusters_dir.iterdir() if p.name.endswith(YAML_SUFFIXES) and not p.name.startswith(".")
-    )
+    # Names, not paths, are sorted: the same order (one folder) at a fraction of pathlib's comparisons.
+    with os.scandir(clusters_dir) as entries:
+        names = sorted(e.name for e in entries if e.name.endswith(YAML_SUFFIXES) and not e.name.startswith("."))
+    return [clusters_dir / name for name in names]
 
 
 def shard_name(file: str) -> str | None:
