@@ -78,8 +78,6 @@ class ChunkMemo:
                  report: Callable[..., Any]) -> None:
         """Open the memo for these inputs (``today``: the day exceptions expire against; ``report``: the
         function that turns a chunk's validation into the report stored)."""
-        self._fleet_dir = fleet_dir
-        self._policies_dir = policies_dir
         self._inputs = inputs
         self._scope = (str(FORMAT), os.getcwd(), os.path.abspath(fleet_dir),
                        os.path.abspath(policies_dir) if policies_dir is not None else "")

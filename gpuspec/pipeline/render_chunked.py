@@ -6,6 +6,10 @@ and, while no chunk had an error, rendered on its own, its bytes spooled to disk
 What stays per cluster is what the fleet-wide files and the render stamp need: the output's index, the
 handover index line, the key and what the bootstrap objects take from the cluster.  Those fleet-wide files are
 rendered at the end from fleet.yaml and these parts.  Memory is bounded by the chunk, not the fleet.
+
+A chunk whose validation :class:`gpuspec.pipeline.chunkmemo.ChunkMemo` remembers for the same inputs, and
+every cluster of which the render stamp proves current, is neither validated nor rendered: its findings and
+what the fleet-wide files take from its clusters come from the memo, so a re-render costs the changed chunks.
 """
 
 from __future__ import annotations
