@@ -12,6 +12,9 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 def display_path(path: Path) -> str:
     """The path as a user should see it: relative to the working directory when below it."""
+    text = os.fspath(path)
+    if not os.path.isabs(text) and not text.startswith("..") and os.path.normpath(text) == text:
+        return text  # below the working directory already, as relpath would give it (without its two abspaths)
     try:
         rel = os.path.relpath(path)
     except ValueError:
