@@ -30,6 +30,7 @@ from gpuspec.errors import GpuspecError
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.redaction import redact_text
 from gpuspec.templating import escape
+from gpuspec.templating.precompiled import PrecompiledLoader
 
 #: Folder of the shipped templates.
 SHIPPED = Path(__file__).resolve().parent / "templates"
@@ -257,10 +258,12 @@ class _SandboxedEnvironment(_FastDictAttributes, SandboxedEnvironment):
 
 @functools.cache
 def _environment(overrides: str | None) -> jinja2.Environment:
-    shipped = jinja2.FileSystemLoader(str(SHIPPED))
+    files = jinja2.FileSystemLoader(str(SHIPPED))
     loaders: list[jinja2.BaseLoader] = []
     if overrides is not None:
         loaders.append(_OverrideLoader(overrides))
+    # Compiled ahead of time only for the environment they were compiled in (see gpuspec.templating.precompiled).
+    shipped = files if overrides is not None else PrecompiledLoader(files)
     loaders += [jinja2.PrefixLoader({SHIPPED_PREFIX: shipped}), shipped]
     # Only gpuspec's own templates run unsandboxed; any fleet override makes the whole environment sandboxed.
     kind = _SandboxedEnvironment if overrides is not None else _Environment
@@ -280,6 +283,11 @@ def _environment(overrides: str | None) -> jinja2.Environment:
         env.filters = {name: _bounded_filter(function) for name, function in env.filters.items()}
         env.globals["range"] = _budgeted_range
     return env
+
+
+def shipped_environment() -> jinja2.Environment:
+    """The environment of gpuspec's own templates when the fleet overrides none (unsandboxed)."""
+    return _environment(None)
 
 
 def environment(fleet_dir: Path | None = None) -> jinja2.Environment:
