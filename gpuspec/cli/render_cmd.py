@@ -247,6 +247,8 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
                                    chunked=True, inputs=digests)
     rendered = prepared.rendered
     assert rendered is not None
+    if stamp is not None:
+        stamp.release_scan()
     if (digests is not None and not digests.unchanged()) or not unchanged(states):
         # Validation and rendering read an input after it was hashed: the output, its proof and the stamp would
         # each describe other bytes.

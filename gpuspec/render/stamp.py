@@ -178,6 +178,11 @@ class RenderStamp:
         tree: TreeState | None = self._memo["tree"]
         return tree
 
+    def release_scan(self) -> None:
+        """Let go of the output folder's scan once the render has asked :meth:`reusable` for every chunk (a state
+        per output file: tens of megabytes for thousands of clusters, not needed while the output is written)."""
+        self._memo.pop("tree", None)
+
     def current(self) -> Stamped | None:
         """The stored result when inputs and output folder are exactly as stamped, else None."""
         data = self._data()
