@@ -289,7 +289,8 @@ def _settle(expected: Mapping[str, bytes], existing: Mapping[str, str], same: se
     as unchanged (the caller proved them current), whatever their bytes.
     """
     extras: dict[str, bytes] = {}
-    outside = set(existing) - set(expected) - kept - {STAMP_PATH, PROOF_PATH}
+    # (No set of the whole output is built: a large fleet's has tens of thousands of paths.)
+    outside = any(rel not in expected and rel not in kept and rel not in (STAMP_PATH, PROOF_PATH) for rel in existing)
     # Whether every file but the one being settled is unchanged (a stamp nobody writes counts as a change).
     others_same = len(same) == len(expected) and not outside and (stamp or STAMP_PATH not in existing)
     if stamp:
@@ -336,7 +337,7 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
         (result.unchanged if rel in same else result.written).append(rel)
     if kept:
         result.unchanged = sorted([*result.unchanged, *kept])
-    result.deleted = sorted(set(existing) - set(expected) - kept)
+    result.deleted = sorted(rel for rel in existing if rel not in expected and rel not in kept)
     if not result.changed and out.is_dir():
         result.tree = states
         return result
@@ -599,7 +600,10 @@ def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: b
     kept = frozenset(kept_states)
     same = _same_files(existing, expected, states)
     expected = _settle(expected, existing, same, kept, stamp, proof)
-    for rel in sorted((set(existing) | set(expected)) - kept - same):
+    # The files in either but kept or unchanged ones, without a set of the whole output (tens of thousands).
+    differing = [rel for rel in existing if rel not in kept and rel not in same]
+    differing += [rel for rel in expected if rel not in existing and rel not in kept and rel not in same]
+    for rel in sorted(differing):
         have = _read(existing[rel]) if rel in existing else None
         want = expected.get(rel)
         if have == want:
