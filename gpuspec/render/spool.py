@@ -63,8 +63,26 @@ def _temporary_file(near: Path | None) -> IO[bytes]:
     return tempfile.TemporaryFile()
 
 
-#: Where a file's bytes lie: (index of the spool, offset, length).
-Location = tuple[int, int, int]
+#: Where a file's bytes lie: the index of the spool, the offset and the length, packed into one integer by
+#: :func:`location` (about 36 bytes, where a tuple of three took about 120: a large fleet has tens of thousands).
+Location = int
+
+_LENGTH_BITS = 36  # up to 64 GiB per file
+_OFFSET_BITS = 44  # up to 16 TiB per spool
+_SPOOL_SHIFT = _LENGTH_BITS + _OFFSET_BITS
+
+
+def location(spool: int, offset: int, length: int) -> Location:
+    """The :data:`Location` of ``length`` bytes at ``offset`` of spool number ``spool``."""
+    if not (0 <= length < 1 << _LENGTH_BITS and 0 <= offset < 1 << _OFFSET_BITS and spool >= 0):
+        raise ValueError(f"cannot locate {length} bytes at {offset} of spool {spool}")
+    return spool << _SPOOL_SHIFT | offset << _LENGTH_BITS | length
+
+
+def where(located: Location) -> tuple[int, int, int]:
+    """The (spool, offset, length) of a :data:`Location`."""
+    return (located >> _SPOOL_SHIFT, located >> _LENGTH_BITS & (1 << _OFFSET_BITS) - 1,
+            located & (1 << _LENGTH_BITS) - 1)
 
 
 class OutputFiles(MutableMapping[str, bytes]):
@@ -98,13 +116,13 @@ class OutputFiles(MutableMapping[str, bytes]):
     def locate(self, path: str, spool: int, offset: int, length: int) -> None:
         """Record that the bytes of ``path`` are ``length`` bytes at ``offset`` of spool number ``spool``."""
         self._held.pop(path, None)
-        self._located[path] = (spool, offset, length)
+        self._located[path] = location(spool, offset, length)
 
     def size(self, path: str) -> int:
         """The length of the bytes of ``path``, without reading them."""
         if path in self._held:
             return len(self._held[path])
-        return self._located[path][2]
+        return self._located[path] & (1 << _LENGTH_BITS) - 1
 
     def held_size(self) -> int:
         """How many bytes of the output this process holds in memory (spooled ones are not)."""
@@ -125,15 +143,17 @@ class OutputFiles(MutableMapping[str, bytes]):
         """Add ``other``'s held bytes, and its locations with their spool numbers moved up by ``first``."""
         for path, data in other._held.items():
             self[path] = data
-        for path, (spool, offset, length) in other._located.items():
-            self.locate(path, first + spool, offset, length)
+        moved = first << _SPOOL_SHIFT  # the spool's index is the top field: a sum moves it
+        for path, located in other._located.items():
+            self._held.pop(path, None)
+            self._located[path] = located + moved
 
     def __getitem__(self, path: str) -> bytes:
         """The bytes of ``path`` (KeyError when it is not part of the output)."""
         held = self._held.get(path)
         if held is not None:
             return held
-        spool, offset, length = self._located[path]
+        spool, offset, length = where(self._located[path])
         return self._spools[spool].read(offset, length)
 
     def __setitem__(self, path: str, data: bytes) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuspec.render.spool import Layered, OutputFiles, Spool, size_of
+from gpuspec.render.spool import Layered, OutputFiles, Spool, location, size_of, where
 
 pytestmark = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
 
@@ -93,3 +93,28 @@ def test_layered_adds_files_without_reading_the_base() -> None:
     assert Counting.reads == 0
     assert size_of(view, "b") == 3 and size_of(view, "a") == 1
     assert view["b"] == b"333" and view["a"] == b"1"
+
+
+@pytest.mark.parametrize(("spool", "offset", "length"),
+                         [(0, 0, 0), (3, 1 << 40, 5), (70, (1 << 44) - 1, (1 << 36) - 1)])
+def test_a_location_packs_its_spool_offset_and_length(spool: int, offset: int, length: int) -> None:
+    assert where(location(spool, offset, length)) == (spool, offset, length)
+
+
+@pytest.mark.parametrize(("offset", "length"), [(1 << 44, 1), (0, 1 << 36), (-1, 1)])
+def test_a_location_out_of_its_fields_is_refused(offset: int, length: int) -> None:
+    with pytest.raises(ValueError):
+        location(0, offset, length)
+
+
+def test_absorbed_files_read_from_the_spools_they_were_written_to(tmp_path: Path) -> None:
+    spools = [Spool(tmp_path) for _ in range(3)]
+    mine, theirs = OutputFiles(), OutputFiles()
+    mine.attach(spools[:1])
+    theirs.attach(spools[1:])
+    mine.locate("a.yaml", 0, *spools[0].append(b"a: 1\n"))
+    theirs.locate("b.yaml", 1, *spools[2].append(b"b: 22\n"))
+    theirs["c.yaml"] = b"c: 3\n"
+    mine.absorb(theirs)
+    assert {p: mine[p] for p in mine} == {"a.yaml": b"a: 1\n", "b.yaml": b"b: 22\n", "c.yaml": b"c: 3\n"}
+    assert mine.size("b.yaml") == 6
