@@ -355,13 +355,13 @@ def shard_of(name: str, shards: int = SHARDS) -> int:
     return int.from_bytes(hashlib.sha256(name.encode("utf-8", "surrogatepass")).digest()[:4], "big") % shards
 
 
-def by_shard(items: Iterable[_T], name_of: Callable[[_T], str]) -> dict[int, list[_T]]:
-    """``items`` grouped by the shard (:func:`shard_of`) of their name, shards in ascending order, items in the
-    order given."""
-    shards: dict[int, list[_T]] = {}
+def by_shard(items: Iterable[_T], name_of: Callable[[_T], str], shards: int = SHARDS) -> dict[int, list[_T]]:
+    """``items`` grouped by the shard (:func:`shard_of`, out of ``shards``) of their name, shards in ascending
+    order, items in the order given."""
+    groups: dict[int, list[_T]] = {}
     for item in items:
-        shards.setdefault(shard_of(name_of(item)), []).append(item)
-    return dict(sorted(shards.items()))
+        groups.setdefault(shard_of(name_of(item), shards), []).append(item)
+    return dict(sorted(groups.items()))
 
 
 class ShardedMemo:

@@ -22,12 +22,12 @@ from typing import Any, Literal
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
 from gpuspec.handover.documents import (
+    DOCUMENT_SHARDS,
     INDEX_FILE,
     DocumentCache,
     HandoverSettings,
     cached_cluster_document,
     document_path,
-    document_shard,
     index_document,
     pack_summary,
     rule_settings,
@@ -49,6 +49,7 @@ from gpuspec.render.stamp import Part, RenderStamp, cluster_key
 from gpuspec.render.workers import fork_pool
 from gpuspec.spec.models import Fleet
 from gpuspec.templating.environment import override_files
+from gpuspec.usercache import by_shard
 
 #: Fleets smaller than this render in-process (starting workers costs more than it saves).
 PARALLEL_THRESHOLD = 200
@@ -192,10 +193,7 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
 
 def _shards(names: Iterable[str]) -> list[tuple[int, list[str]]]:
     """``names`` grouped by the shard of the document cache that holds their documents, by shard number."""
-    groups: dict[int, list[str]] = {}
-    for name in names:
-        groups.setdefault(document_shard(name), []).append(name)
-    return sorted(groups.items())
+    return list(by_shard(names, str, DOCUMENT_SHARDS).items())
 
 
 def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], handover: HandoverSettings | None,
