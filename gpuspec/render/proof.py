@@ -143,8 +143,9 @@ def input_digest(fleet_dir: Path, policies_dir: Path | None, known: Mapping[str,
     """The ``inputs`` digest of a proof (see the module docstring); None when an input cannot be read safely.
 
     ``known``: sha256 already taken this run, by path (``os.path.join`` of the folder and the relative path).
-    ``states``: where each file's state just before it was read (or its known digest taken) goes, by path (see
-    :func:`gpuspec.render.inputs.unchanged`).
+    ``states``: where the state of each file read here goes, just before it is read, by path (see
+    :func:`gpuspec.render.inputs.unchanged`); a file of ``known`` is not read here, so its state is left to
+    whoever hashed it (the render keeps it in :attr:`gpuspec.render.inputs.InputDigests.states`).
     """
     digest = hashlib.sha256(f"code\0{code_digest()}\0{current_version()}\n".encode())
     try:
@@ -170,9 +171,9 @@ def _folder_digests(folder: Path, known: Mapping[str, str], states: InputStates 
         for name in sorted(files):
             path = os.path.join(root, name)
             rel = os.path.relpath(path, base).replace(os.sep, "/")
-            if states is not None:
-                states[path] = (path, file_state(os.stat(path)))
             sha = known.get(path)
+            if sha is None and states is not None:
+                states[path] = (path, file_state(os.stat(path)))
             yield rel, sha or hashlib.sha256(read_bounded(Path(path), _MAX_INPUT_BYTES)).hexdigest()
 
 
