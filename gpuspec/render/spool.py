@@ -115,14 +115,18 @@ class OutputFiles(MutableMapping[str, bytes]):
 
     def locate(self, path: str, spool: int, offset: int, length: int) -> None:
         """Record that the bytes of ``path`` are ``length`` bytes at ``offset`` of spool number ``spool``."""
+        self._place(path, location(spool, offset, length))
+
+    def _place(self, path: str, located: Location) -> None:
+        """Record the :data:`Location` of ``path``'s bytes (no longer held)."""
         self._held.pop(path, None)
-        self._located[path] = location(spool, offset, length)
+        self._located[path] = located
 
     def size(self, path: str) -> int:
         """The length of the bytes of ``path``, without reading them."""
         if path in self._held:
             return len(self._held[path])
-        return self._located[path] & (1 << _LENGTH_BITS) - 1
+        return where(self._located[path])[2]
 
     def held_size(self) -> int:
         """How many bytes of the output this process holds in memory (spooled ones are not)."""
@@ -145,8 +149,7 @@ class OutputFiles(MutableMapping[str, bytes]):
             self[path] = data
         moved = first << _SPOOL_SHIFT  # the spool's index is the top field: a sum moves it
         for path, located in other._located.items():
-            self._held.pop(path, None)
-            self._located[path] = located + moved
+            self._place(path, located + moved)
 
     def __getitem__(self, path: str) -> bytes:
         """The bytes of ``path`` (KeyError when it is not part of the output)."""
