@@ -4,9 +4,10 @@
 - first render (empty output, empty user cache) against the floor of writing the same bytes (a fresh
   interpreter that creates every file of the output with its bytes, into a new folder);
 - re-render after one cluster changed (the user cache of the first render) against the first render;
-- `render --check` of a fresh clone (empty user cache, the committed render proof) against the floor of
-  reading and comparing the bytes (a fresh interpreter that reads every output file and compares it with
-  a copy of the tree);
+- the pull-request gate: `render --check --base HEAD^` of a fresh clone (empty user cache) after a commit that
+  changed one cluster, against the floor of reading and comparing the bytes (a fresh interpreter that reads every
+  output file and compares it with a copy of the tree) plus a first render of that one cluster alone;
+- `render --check` of a fresh clone (every cluster rendered: a push to a protected branch) against the read floor;
 - peak RSS of each, and of `validate` with an empty user cache (above 512 clusters both validate a chunk
   of clusters at a time, so neither holds the whole fleet's models).
 
@@ -80,6 +81,11 @@ def _render(root: Path, *extra: str) -> list[str]:
     ]
 
 
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", *args],
+                   check=True, capture_output=True)
+
+
 def _env(cache: Path) -> dict[str, str]:
     return {**os.environ, "GPUSPEC_CACHE_DIR": str(cache)}
 
@@ -127,15 +133,33 @@ def run_size(work: Path, clusters: int, pools: int, runs: int) -> None:
     clone = work / f"clone-{clusters}"
     for name in ("fleet", "policies", "rendered"):
         shutil.copytree(root / name, clone / name)
-    read_floor = measure([sys.executable, "-c", _READ_FLOOR, str(clone / "rendered"), str(root / "rendered")])
+    _git(clone, "init", "-q")
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-qm", "base")
+    changed = clone / "fleet" / "clusters" / target.name
+    changed.write_text(changed.read_text() + "# the pull request\n")
+    assert measure(_render(clone), env=_env(work / f"pr-cache-{clusters}")).exit_code == 0
+    _git(clone, "commit", "-qam", "one cluster changed")
+    shutil.copytree(clone / "rendered", work / f"copy-{clusters}")
+    read_floor = measure([sys.executable, "-c", _READ_FLOOR, str(clone / "rendered"), str(work / f"copy-{clusters}")])
     assert read_floor.exit_code == 0
     print(f"  read-and-compare floor           {_fmt(read_floor)}")
+    alone = work / f"alone-{clusters}"
+    (alone / "fleet" / "clusters").mkdir(parents=True)
+    shutil.copy(clone / "fleet" / "fleet.yaml", alone / "fleet" / "fleet.yaml")
+    shutil.copy(changed, alone / "fleet" / "clusters" / changed.name)
+    shutil.copytree(clone / "policies", alone / "policies")
+    one = measure(_render(alone), env=_env(work / f"alone-cache-{clusters}"))
+    assert one.exit_code == 0
+    print(f"  first render of that cluster     {_fmt(one)}")
+    floor = Measurement(read_floor.seconds + one.seconds, max(read_floor.peak_mib, one.peak_mib), 0,
+                        read_floor.cpu + one.cpu)
     for i in range(runs):
-        check = measure(_render(clone, "--check"), env=_env(work / f"ci-cache-{clusters}-{i}"))
+        check = measure(_render(clone, "--check", "--base", "HEAD^"), env=_env(work / f"ci-cache-{clusters}-{i}"))
         assert check.exit_code == 0
-        print(f"  render --check, fresh clone      {_fmt(check, read_floor)} (against the read floor)")
-    full = measure(_render(clone, "--check", "--full"), env=_env(work / f"ci-cache-full-{clusters}"))
-    print(f"  render --check --full, fresh     {_fmt(full, read_floor)} (against the read floor)")
+        print(f"  render --check --base, one change {_fmt(check, floor)} (against read floor + that render)")
+    full = measure(_render(clone, "--check"), env=_env(work / f"ci-cache-full-{clusters}"))
+    print(f"  render --check, fresh clone      {_fmt(full, read_floor)} (against the read floor)")
     shutil.rmtree(floor_out, ignore_errors=True)
 
 

@@ -146,25 +146,22 @@ def _input_digests(fleet_dir: Path, policies_dir: Path) -> InputDigests | None:
         return None
 
 
-def _proof_input_digest(fleet_dir: Path, policies_dir: Path, digests: InputDigests | None,
-                        states: InputStates) -> str:
-    """The proof's digest of the inputs (the files hashed already this run are not read again); the state of each
-    file it covers goes into ``states``."""
+def _override_states(fleet_dir: Path) -> InputStates:
+    """The state of every template override file now (each must be in it once the output is made)."""
     import os
 
-    from gpuspec.loader.files import FLEET_FILE
-    from gpuspec.render.proof import input_digest
+    from gpuspec.render.filestate import file_state
+    from gpuspec.templating.environment import override_dir
 
-    known: dict[str, str] = {}
-    if digests is not None:  # the files the stamp hashed already this run
-        known[os.path.join(fleet_dir, FLEET_FILE)] = digests.shared[FLEET_FILE]
-        for name, sha in digests.shared.items():
-            if name.startswith("policies/"):
-                known[os.path.join(policies_dir, *name.split("/")[1:])] = sha
-        for name, sha in digests.clusters.items():
-            known[os.path.join(fleet_dir, *name.split("/"))] = sha
-    # Inputs that cannot be hashed safely are refused by validation; a proof no check can match then.
-    return input_digest(fleet_dir, policies_dir, known, states) or "0" * 64
+    states: InputStates = {}
+    folder = override_dir(fleet_dir)
+    if folder is not None:
+        for root, _dirs, names in os.walk(folder):
+            for name in names:
+                path = os.path.join(root, name)
+                with suppress(OSError):  # the render itself reports a file it cannot read
+                    states[f"override:{path}"] = (path, file_state(os.stat(path, follow_symlinks=False)))
+    return states
 
 
 @click.command("render")
@@ -173,10 +170,13 @@ def _proof_input_digest(fleet_dir: Path, policies_dir: Path, digests: InputDiges
 @click.option("--out", "out_dir", default=str(DEFAULT_RENDERED), show_default=True,
               type=click.Path(path_type=Path, file_okay=False), callback=outside_git, help="Output folder.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when the output folder is stale.")
+@click.option("--base", "base", metavar="REV",
+              help="With --check: compare with the output of git revision REV (a pull request's target branch): "
+                   "clusters whose inputs did not change must be byte for byte the base's, the others are rendered.")
 @click.option("--full", is_flag=True, envvar="GPUSPEC_CHECK_FULL",
-              help="With --check: render and compare even when the committed render proof vouches for the output.")
+              help="With --check --base: render and compare every cluster all the same (a protected branch).")
 @today_option
-def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, full: bool,
+def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, base: str | None, full: bool,
                    today: date | None) -> None:
     """Compile the fleet into pinned Helm values, Kustomize overlays and Argo CD / Flux objects.
 
@@ -186,13 +186,20 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     The output is byte-stable and written atomically; only changed files are
     rewritten and files of removed clusters are deleted. With --check nothing
     is written: exit 0 when the output folder is up to date, else exit 1 and
-    print a unified diff. A check of a fresh clone compares digests with the
-    committed render-proof.yaml (gpuspec, inputs, exception dates, every
-    output file) and renders only when they differ; --full always renders.
+    print a unified diff. A check renders every cluster; with --base REV (the
+    pull request's base) only the clusters whose inputs changed, and every
+    other file must be byte for byte the base's: nothing the change commits
+    is taken on trust.
     """
     from gpuspec.policy.acceptance import utc_today
     from gpuspec.render.stamp import RenderStamp
 
+    if base is not None and not check:
+        raise click.UsageError("--base needs --check (a render writes every cluster's output)")
+    if base is not None:
+        from gpuspec.pipeline.render_base import base_commit
+
+        base_commit(fleet_dir, base)  # a revision that names no commit is unusable input, whatever else holds
     today = today or utc_today()
     stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir, today)
     stamped = stamp.current() if stamp is not None else None
@@ -202,18 +209,13 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
         if stale_temporaries(out_dir):  # a killed run left a tree behind: write (and clean up) properly
             stamped = None
     if stamped is not None:
-        # Inputs, gpuspec and every output file are exactly as after the last successful run.
+        # Inputs, gpuspec and every output file are exactly as after this user's last successful run (the stamp
+        # is sealed in the user cache: nothing in the repository can forge it).
         report_findings(stamped.findings, "render", located=True)
         click.echo(_summary(out_dir, check, stamped.files, stamped.clusters))
         raise SystemExit(exitcodes.OK)
-    if check and not full:
-        from gpuspec.render.proof import PROOF_PATH, proven
-
-        files = proven(out_dir, fleet_dir, policies_dir, today)
-        if files is not None:
-            click.echo(f"{out_dir}: up to date ({files} files; gpuspec, the inputs and every file match "
-                       f"{PROOF_PATH})")
-            raise SystemExit(exitcodes.OK)
+    if base is not None and not full:
+        _check_against_base(fleet_dir, policies_dir, out_dir, base, today)
 
     from gpuspec.render.writer import output_lock
 
@@ -223,6 +225,35 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
         with suppress(OSError, GpuspecError):
             stack.enter_context(output_lock(out_dir))
         _render_or_check(fleet_dir, policies_dir, out_dir, check, today, stamp)
+
+
+def _check_against_base(fleet_dir: Path, policies_dir: Path, out_dir: Path, base: str, today: date) -> None:
+    """Check the output against the base revision ``base`` and exit; return only when every cluster is to be
+    rendered and compared (the reasons printed)."""
+    from gpuspec.pipeline.render_base import Full, check_against_base
+
+    outcome = check_against_base(fleet_dir, policies_dir, out_dir, base, today)
+    if isinstance(outcome, Full):
+        click.echo(redact_text(f"gpuspec render --check: checking every cluster: {'; '.join(outcome.reasons)}"),
+                   err=True)
+        return
+    report_findings(outcome.validation.findings, "render", raw=outcome.validation.load.raw)
+    if not outcome.validation.usable:
+        raise SystemExit(exitcodes.INPUT_ERROR)
+    if not outcome.renderable:
+        click.echo("gpuspec render: the fleet has errors; nothing was checked", err=True)
+        raise SystemExit(exitcodes.FINDINGS)
+    for found in outcome.drifts:
+        click.echo(redact_text(found.diff), nl=False)
+    if outcome.drifts:
+        click.echo(redact_text(f"gpuspec render --check: {len(outcome.drifts)} file(s) in {out_dir} "
+                               f"{_stale_reason(out_dir)} (checked against the base {base}); run `gpuspec render` "
+                               "and commit the result"), err=True)
+        raise SystemExit(exitcodes.FINDINGS)
+    changed = ", ".join(outcome.rendered) or "none"
+    click.echo(redact_text(f"{out_dir}: up to date against {base} ({outcome.compared} files compared; "
+                           f"clusters rendered: {changed})"))
+    raise SystemExit(exitcodes.OK)
 
 
 def _drop_output_index(rendered: Rendered) -> None:
@@ -236,13 +267,11 @@ def _drop_output_index(rendered: Rendered) -> None:
 def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bool, today: date,
                      stamp: RenderStamp | None) -> None:
     from gpuspec.render.inputs import unchanged
-    from gpuspec.render.proof import ProofInputs
     from gpuspec.render.writer import check_output, write_output
 
     # Every input is hashed before validation reads it, and must be in the same state once the output is made.
     digests = stamp.inputs if stamp is not None else _input_digests(fleet_dir, policies_dir)
-    states: InputStates = {}
-    inputs_digest = _proof_input_digest(fleet_dir, policies_dir, digests, states)
+    states = _override_states(fleet_dir)
     prepared, reported = _prepared(fleet_dir, policies_dir, "render", today=today, stamp=stamp, out_dir=out_dir,
                                    chunked=True, inputs=digests)
     rendered = prepared.rendered
@@ -250,31 +279,30 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
     if stamp is not None:
         stamp.release_scan()
     if (digests is not None and not digests.unchanged()) or not unchanged(states):
-        # Validation and rendering read an input after it was hashed: the output, its proof and the stamp would
-        # each describe other bytes.
+        # Validation and rendering read an input after it was hashed: the output and the stamp would each
+        # describe other bytes.
         what = "checked the output" if check else "rendered; nothing was written"
         raise GpuspecError(f"a file in the fleet or policy folder changed while gpuspec {what}",
                            hint="run the command again once the edit is saved")
     expected, kept = rendered.files, rendered.kept
     count = len(rendered.clusters)
-    proof = ProofInputs(inputs_digest, *rendered.window, known_shas=rendered.known_shas)
     if check:
-        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept, proof=proof)
-        for drift in drifts:
-            click.echo(redact_text(drift.diff), nl=False)
+        drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept)
+        for found in drifts:
+            click.echo(redact_text(found.diff), nl=False)
         if drifts:
             reason = _stale_reason(out_dir)
             click.echo(redact_text(f"gpuspec render --check: {len(drifts)} file(s) in {out_dir} {reason}; "
                                    "run `gpuspec render` and commit the result"), err=True)
             raise SystemExit(exitcodes.FINDINGS)
-        total = len(expected) + len(kept) + 2
+        total = len(expected) + len(kept) + 1
         del expected
         if stamp is not None:
             _drop_output_index(rendered)
             stamp.save(reported, total, count, rendered.parts())
         click.echo(_summary(out_dir, True, total, count))
         raise SystemExit(exitcodes.OK)
-    result = write_output(out_dir, expected, stamp=True, kept=kept, proof=proof)
+    result = write_output(out_dir, expected, stamp=True, kept=kept)
     files = len(result.written) + len(result.unchanged)
     del expected
     if stamp is not None:

@@ -209,13 +209,17 @@ def _wave_order(packed: bytes) -> tuple[Any, Any]:
     return brief["fleet_wave"], brief["name"]
 
 
-def index_document(fleet: Fleet, summaries: Sequence[bytes], digests: Sequence[str],
+def index_document(fleet: Fleet, summaries: Sequence[bytes], shared_digest: str,
                    settings: HandoverSettings) -> bytes:
     """The fleet index: every cluster (``summaries``: packed, see :func:`pack_summary`) with its document, in
-    fleet-wave order."""
-    combined = hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
+    fleet-wave order.  Its header digest covers what it shows and nothing else: the inputs every cluster shares
+    (``shared_digest``), the template overrides and the summaries, so an edit that leaves every summary as it
+    was leaves the index byte for byte as it was."""
     clusters = _Unpacked(sorted(summaries, key=_wave_order))
-    data = {"header": header(settings.digest(combined)), "fleet": {
+    digest = hashlib.sha256(shared_digest.encode())
+    for text in sorted(json.dumps(unpack_summary(packed), sort_keys=True) for packed in summaries):
+        digest.update(text.encode() + b"\n")
+    data = {"header": header(settings.digest(digest.hexdigest())), "fleet": {
         "name": fleet.settings.metadata.name, "description": fleet.settings.metadata.description or "",
     }, "clusters": clusters}
     return _finish(environment.render(INDEX_TEMPLATE, data, settings.fleet_dir))

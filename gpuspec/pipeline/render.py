@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
-import hashlib
 import json
 import multiprocessing
 import os
@@ -33,18 +32,16 @@ from gpuspec.handover.documents import (
     rule_settings,
 )
 from gpuspec.loader.files import YAML_SUFFIXES
-from gpuspec.pipeline.validate import ValidationResult, fleet_policy, validate_fleet
-from gpuspec.policy.acceptance import utc_today
-from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_files
+from gpuspec.pipeline.validate import ValidationResult, validate_fleet
+from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_files, entries_digest, fleet_entries
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
 from gpuspec.render.filestate import FileState
 from gpuspec.render.filetree import RenderPlan, YamlFile
 from gpuspec.render.inputs import InputDigests, read_input_digests
 from gpuspec.render.operand_images import cluster_images
-from gpuspec.render.proof import window
 from gpuspec.render.serialize import serialize
-from gpuspec.render.spool import Layered, OutputFiles, Spool
+from gpuspec.render.spool import OutputFiles, Spool
 from gpuspec.render.stamp import Part, RenderStamp, cluster_key
 from gpuspec.render.workers import fork_pool
 from gpuspec.spec.models import Fleet
@@ -80,18 +77,14 @@ class Rendered:
     files: OutputFiles = field(default_factory=OutputFiles)
     images: dict[str, dict[str, str]] = field(default_factory=dict)
     #: Per cluster, what the fleet index of the handover documents shows (packed, see
-    #: :func:`gpuspec.handover.documents.pack_summary`), and the document's digest.
-    summaries: dict[str, tuple[bytes, str]] = field(default_factory=dict)
+    #: :func:`gpuspec.handover.documents.pack_summary`).
+    summaries: dict[str, bytes] = field(default_factory=dict)
     #: Per rendered cluster, the output paths of its files (handover document included).
     paths: dict[str, list[str]] = field(default_factory=dict)
-    #: The sha256 of each cluster file in ``files`` (taken where it was serialized, for the stamp and the proof).
-    shas: dict[str, bytes] = field(default_factory=dict)
     #: Per cluster, the key of its output (see :func:`cluster_keys`); set when ``prepare`` rendered.
     keys: dict[str, str] = field(default_factory=dict)
     #: The clusters not rendered because their stamped output is current.
     reused: dict[str, Part] = field(default_factory=dict)
-    #: The days on which the output is the same as today's (see :func:`gpuspec.render.proof.window`).
-    window: tuple[dt.date | None, dt.date | None] = (None, None)
     #: Each distinct mapping of images in ``images``, by its items (shared by the clusters that pull the same).
     _image_sets: dict[tuple[tuple[str, str], ...], dict[str, str]] = field(default_factory=dict, repr=False,
                                                                           compare=False)
@@ -106,21 +99,12 @@ class Rendered:
         """The output files of the reused clusters (current on disk, not in ``files``) with their stamped state."""
         return {rel: state for part in self.reused.values() for rel, state in zip(part.paths, part.states, strict=True)}
 
-    @property
-    def known_shas(self) -> Mapping[str, bytes]:
-        """The sha256 of each of :attr:`kept` (as stamped) and of each cluster file rendered now (a view: neither
-        is copied)."""
-        reused = {rel: sha for part in self.reused.values() for rel, sha in zip(part.paths, part.shas, strict=True)}
-        return Layered(self.shas, reused) if reused else self.shas
-
     def parts(self) -> dict[str, Part]:
         """Every cluster's stamp part: the reused ones and those rendered now."""
         out = dict(self.reused)
         for name, paths in self.paths.items():
             if name in self.keys and name in self.summaries:
-                brief, digest = self.summaries[name]
-                shas = tuple(self.shas.get(rel) or hashlib.sha256(self.files[rel]).digest() for rel in paths)
-                out[name] = Part(self.keys[name], tuple(paths), brief, digest, shas)
+                out[name] = Part(self.keys[name], tuple(paths), self.summaries[name])
         return out
 
     def absorb(self, other: Rendered) -> None:
@@ -143,7 +127,6 @@ class Rendered:
             self.images[name] = self._image_sets.setdefault(tuple(images.items()), images)
         self.summaries.update(other.summaries)
         self.paths.update(other.paths)
-        self.shas.update(other.shas)
 
 
 @dataclass
@@ -207,8 +190,7 @@ def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], hand
         plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file),
                                (accepted or {}).get(name, ()))
         for path, spec in plan.files.items():
-            out.files[path] = data = serialize(spec, plan.digest)
-            out.shas[path] = hashlib.sha256(data).digest()
+            out.files[path] = serialize(spec, plan.digest)
         out.images[plan.name] = plan.images
         out.paths[plan.name] = list(plan.files)
         if handover is not None:
@@ -216,10 +198,9 @@ def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], hand
                 lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover,  # type: ignore[misc]
                 documents)
             out.files[document_path(plan.name)] = document
-            out.shas[document_path(plan.name)] = hashlib.sha256(document).digest()
             out.paths[plan.name].append(document_path(plan.name))
             digest = handover.digest(plan.digest)
-            out.summaries[plan.name] = (pack_summary(brief), digest)
+            out.summaries[plan.name] = pack_summary(brief)
             if documents is not None and store:
                 documents.put(plan.name, digest, document, brief)
         if spool is not None:
@@ -275,7 +256,7 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     out = render_clusters(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted, spool_near)
     out.reused = reused
     for name, part in reused.items():
-        out.summaries[name] = (part.brief, part.document_digest)
+        out.summaries[name] = part.brief
     if only is None:
         add_fleet_files(out, fleet, inputs, handover)
     return out
@@ -286,12 +267,13 @@ def add_fleet_files(out: Rendered, fleet: Fleet, inputs: InputDigests, handover:
     """Add the fleet-wide files to ``out``, which holds every cluster's part (rendered or reused): the bootstrap
     objects and (with ``handover``) the fleet index of the handover documents.  ``entries``: what the bootstrap
     objects take from each cluster, in the fleet's order, when ``fleet`` does not hold its clusters."""
+    entries = list(entries) if entries is not None else fleet_entries(fleet)
+    digest = entries_digest(inputs.for_shared(), entries)
     for path, doc in bootstrap_files(fleet, entries).items():
-        out.files[path] = serialize(YamlFile((doc,)), inputs.for_fleet())
+        out.files[path] = serialize(YamlFile((doc,)), digest)
     if handover is not None:
-        parts = [out.summaries[name] for name in sorted(out.summaries)]
-        out.files[INDEX_FILE] = index_document(fleet, [p[0] for p in parts], [p[1] for p in parts],
-                                               handover)
+        out.files[INDEX_FILE] = index_document(fleet, [out.summaries[name] for name in sorted(out.summaries)],
+                                               inputs.for_shared(), handover)
 
 
 def render_clusters(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
@@ -384,7 +366,6 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
     reused = stamp.reusable(keys) if stamp is not None and only is None else {}
     rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused, spool_near)
     rendered.keys = keys
-    rendered.window = exception_window(fleet, policies_dir, today or utc_today())
     return Prepared(validation, rendered)
 
 
@@ -392,13 +373,6 @@ def handover_settings(fleet_dir: Path, policies_dir: Path | None, fleet: Fleet) 
     """How the handover documents of ``fleet`` (of fleet.yaml: it needs no cluster) are rendered."""
     return HandoverSettings(fleet_dir, override_files(fleet_dir), rule_settings(fleet, policies_dir),
                             fleet.settings.git.path.strip("/") or ".")
-
-
-def exception_window(fleet: Fleet, policies_dir: Path | None, today: dt.date) -> tuple[dt.date | None, dt.date | None]:
-    """The days around ``today`` on which the fleet's policy exceptions accept the same findings."""
-    policy = fleet_policy(fleet, policies_dir)
-    return window([e.exception.expires for e in policy.exceptions if isinstance(e.exception.expires, dt.date)],
-                  today)
 
 
 def cluster_keys(fleet: Fleet, inputs: InputDigests, handover: HandoverSettings,

@@ -30,7 +30,6 @@ from gpuspec.pipeline.render import (
     Rendered,
     accepted_json,
     add_fleet_files,
-    exception_window,
     handover_settings,
     jobs_for,
     keys_of,
@@ -110,7 +109,6 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
     if fleetwide is not None and report.usable:
         rendered = fleetwide.out
         add_fleet_files(rendered, base, inputs, handover, [fleetwide.entries[i] for i in sorted(fleetwide.entries)])
-        rendered.window = exception_window(base, policies_dir, today or utc_today())
     validation = ValidationResult(LoadResult(base if report.usable else None), report.findings)
     return ChunkedPrepared(Prepared(validation, rendered), report)
 
@@ -162,7 +160,7 @@ def _absorb(part: Rendered, keys: dict[str, str], reused: dict[str, Part], clust
     part.keys = keys
     part.reused = reused
     for name, stamped in reused.items():
-        part.summaries[name] = (stamped.brief, stamped.document_digest)
+        part.summaries[name] = stamped.brief
     fleetwide.out.absorb(part)
     for cluster in clusters:
         fleetwide.entries[place[cluster.source_file]] = cluster.entry

@@ -10,9 +10,11 @@ Files go under ``gitops/<tool>/_bootstrap/`` (``_`` cannot start a cluster name)
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from gpuspec.render.acceptance import ACCEPTANCE_NAMESPACE
@@ -131,6 +133,22 @@ def git_repository(fleet: Fleet, name: str, namespace: str) -> dict[str, Any]:
     }
 
 
+def fleet_entries(fleet: Fleet) -> list[BootstrapEntry]:
+    """The :func:`bootstrap_entry` of every cluster of ``fleet``, in the fleet's order (none when fleet.yaml asks
+    for no bootstrap object)."""
+    wanted = fleet.settings.bootstrap
+    return [bootstrap_entry(fleet, c) for c in fleet.clusters] if wanted.argocd or wanted.flux else []
+
+
+def entries_digest(shared_digest: str, entries: Iterable[BootstrapEntry]) -> str:
+    """The input digest of the bootstrap objects: the inputs every cluster shares (``shared_digest``) and what
+    they take from each cluster, so that an edit which leaves every entry as it was leaves them as they were."""
+    digest = hashlib.sha256(shared_digest.encode())
+    for entry in entries:
+        digest.update(json.dumps(astuple(entry)).encode() + b"\n")
+    return digest.hexdigest()
+
+
 def bootstrap_files(fleet: Fleet, entries: Iterable[BootstrapEntry] | None = None) -> dict[str, dict[str, Any]]:
     """Output path → object of every bootstrap object fleet.yaml asks for (none unless ``bootstrap`` says so).
 
@@ -139,9 +157,7 @@ def bootstrap_files(fleet: Fleet, entries: Iterable[BootstrapEntry] | None = Non
     """
     wanted = fleet.settings.bootstrap
     files: dict[str, dict[str, Any]] = {}
-    if entries is None:
-        entries = [bootstrap_entry(fleet, c) for c in fleet.clusters] if wanted.argocd or wanted.flux else []
-    entries = list(entries)
+    entries = list(entries) if entries is not None else fleet_entries(fleet)
     argo = [e for e in entries if e.tool == "argocd"]
     if wanted.argocd and argo:
         projects: dict[str, list[BootstrapEntry]] = {}

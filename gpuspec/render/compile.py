@@ -8,7 +8,7 @@ from typing import Any
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, acceptance_files
 from gpuspec.render.alerts import prometheus_rule
 from gpuspec.render.autoscaling import AUTOSCALING_FILE, autoscaling_facts
-from gpuspec.render.bootstrap import bootstrap_files
+from gpuspec.render.bootstrap import bootstrap_files, entries_digest, fleet_entries
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
@@ -171,6 +171,7 @@ def compile_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None
         for c in clusters if wanted is None or c.name in wanted
     ])
     if wanted is None:
-        plan.shared = {path: YamlFile((doc,)) for path, doc in bootstrap_files(fleet).items()}
-        plan.shared_digest = inputs.for_fleet()
+        entries = fleet_entries(fleet)
+        plan.shared = {path: YamlFile((doc,)) for path, doc in bootstrap_files(fleet, entries).items()}
+        plan.shared_digest = entries_digest(inputs.for_shared(), entries)
     return plan

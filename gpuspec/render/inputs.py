@@ -65,10 +65,11 @@ class InputDigests:
             digest.update(f"{name}\0{sha}\n".encode())
         return digest.hexdigest()
 
-    def for_fleet(self) -> str:
-        """One sha256 over every input file (for output that depends on the whole fleet)."""
+    def for_shared(self) -> str:
+        """One sha256 over the inputs every cluster shares: fleet.yaml and policies/ (the fleet-wide files add
+        what they take from each cluster, see :func:`gpuspec.render.bootstrap.entries_digest`)."""
         digest = hashlib.sha256()
-        for name, sha in sorted({**self.shared, **self.clusters}.items()):
+        for name, sha in sorted(self.shared.items()):
             digest.update(f"{name}\0{sha}\n".encode())
         return digest.hexdigest()
 

@@ -80,25 +80,21 @@ class Part:
     paths: tuple[str, ...]
     #: The cluster's handover index summary, packed (see :func:`gpuspec.handover.documents.pack_summary`).
     brief: bytes
-    document_digest: str
-    #: The sha256 of each of ``paths`` (for the render proof of the whole output).
-    shas: tuple[bytes, ...] = ()
     #: The state each of ``paths`` had when the output was stamped.
     states: tuple[FileState, ...] = ()
 
     def data(self, states: tuple[FileState, ...]) -> tuple[Any, ...]:
         """Plain data for the cache entry, with ``states`` (the state of each of :attr:`paths` now)."""
-        return (self.key, self.paths, self.brief, self.document_digest, self.shas, states)
+        return (self.key, self.paths, self.brief, states)
 
     @classmethod
     def from_data(cls, data: Any) -> Part | None:
         """The part stored as :meth:`data`, or None when the entry does not hold one."""
         try:
-            key, paths, brief, document, shas, states = data
-            if isinstance(key, str) and isinstance(brief, bytes) and isinstance(document, str) \
-                    and _tuple_of(paths, str) and _tuple_of(shas, bytes, len(paths)) \
+            key, paths, brief, states = data
+            if isinstance(key, str) and isinstance(brief, bytes) and _tuple_of(paths, str) \
                     and _tuple_of(states, int, len(paths)):
-                return cls(key, paths, brief, document, shas, states)
+                return cls(key, paths, brief, states)
         except (TypeError, ValueError):
             pass
         return None

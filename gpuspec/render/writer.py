@@ -30,7 +30,6 @@ from gpuspec import usercache
 from gpuspec.errors import GpuspecError
 from gpuspec.render.filestate import FileState, file_state, state_size
 from gpuspec.render.generator import STAMP_PATH, stamp_to_write
-from gpuspec.render.proof import PROOF_PATH, ProofInputs, settle_proof
 from gpuspec.render.serialize import HEADER_MARK, MARKDOWN_HEADER_MARK
 from gpuspec.render.spool import Layered, size_of
 from gpuspec.render.workers import fork_pool
@@ -136,7 +135,7 @@ def _foreign(existing: Mapping[str, str], expected: Collection[str], kept: Colle
 MAX_OUTPUT_FILE_BYTES = 64 * 1024 * 1024
 
 
-def _read(path: str | Path) -> bytes | None:
+def read_output(path: str | Path) -> bytes | None:
     """The bytes of an existing output file, or None when it is not a regular file of at most the limit (the
     output folder's own links are refused where it is scanned; here no link is followed at all)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -236,7 +235,7 @@ def holds_lock(out: Path) -> bool:
 
 
 def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False,
-                 kept: Mapping[str, FileState] | None = None, proof: ProofInputs | None = None) -> WriteResult:
+                 kept: Mapping[str, FileState] | None = None) -> WriteResult:
     """Make ``out`` hold exactly ``expected`` (relative path → bytes) plus ``kept``, atomically; return what changed.
 
     ``kept``: output files the caller has proven current (the render stamp: unchanged inputs, unchanged file
@@ -244,16 +243,15 @@ def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = Fals
     lock since it took their state, nothing else has changed them and they are not even stat'ed again; else
     each must still be in that state (checked under the lock, so a concurrent render cannot change it unseen).
     With ``stamp`` the output also gets the generator stamp (:mod:`gpuspec.render.generator`), rewritten only
-    when another file changes; with ``proof`` the render proof (:mod:`gpuspec.render.proof`), settled after the
-    stamp.  A file-system error (no permission, read-only or full disk, a path that cannot hold a folder) is a
-    GpuspecError naming the output folder; the previous output is left as it was.
+    when another file changes.  A file-system error (no permission, read-only or full disk, a path that cannot
+    hold a folder) is a GpuspecError naming the output folder; the previous output is left as it was.
     """
     try:
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
         trusted = bool(kept) and holds_lock(out)
         with output_lock(out):
             cleanup_stale(out.absolute().parent, out.name)
-            return _write_output(out, expected, stamp, kept or {}, trusted, proof)
+            return _write_output(out, expected, stamp, kept or {}, trusted)
     except OSError as exc:
         where = exc.filename or out
         raise GpuspecError(f"cannot write the output folder {out}: {exc.strerror or exc} ({where})",
@@ -275,43 +273,34 @@ def _same_files(existing: Mapping[str, str], expected: Mapping[str, bytes],
         state = states.get(rel)
         if state is not None and state_size(state) != size_of(expected, rel):
             continue
-        if _read(path) == expected[rel]:
+        if read_output(path) == expected[rel]:
             same.add(rel)
     return same
 
 
 def _settle(expected: Mapping[str, bytes], existing: Mapping[str, str], same: set[str], kept: frozenset[str],
-            stamp: bool, proof: ProofInputs | None) -> Mapping[str, bytes]:
-    """``expected`` with the settled generator stamp (``stamp``) and render proof (``proof``) added; each of
-    them joins ``same`` when it equals the one the output holds.
+            stamp: bool) -> Mapping[str, bytes]:
+    """``expected`` with the settled generator stamp added (``stamp``); it joins ``same`` when it equals the one
+    the output holds.
 
     ``same``: the paths of ``expected`` whose file is unchanged (see :func:`_same_files`); ``kept`` files count
     as unchanged (the caller proved them current), whatever their bytes.
     """
     extras: dict[str, bytes] = {}
     # (No set of the whole output is built: a large fleet's has tens of thousands of paths.)
-    outside = any(rel not in expected and rel not in kept and rel not in (STAMP_PATH, PROOF_PATH) for rel in existing)
+    outside = any(rel not in expected and rel not in kept and rel != STAMP_PATH for rel in existing)
     # Whether every file but the one being settled is unchanged (a stamp nobody writes counts as a change).
     others_same = len(same) == len(expected) and not outside and (stamp or STAMP_PATH not in existing)
     if stamp:
-        present = _read(existing[STAMP_PATH]) if STAMP_PATH in existing else None
+        present = read_output(existing[STAMP_PATH]) if STAMP_PATH in existing else None
         extras[STAMP_PATH] = stamp_to_write(present, others_same)
         if extras[STAMP_PATH] == present:
             same.add(STAMP_PATH)
-        else:
-            others_same = False
-    if proof is not None:
-        present = _read(existing[PROOF_PATH]) if PROOF_PATH in existing else None
-        others = Layered(dict(extras), expected)
-        extras[PROOF_PATH] = settle_proof(proof, others, present, others_same)
-        if extras[PROOF_PATH] == present:
-            same.add(PROOF_PATH)
     return Layered(extras, expected) if extras else expected
 
 
 def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
-                  kept_states: Mapping[str, FileState] | None = None, trusted: bool = False,
-                  proof: ProofInputs | None = None) -> WriteResult:
+                  kept_states: Mapping[str, FileState] | None = None, trusted: bool = False) -> WriteResult:
     for rel in expected:
         check_relative(rel)
     states: dict[str, FileState] = {}
@@ -324,7 +313,7 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
         raise GpuspecError(f"{out}: {moved[0]} changed while this render ran (another run or an edit); "
                            "render again")
     same = _same_files(existing, expected, states)
-    expected = _settle(expected, existing, same, kept, stamp, proof)
+    expected = _settle(expected, existing, same, kept, stamp)
     foreign = _foreign(existing, expected, kept)
     if foreign:
         raise GpuspecError(
@@ -573,25 +562,24 @@ class Drift:
 
 
 def check_output(out: Path, expected: Mapping[str, bytes], label: str = "rendered", *,
-                 stamp: bool = False, kept: Mapping[str, FileState] | None = None,
-                 proof: ProofInputs | None = None) -> list[Drift]:
+                 stamp: bool = False, kept: Mapping[str, FileState] | None = None) -> list[Drift]:
     """Compare ``out`` with ``expected``; one Drift per stale, missing, hand-edited or unexpected file.
 
     ``kept``: output files the caller has proven current, with their state (see :func:`write_output`); they are
     not read, and one that is gone or no longer in that state counts as changed.  With ``stamp`` the generator
     stamp is expected too: any valid stamp passes while the other files match (a newer or older gpuspec whose
-    output is the same), else it must name this gpuspec's version; with ``proof`` the render proof likewise.
+    output is the same), else it must name this gpuspec's version.
     """
     with ExitStack() as stack:
         # No folder to lock (nothing rendered yet) or one we may not open: compare unlocked.
         with suppress(OSError):
             stack.enter_context(output_lock(out))
             cleanup_stale(out.absolute().parent, out.name)  # a killed render's committed transaction is finished
-        return _check_output(out, expected, label, stamp, kept or {}, proof)
+        return _check_output(out, expected, label, stamp, kept or {})
 
 
 def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: bool,
-                  kept_states: Mapping[str, FileState], proof: ProofInputs | None = None) -> list[Drift]:
+                  kept_states: Mapping[str, FileState]) -> list[Drift]:
     states: dict[str, FileState] = {}
     existing = scan_output(out, states)
     drifts = [Drift(rel, "missing" if rel not in states else "changed",
@@ -599,24 +587,29 @@ def _check_output(out: Path, expected: Mapping[str, bytes], label: str, stamp: b
               for rel, state in sorted(kept_states.items()) if states.get(rel) != state]
     kept = frozenset(kept_states)
     same = _same_files(existing, expected, states)
-    expected = _settle(expected, existing, same, kept, stamp, proof)
+    expected = _settle(expected, existing, same, kept, stamp)
     # The files in either but kept or unchanged ones, without a set of the whole output (tens of thousands).
     differing = [rel for rel in existing if rel not in kept and rel not in same]
     differing += [rel for rel in expected if rel not in existing and rel not in kept and rel not in same]
     for rel in sorted(differing):
-        have = _read(existing[rel]) if rel in existing else None
+        have = read_output(existing[rel]) if rel in existing else None
         want = expected.get(rel)
-        if have == want:
-            continue
-        kind = "missing" if have is None else "unexpected" if want is None else "changed"
-        old = (have or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        new = (want or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        diff = "".join(difflib.unified_diff(
-            old, new,
-            fromfile=f"a/{label}/{rel}" if have is not None else "/dev/null",
-            tofile=f"b/{label}/{rel}" if want is not None else "/dev/null",
-        ))
-        if diff and not diff.endswith("\n"):
-            diff += "\n\\ No newline at end of file\n"
-        drifts.append(Drift(rel, kind, diff))
+        if have != want:
+            drifts.append(drift(rel, have, want, label))
     return drifts
+
+
+def drift(rel: str, have: bytes | None, want: bytes | None, label: str = "rendered") -> Drift:
+    """The Drift of the output file ``rel`` that holds ``have`` where ``want`` belongs (None: no such file),
+    with a unified diff from the one to the other."""
+    kind = "missing" if have is None else "unexpected" if want is None else "changed"
+    old = (have or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    new = (want or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    diff = "".join(difflib.unified_diff(
+        old, new,
+        fromfile=f"a/{label}/{rel}" if have is not None else "/dev/null",
+        tofile=f"b/{label}/{rel}" if want is not None else "/dev/null",
+    ))
+    if diff and not diff.endswith("\n"):
+        diff += "\n\\ No newline at end of file\n"
+    return Drift(rel, kind, diff)

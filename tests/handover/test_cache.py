@@ -17,6 +17,7 @@ from gpuspec.handover.documents import (
     document_shard,
 )
 from gpuspec.pipeline.render import prepare
+from gpuspec.render.inputs import read_input_digests
 
 from .helpers import copy_example
 
@@ -24,7 +25,9 @@ from .helpers import copy_example
 def _render(root: Path) -> tuple[dict[str, bytes], dict[str, str]]:
     prepared = prepare(root / "fleet", root / "policies")
     assert prepared.rendered is not None
-    return prepared.rendered.files, {name: s[1] for name, s in prepared.rendered.summaries.items()}
+    inputs = read_input_digests(root / "fleet", root / "policies")
+    digests = {name: inputs.for_cluster(f"clusters/{name}.yaml") for name in prepared.rendered.summaries}
+    return prepared.rendered.files, digests
 
 
 def test_documents_come_from_the_cache_until_the_cluster_changes(tmp_path: Path,
