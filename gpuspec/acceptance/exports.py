@@ -1,8 +1,10 @@
 """Pydantic models of the Job and Pod fields the acceptance report reads, and the parsing of their export.
 
 The input is `kubectl get jobs,pods -n gpuspec-acceptance -o json`: a v1 List of Jobs and Pods.  Only the
-fields the report needs are modelled; the rest is ignored.  Problems are `GpuspecError`s (exit 2) naming the
-file, the line and column of a JSON syntax error, or the item path of a field of the wrong shape.
+fields the report needs are modelled; the rest is ignored.  The export is read through
+:mod:`gpuspec.loader.exportread`: items one at a time, each turned into its model (or dropped, when of another
+namespace) before the next is decoded.  Problems are `GpuspecError`s (exit 2) naming the file, the line and
+column of a JSON syntax error, the item path of a field of the wrong shape, or the limit an export passed.
 """
 
 from __future__ import annotations
@@ -16,8 +18,19 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuspec.acceptance.contract import ACCEPTANCE_NAMESPACE, JOB_NAME_LABELS
-from gpuspec.audit.inventory import load_json
 from gpuspec.errors import GpuspecError
+from gpuspec.loader.exportread import (
+    ENTRY_COST,
+    MAX_NAMESPACE_OBJECTS,
+    MODEL_COST,
+    OBJECT_COST,
+    STATUS_COST,
+    Export,
+    KeptBudget,
+    ListReader,
+    SharedStrings,
+    entries,
+)
 from gpuspec.redaction import one_line
 
 
@@ -112,6 +125,7 @@ class ContainerState(_Model):
     """One of waiting, running or terminated."""
 
     waiting: Waiting | None = None
+    #: Present when the container runs; its content (when it started) is not kept.
     running: dict[str, Any] | None = None
     terminated: Terminated | None = None
 
@@ -217,37 +231,77 @@ def _kind_text(kind: Any) -> str:
     return f"kind of type {type(kind).__name__}"
 
 
-def _items(data: Any, display: str) -> list[Any]:
-    if isinstance(data, dict) and data.get("kind") in EXPORT_KINDS:
-        return [data]
-    if not isinstance(data, dict) or not isinstance(data.get("items"), list):
-        shown = type(data).__name__ if not isinstance(data, dict) else "an object without a list of items"
-        raise GpuspecError(f"{display}: not {_WHAT}: the document is {shown}",
-                           hint="export it with `kubectl get jobs,pods -n gpuspec-acceptance -o json`")
-    items: list[Any] = data["items"]
-    return items
+def _shape(data: Any, display: str) -> None:
+    """Raise the error for a document that is neither a List nor one Job or Pod."""
+    shown = type(data).__name__ if not isinstance(data, dict) else "an object without a list of items"
+    raise GpuspecError(f"{display}: not {_WHAT}: the document is {shown}",
+                       hint="export it with `kubectl get jobs,pods -n gpuspec-acceptance -o json`")
 
 
-def parse_export(text: str, display: str) -> AcceptanceExport:
+def _cost(item: Any) -> int:
+    """What the Job or Pod of ``item`` keeps in memory (estimated, bytes)."""
+    maps = entries(item, "metadata", "labels") + entries(item, "metadata", "annotations")
+    models = entries(item, "metadata", "ownerReferences") + entries(item, "status", "conditions")
+    statuses = entries(item, "status", "containerStatuses") + entries(item, "status", "initContainerStatuses")
+    return OBJECT_COST + ENTRY_COST * maps + MODEL_COST * models + STATUS_COST * statuses
+
+
+def _forget_running(item: Any) -> None:
+    """Empty what a running container's state says (when it started): the report reads only that it runs."""
+    status = item.get("status")
+    for key in ("containerStatuses", "initContainerStatuses"):
+        listed = status.get(key) if isinstance(status, dict) else None
+        for container in listed if isinstance(listed, list) else ():
+            state = container.get("state") if isinstance(container, dict) else None
+            if isinstance(state, dict) and isinstance(state.get("running"), dict):
+                state["running"] = {}
+
+
+def _object(item: Any, index: int, display: str, shared: SharedStrings, budget: KeptBudget) -> tuple[Job | Pod, int]:
+    """The Job or Pod of one exported item (its strings shared with the objects read before) and what it keeps."""
+    kind = item.get("kind") if isinstance(item, dict) else None
+    if kind not in EXPORT_KINDS:
+        raise GpuspecError(f"{display}: items[{index}] is a {_kind_text(kind)}, expected a Job or a Pod ({_WHAT})")
+    cost = _cost(item)
+    budget.check(cost, f"items[{index}]")
+    _forget_running(item)
+    for key in ("labels", "annotations", "ownerReferences"):
+        shared.within(item, "metadata", key, depth=2)
+    shared.within(item, "status", "conditions", depth=2)
+    try:
+        return (Job.model_validate(item) if kind == "Job" else Pod.model_validate(item)), cost
+    except ValidationError as exc:
+        raise _shape_error(display, exc, ("items", index)) from None
+
+
+def parse_export(source: str | Export, display: str) -> AcceptanceExport:
     """The Jobs and Pods of a `kubectl get jobs,pods -o json` document (a List, a JobList, a PodList or one object).
 
-    Objects of another namespace than the acceptance namespace (an export with ``-A``) are left out.
+    ``source`` is the JSON text or an :class:`~gpuspec.loader.exportread.Export` to read.  Objects of another
+    namespace than the acceptance namespace (an export with ``-A``) are left out as they are read; at most
+    :data:`~gpuspec.loader.exportread.MAX_NAMESPACE_OBJECTS` Jobs and Pods of the acceptance namespace are read.
     """
     jobs: list[Job] = []
     pods: list[Pod] = []
-    for index, item in enumerate(_items(load_json(text, display), display)):
-        kind = item.get("kind") if isinstance(item, dict) else None
-        if kind not in EXPORT_KINDS:
-            raise GpuspecError(f"{display}: items[{index}] is a {_kind_text(kind)}, expected a Job or a Pod ({_WHAT})")
-        try:
-            if kind == "Job":
-                jobs.append(Job.model_validate(item))
-            else:
-                pods.append(Pod.model_validate(item))
-        except ValidationError as exc:
-            raise _shape_error(display, exc, ("items", index)) from None
-    jobs = [j for j in jobs if j.metadata.namespace in ("", ACCEPTANCE_NAMESPACE)]
-    pods = [p for p in pods if p.metadata.namespace in ("", ACCEPTANCE_NAMESPACE)]
+    reading = ListReader(source, display)
+    shared, budget = SharedStrings(), KeptBudget(reading)
+    seen = 0
+    for index, item in enumerate(reading.objects(EXPORT_KINDS)):
+        seen += 1
+        found, cost = _object(item, index, display, shared, budget)
+        if found.metadata.namespace not in ("", ACCEPTANCE_NAMESPACE):
+            continue
+        budget.charge(cost)
+        if len(jobs) + len(pods) >= MAX_NAMESPACE_OBJECTS:
+            raise GpuspecError(
+                f"{one_line(display)}: more than {MAX_NAMESPACE_OBJECTS:,} Jobs and Pods in namespace "
+                f"{ACCEPTANCE_NAMESPACE}; Kubernetes' scalability thresholds put 3,000 pods in one namespace; not read")
+        if isinstance(found, Job):
+            jobs.append(found)
+        else:
+            pods.append(found)
+    if not seen and not reading.streamed:
+        _shape(reading.document, display)
     for what, names in (("Job", [j.name for j in jobs]), ("Pod", [p.name for p in pods])):
         duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:

@@ -1,24 +1,38 @@
 """Pydantic models of the few fields gpuspec reads from `kubectl get ... -o json`, and their parsing.
 
 Only the fields audit and import need are modelled; everything else in the
-exported objects is ignored.  Problems with the input are `GpuspecError`s
-(exit 2) that name the file, and line and column for JSON syntax errors.
+exported objects is ignored.  Exports are read through
+:mod:`gpuspec.loader.exportread`: items one at a time, each turned into its
+model before the next is decoded, within the limits that module names.
+Problems with the input are `GpuspecError`s (exit 2) that name the file, and
+line and column for JSON syntax errors.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuspec.errors import GpuspecError
+from gpuspec.loader import exportread
+from gpuspec.loader.exportread import (
+    ENTRY_COST,
+    MAX_NODES,
+    MAX_OPERATOR_RESOURCES,
+    MODEL_COST,
+    OBJECT_COST,
+    Export,
+    KeptBudget,
+    ListReader,
+    SharedStrings,
+    entries,
+)
 from gpuspec.redaction import one_line
 
 #: Display name of standard input in messages.
-STDIN = "<stdin>"
+STDIN = exportread.STDIN
 
 
 class _Model(BaseModel):
@@ -128,34 +142,13 @@ OPERATOR_KINDS = ("ClusterPolicy", "NVIDIADriver")
 
 
 #: Most digits a JSON number may have (Python refuses to convert integers past 4,300 digits).
-MAX_NUMBER_DIGITS = 100
+MAX_NUMBER_DIGITS = exportread.MAX_NUMBER_DIGITS
 
 
-def _bounded_int(text: str) -> int:
-    """A JSON integer, refused past :data:`MAX_NUMBER_DIGITS` digits."""
-    if len(text) > MAX_NUMBER_DIGITS:
-        raise _NumberTooLong(len(text))
-    return int(text)
-
-
-class _NumberTooLong(Exception):
-    """A JSON integer with too many digits (its digit count)."""
-
-
-def load_json(text: str, display: str) -> Any:
-    """Parse JSON text, raising a GpuspecError that names ``display`` and the line and column of a syntax error."""
-    try:
-        return json.loads(text, parse_int=_bounded_int)
-    except _NumberTooLong as exc:
-        raise GpuspecError(f"{display}: invalid JSON: a number with {exc.args[0]} digits "
-                           f"(at most {MAX_NUMBER_DIGITS})") from None
-    except json.JSONDecodeError as exc:
-        raise GpuspecError(
-            f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}",
-            hint="pass the output of `kubectl get ... -o json` (YAML output is not accepted)",
-        ) from None
-    except RecursionError:
-        raise GpuspecError(f"{display}: invalid JSON: nested too deeply") from None
+def load_json(text: str | Export, display: str) -> Any:
+    """Parse a whole JSON document, raising a GpuspecError that names ``display`` and the line and column of a
+    syntax error."""
+    return exportread.load_json(text, display)
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -172,14 +165,13 @@ def _shape_error(display: str, what: str, exc: ValidationError, prefix: tuple[in
     return GpuspecError(f"{display}: not {what}: {'; '.join(parts)}{more}")
 
 
-def _items(data: Any, display: str, what: str, single_kinds: tuple[str, ...]) -> list[dict[str, Any]]:
-    if isinstance(data, dict) and data.get("kind") in single_kinds:
-        return [data]
+def _list_shape(reading: ListReader, display: str, what: str) -> None:
+    """Raise the shape error of a document that is neither a List nor one object of the kinds read."""
+    data = reading.document
     try:
-        listing = _ItemList.model_validate(data)
+        _ItemList.model_validate({**data, "items": []} if reading.streamed else data)
     except ValidationError as exc:
         raise _shape_error(display, what, exc) from None
-    return listing.items
 
 
 def _kind_words(kind: Any, missing: str) -> str:
@@ -191,84 +183,109 @@ def _kind_words(kind: Any, missing: str) -> str:
     return f"kind of type {type(kind).__name__}"
 
 
-def parse_nodes(text: str, display: str) -> list[Node]:
-    """The nodes of a `kubectl get nodes -o json` document (a List, a NodeList or a single Node)."""
+def _too_many(display: str, count: int, noun: str, why: str) -> GpuspecError:
+    return GpuspecError(f"{one_line(display)}: more than {count:,} {noun}; {why}; not read")
+
+
+def _node_cost(item: Any) -> int:
+    """What the Node of ``item`` keeps in memory (estimated, bytes)."""
+    maps = entries(item, "metadata", "labels") + entries(item, "status", "capacity") + \
+        entries(item, "status", "allocatable")
+    models = entries(item, "spec", "taints") + entries(item, "status", "conditions")
+    return OBJECT_COST + ENTRY_COST * maps + MODEL_COST * models
+
+
+def _node(item: Any, index: int, display: str, what: str, shared: SharedStrings, budget: KeptBudget) -> Node:
+    """The Node of one exported item (its strings shared with the nodes read before)."""
+    kind = item.get("kind", "Node") if isinstance(item, dict) else None
+    if kind != "Node":
+        raise GpuspecError(f"{display}: items[{index}] is a {_kind_words(kind, 'non-object')}, "
+                           f"expected a Node ({what})")
+    cost = _node_cost(item)
+    budget.check(cost, f"items[{index}]")
+    shared.within(item, "metadata", "labels", depth=1)
+    for key in ("capacity", "allocatable", "nodeInfo"):
+        shared.within(item, "status", key, depth=1)
+    shared.within(item, "status", "conditions", depth=2)
+    shared.within(item, "spec", "taints", depth=2)
+    try:
+        node = Node.model_validate(item)
+    except ValidationError as exc:
+        raise _shape_error(display, what, exc, ("items", index)) from None
+    budget.charge(cost)
+    return node
+
+
+def parse_nodes(source: str | Export, display: str) -> list[Node]:
+    """The nodes of a `kubectl get nodes -o json` document (a List, a NodeList or a single Node).
+
+    ``source`` is the JSON text or an :class:`~gpuspec.loader.exportread.Export` to read; at most
+    :data:`~gpuspec.loader.exportread.MAX_NODES` nodes are read.
+    """
     what = "the output of `kubectl get nodes -o json` (a List of Nodes)"
-    items = _items(load_json(text, display), display, what, ("Node",))
+    reading = ListReader(source, display)
+    shared, budget = SharedStrings(), KeptBudget(reading)
     nodes: list[Node] = []
-    for index, item in enumerate(items):
-        kind = item.get("kind", "Node") if isinstance(item, dict) else None
-        if kind != "Node":
-            raise GpuspecError(f"{display}: items[{index}] is a {_kind_words(kind, 'non-object')}, "
-                               f"expected a Node ({what})")
-        try:
-            nodes.append(Node.model_validate(item))
-        except ValidationError as exc:
-            raise _shape_error(display, what, exc, ("items", index)) from None
+    for index, item in enumerate(reading.objects(("Node",))):
+        if index >= MAX_NODES:
+            raise _too_many(display, MAX_NODES, "nodes", "Kubernetes supports 5,000 nodes per cluster")
+        nodes.append(_node(item, index, display, what, shared, budget))
+    if reading.streamed or not nodes:
+        _list_shape(reading, display, what)
     duplicates = sorted(name for name, count in Counter(n.name for n in nodes).items() if count > 1)
     if duplicates:
         raise GpuspecError(f"{display}: node {duplicates[0]!r} appears more than once")
     return nodes
 
 
-def parse_operator_resources(text: str, display: str) -> list[OperatorResource]:
-    """The ClusterPolicy and NVIDIADriver objects of a `kubectl get clusterpolicies,nvidiadrivers -o json` document."""
-    what = "the output of `kubectl get clusterpolicies,nvidiadrivers -o json`"
-    items = _items(load_json(text, display), display, what, OPERATOR_KINDS)
-    found: list[OperatorResource] = []
-    for index, item in enumerate(items):
-        kind = item.get("kind") if isinstance(item, dict) else None
-        if kind not in OPERATOR_KINDS:
-            raise GpuspecError(
-                f"{display}: items[{index}] is a {_kind_words(kind, 'object without kind')}, "
-                "expected ClusterPolicy or NVIDIADriver"
-            )
-        try:
-            found.append(OperatorResource.model_validate(item))
-        except ValidationError as exc:
-            raise _shape_error(display, what, exc, ("items", index)) from None
+def _operator_resource(item: Any, index: int, display: str, what: str, budget: KeptBudget) -> OperatorResource:
+    kind = item.get("kind") if isinstance(item, dict) else None
+    if kind not in OPERATOR_KINDS:
+        raise GpuspecError(
+            f"{display}: items[{index}] is a {_kind_words(kind, 'object without kind')}, "
+            "expected ClusterPolicy or NVIDIADriver"
+        )
+    cost = OBJECT_COST + ENTRY_COST * (entries(item, "metadata", "labels") + entries(item, "spec", "nodeSelector")) \
+        + MODEL_COST * entries(item, "status", "conditions")
+    budget.check(cost, f"items[{index}]")
+    try:
+        found = OperatorResource.model_validate(item)
+    except ValidationError as exc:
+        raise _shape_error(display, what, exc, ("items", index)) from None
+    budget.charge(cost)
     return found
 
 
-#: Largest node or operator export read (about 100,000 nodes of `kubectl get nodes -o json`).
-MAX_INPUT_BYTES = 256 * 1024 * 1024
+def parse_operator_resources(source: str | Export, display: str) -> list[OperatorResource]:
+    """The ClusterPolicy and NVIDIADriver objects of a `kubectl get clusterpolicies,nvidiadrivers -o json` document.
 
-
-def read_input(source: str) -> tuple[str, str]:
-    """The text of ``source`` (a file path, or ``-`` for standard input) and the name to show for it.
-
-    A file is read like a fleet file (:func:`~gpuspec.loader.safefile.read_bounded`): a regular file of at
-    most :data:`MAX_INPUT_BYTES`, never inside a ``.git`` folder, never a link out of the repository, a FIFO
-    or a device.  Standard input is read up to the same bound.
+    ``source`` is the JSON text or an :class:`~gpuspec.loader.exportread.Export` to read; at most
+    :data:`~gpuspec.loader.exportread.MAX_OPERATOR_RESOURCES` objects are read.
     """
-    from gpuspec.loader.safefile import UnsafeFile, read_bounded
+    what = "the output of `kubectl get clusterpolicies,nvidiadrivers -o json`"
+    reading = ListReader(source, display)
+    budget = KeptBudget(reading)
+    found: list[OperatorResource] = []
+    for index, item in enumerate(reading.objects(OPERATOR_KINDS)):
+        if index >= MAX_OPERATOR_RESOURCES:
+            raise _too_many(display, MAX_OPERATOR_RESOURCES, "ClusterPolicies and NVIDIADrivers",
+                            "the operator reads one ClusterPolicy and one NVIDIADriver per node pool")
+        found.append(_operator_resource(item, index, display, what, budget))
+    if reading.streamed or not found:
+        _list_shape(reading, display, what)
+    return found
 
-    if source == "-":
-        import sys
 
-        try:
-            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if hasattr(sys.stdin, "buffer") else \
-                sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogatepass")
-        except (OSError, ValueError) as exc:
-            raise GpuspecError(f"{STDIN}: cannot read: {exc}") from None
-        if len(data) > MAX_INPUT_BYTES:
-            raise GpuspecError(f"{STDIN}: larger than the {MAX_INPUT_BYTES}-byte limit") from None
-        try:
-            return data.decode("utf-8"), STDIN
-        except UnicodeDecodeError:
-            raise GpuspecError(f"{STDIN}: not UTF-8 text") from None
-    path = Path(source)
-    shown = one_line(source)
-    try:
-        return read_bounded(path, MAX_INPUT_BYTES).decode("utf-8"), source
-    except FileNotFoundError:
-        raise GpuspecError(f"{shown}: no such file",
-                           hint="export it with `kubectl get nodes -o json > nodes.json` or pass - for stdin") from None
-    except UnsafeFile as refused:
-        raise GpuspecError(f"{shown}: {refused.message}") from None
-    except IsADirectoryError:
-        raise GpuspecError(f"{shown}: is a directory, expected a JSON file") from None
-    except UnicodeDecodeError:
-        raise GpuspecError(f"{shown}: not UTF-8 text") from None
-    except OSError as exc:
-        raise GpuspecError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+#: Largest node or operator export read (bytes).
+MAX_INPUT_BYTES = exportread.MAX_EXPORT_BYTES
+
+
+def read_input(source: str) -> tuple[Export, str]:
+    """The export ``source`` names (a file path, or ``-`` for standard input), and the name to show for it.
+
+    The export is checked (a file: a regular file of at most :data:`MAX_INPUT_BYTES`, never inside a ``.git``
+    folder, never a link out of the repository, a FIFO or a device) but read only by the parser it is given
+    to, piece by piece (:func:`~gpuspec.loader.exportread.open_export`).
+    """
+    export = exportread.open_export(source)
+    return export, export.display

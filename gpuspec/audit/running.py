@@ -1,7 +1,8 @@
 """What a cluster runs, read from its ClusterPolicy / NVIDIADriver objects and its Helm release (for `gpuspec import`).
 
 Every value keeps where it was read (``origin``), so the draft can say so in a comment.  Values that none of
-the exports give stay ``None``; the draft marks them ``# TODO: review``.
+the exports give stay ``None``; the draft marks them ``# TODO: review``.  Exports are read through
+:mod:`gpuspec.loader.exportread`: ClusterPolicies item by item, Helm's documents whole within its bounds.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 
 import yaml
 
-from gpuspec.audit.inventory import OperatorResource, load_json, parse_operator_resources
+from gpuspec.audit.inventory import OPERATOR_KINDS, OperatorResource, parse_operator_resources
 from gpuspec.errors import GpuspecError
+from gpuspec.loader.exportread import Export, ListReader, helm_document
 
 _RELEASE = re.compile(r"^v?([0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2})$")
 _CHART = re.compile(r"^gpu-operator-(v?[0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2})$")
@@ -62,8 +64,15 @@ def _get(data: Any, *path: str) -> Any:
     return data
 
 
-def _load_any(text: str, display: str) -> Any:
-    """JSON or YAML text (helm prints either), with a message naming ``display`` on a syntax error."""
+def _load_any(source: str | Export, display: str) -> Any:
+    """A Helm export, JSON or YAML (helm prints either), with a message naming ``display`` on a syntax error.
+
+    JSON is decoded as JSON; YAML, and JSON too broken to decode, by the YAML parser, which says where it
+    broke.  Both within :func:`~gpuspec.loader.exportread.helm_document`'s bounds.
+    """
+    value, text = helm_document(source, display)
+    if not text:
+        return value
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -76,7 +85,7 @@ def _load_any(text: str, display: str) -> Any:
         raise GpuspecError(f"{display}: invalid YAML/JSON: {exc}") from None
 
 
-def read_helm_release(text: str, display: str) -> Read | None:
+def read_helm_release(text: str | Export, display: str) -> Read | None:
     """The operator release of the gpu-operator entry of `helm list -o json` (chart version, else appVersion)."""
     data = _load_any(text, display)
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
@@ -95,7 +104,16 @@ def read_helm_release(text: str, display: str) -> Read | None:
     return None
 
 
-def read_namespace(helm_list: str | None, helm_display: str, policies: str | None,
+def _policy_namespace(policies: str | Export, display: str) -> Read | None:
+    """The ``status.namespace`` of the first ClusterPolicy that has one (the export read again, item by item)."""
+    for item in ListReader(policies, display).objects(OPERATOR_KINDS):
+        namespace = _get(item, "status", "namespace")
+        if _get(item, "kind") == "ClusterPolicy" and isinstance(namespace, str) and namespace:
+            return Read(namespace, "ClusterPolicy status.namespace")
+    return None
+
+
+def read_namespace(helm_list: str | Export | None, helm_display: str, policies: str | Export | None,
                    policies_display: str) -> Read | None:
     """The operator's namespace: the gpu-operator release's in `helm list -o json`, else a ClusterPolicy's status."""
     if helm_list is not None:
@@ -104,16 +122,11 @@ def read_namespace(helm_list: str | None, helm_display: str, policies: str | Non
             if isinstance(item, dict) and _CHART.match(str(item.get("chart", ""))) and item.get("namespace"):
                 return Read(str(item["namespace"]), f"helm list: release {item.get('name', '?')} namespace")
     if policies is not None:
-        data = load_json(policies, policies_display)
-        items = data.get("items", [data]) if isinstance(data, dict) else []
-        for item in items:
-            namespace = _get(item, "status", "namespace")
-            if _get(item, "kind") == "ClusterPolicy" and isinstance(namespace, str) and namespace:
-                return Read(namespace, "ClusterPolicy status.namespace")
+        return _policy_namespace(policies, policies_display)
     return None
 
 
-def read_helm_values(text: str, display: str) -> dict[str, Any]:
+def read_helm_values(text: str | Export, display: str) -> dict[str, Any]:
     """The values of `helm get values -a -o json` (or YAML) of the GPU Operator release."""
     data = _load_any(text, display)
     if not isinstance(data, dict):
@@ -121,13 +134,18 @@ def read_helm_values(text: str, display: str) -> dict[str, Any]:
     return data
 
 
-def read_cluster_policies(text: str, display: str) -> tuple[list[dict[str, Any]], list[OperatorResource]]:
-    """ClusterPolicy specs (raw) and operator resources of `kubectl get clusterpolicies,nvidiadrivers -o json`."""
-    resources = parse_operator_resources(text, display)  # validates the shape, names the file on errors
-    data = load_json(text, display)
-    items = [data] if isinstance(data, dict) and "items" not in data else list(data.get("items", []))
-    specs = [item.get("spec") or {} for item in items if isinstance(item, dict) and item.get("kind") == "ClusterPolicy"]
-    return [s for s in specs if isinstance(s, dict)], list(resources)
+def read_cluster_policies(source: str | Export, display: str) -> tuple[list[dict[str, Any]], list[OperatorResource]]:
+    """The spec (raw) of the first ClusterPolicy, the one the operator applies, and the operator resources of
+    `kubectl get clusterpolicies,nvidiadrivers -o json` (read twice, item by item)."""
+    resources = parse_operator_resources(source, display)  # validates the shape, names the file on errors
+    specs: list[dict[str, Any]] = []
+    if any(r.kind == "ClusterPolicy" for r in resources):
+        for item in ListReader(source, display).objects(OPERATOR_KINDS):
+            spec = (item.get("spec") or {}) if _get(item, "kind") == "ClusterPolicy" else None
+            if isinstance(spec, dict):
+                specs = [spec]
+                break
+    return specs, list(resources)
 
 
 def _operator_from_images(spec: dict[str, Any], where: str) -> Read | None:
