@@ -15,7 +15,6 @@ from click.core import ParameterSource
 
 from gpuspec import __version__, exitcodes
 from gpuspec.cli.resultcache import Report
-from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity, Suppressed
 from gpuspec.redaction import redact_text
 from gpuspec.report.registry import REPORTERS, reporter
@@ -37,8 +36,8 @@ def outside_git(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 
     for item in value if isinstance(value, tuple | list) else (value,):
         if isinstance(item, str | os.PathLike) and in_git_dir(item):
-            raise click.BadParameter("is inside a .git folder (git's own data, where CI keeps its token); "
-                                     "gpuspec never reads or writes there", ctx, param)
+            raise click.BadParameter(f"{os.fspath(item)} is inside a .git folder (git's own data, where CI keeps "
+                                     "its token); gpuspec never reads or writes there", ctx, param)
     return value
 
 
@@ -139,21 +138,19 @@ def redact_findings(findings: Sequence[Finding], raw: Mapping[str, Any] | None =
 def write_report(text: str, output_file: Path | None, err: bool = False) -> None:
     """Write a report to ``output_file``, else to standard output (standard error with ``err``).
 
-    Credential shapes are replaced in the whole text.  A file that cannot be written (missing folder, no
-    permission, a folder of that name) is a clear GpuspecError (exit 2), never an internal error.
+    Credential shapes are replaced in the whole text.  The file is written as every file gpuspec names is
+    (:func:`gpuspec.loader.safefile.safe_write`): never through a symbolic link, never into a FIFO, device or
+    ``.git``, replaced atomically.  A file that cannot be written (missing folder, no permission, a folder of
+    that name, a link) is a clear GpuspecError (exit 2), never an internal error.
     """
+    from gpuspec.loader.safefile import safe_write
+
     text = redact_text(text)  # a last net: no credential shape leaves gpuspec in any report
     if output_file is None:
         click.echo(text, nl=False, err=err)
         return
-    try:
-        output_file.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        if isinstance(exc, FileNotFoundError) and not output_file.parent.is_dir():
-            reason = f"the folder {output_file.parent} does not exist"
-        raise GpuspecError(f"cannot write the report to {output_file}: {reason}",
-                           hint="pass --output a file in an existing, writable folder") from None
+    safe_write(output_file, text, what="the report",
+               hint="pass --output a file in an existing, writable folder")
 
 
 def emit_report(
