@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import click
@@ -36,26 +34,26 @@ def _target(root: Path, file: Path | None) -> Path:
     return root / LOCATIONS[0]
 
 
+#: GitHub ignores a CODEOWNERS file larger than 3 MB; gpuspec reads no more.
+MAX_CODEOWNERS_BYTES = 3 * 1024 * 1024
+
+
 def _read(path: Path) -> str:
+    """The text of the CODEOWNERS file ``path`` ('' when absent), read as every file read by name is."""
+    from gpuspec.loader.safefile import safe_read
+
+    data = safe_read(path, MAX_CODEOWNERS_BYTES, expected="a CODEOWNERS file", missing_ok=True)
     try:
-        return path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GpuspecError(f"{path}: cannot read: {exc}") from None
+        return "" if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise GpuspecError(f"{path}: cannot read: not UTF-8 text") from None
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise GpuspecError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    """Replace the CODEOWNERS file ``path`` with ``text``: never through a link, never into .git (safe_write)."""
+    from gpuspec.loader.safefile import safe_write
+
+    safe_write(path, text, parents=True)
 
 
 @click.command("codeowners")
