@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,7 +78,9 @@ def write_skeleton(target: Path, files: Skeleton, *, force: bool = False) -> lis
     """Write ``files`` below ``target`` (created when missing); return the paths written.
 
     A folder that holds anything is refused unless ``force`` (then the skeleton's files replace files of the
-    same names; everything else stays).  Each file is written atomically (a temporary file, then a rename).
+    same names; everything else stays).  Each file is written atomically and never through a link
+    (:func:`gpuspec.loader.safefile.safe_write`); a name that is a symbolic link, a FIFO, device or folder, lies
+    in ``.git`` or in a folder linked out of the repository is refused before anything is written.
     """
     present = _occupied(target)
     if present and not force:
@@ -87,20 +88,14 @@ def write_skeleton(target: Path, files: Skeleton, *, force: bool = False) -> lis
         raise GpuspecError(f"{target} is not empty ({shown}); gpuspec init writes a new fleet repository",
                            hint="name a new or empty folder, or pass --force to write the skeleton's files into it "
                                 "(files of the same names are replaced)")
-    for rel in files.files:
+    from gpuspec.loader.safefile import UnsafeFile, check_write, safe_write
+
+    for rel in files.files:  # every name is checked before the first is written: a refusal leaves all as it was
         existing = target / rel
-        if existing.is_symlink() or (existing.exists() and not existing.is_file()):
-            raise GpuspecError(f"{existing} exists and is not a regular file; nothing was written")
-    for rel, data in files.files.items():
-        path = target / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".gpuspec-tmp", dir=path.parent)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            check_write(existing)
+        except UnsafeFile as refused:
+            raise GpuspecError(f"{existing} {refused.message}; nothing was written") from None
+    for rel, data in files.files.items():
+        safe_write(target / rel, data, mode=0o644, parents=True)
     return list(files.files)

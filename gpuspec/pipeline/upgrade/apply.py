@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.fleetload import display_path
+from gpuspec.loader.safefile import UnsafeFile, check_write
 from gpuspec.pipeline.upgrade.check import digest, read_texts
 from gpuspec.pipeline.upgrade.edits import apply_edit, lookup, scalar_text, write_atomic
 from gpuspec.pipeline.upgrade.model import Step
@@ -89,12 +90,15 @@ def apply_step(fleet_dir: Path, step: Step, *, force: bool = False) -> list[Path
                 f"{display_path(dirty[0])} has uncommitted changes; step {step.number} would mix with them",
                 hint="commit or stash them first, or pass --force",
             )
-    linked = [p for p in paths if p.is_symlink()]
-    if linked:
-        raise GpuspecError(
-            f"{display_path(linked[0])} is a symbolic link; gpuspec edits only regular spec files",
-            hint="edit the file it points to, or replace the link by the file",
-        )
+    for path in paths:  # every file is checked before the first is written (safe_write checks each again)
+        try:
+            check_write(path)
+        except UnsafeFile as refused:
+            raise GpuspecError(
+                f"{display_path(path)} {refused.message}; nothing was written",
+                hint="gpuspec edits only regular spec files: edit the file a link points to, or replace the link "
+                "by the file",
+            ) from None
     for name, path in zip(changed, paths, strict=True):
-        write_atomic(path, new[name])
+        write_atomic(path, new[name], shown=display_path(path))
     return paths

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import functools
 import io
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -257,16 +255,10 @@ def apply_edits(texts: Mapping[str, str], edits: Sequence[KeyEdit]) -> dict[str,
     return out
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (a temporary file in the same folder, then rename)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def write_atomic(path: Path, text: str, *, shown: str | None = None) -> None:
+    """Replace ``path`` with ``text`` atomically and never through a link (a temporary file in the same folder,
+    then rename: :func:`gpuspec.loader.safefile.safe_write`); the file keeps its mode.  A refusal or an I/O
+    error is a GpuspecError naming the file (``shown``, default ``path``)."""
+    from gpuspec.loader.safefile import safe_write
+
+    safe_write(path, text, shown=shown)
