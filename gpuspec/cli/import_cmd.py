@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import io
-import os
 import re
 import shutil
 import tempfile
@@ -38,26 +37,38 @@ from gpuspec.redaction import redact_text
 
 
 def write_new_file(path: Path, text: str, force: bool) -> None:
-    """Write ``text`` to ``path``; refuse to replace an existing file unless ``force`` (then replace atomically)."""
+    """Write ``text`` to ``path``; refuse to replace an existing file unless ``force`` (then replace atomically).
+
+    Written as every file gpuspec names is (:func:`gpuspec.loader.safefile.safe_write`): never through a
+    symbolic link, never into a FIFO, device or ``.git``; a refusal is a GpuspecError (exit 2).
+    """
+    from gpuspec.loader.safefile import safe_write
+
+    safe_write(path, text, exclusive=not force)
+
+
+def _check_target(path: Path) -> None:
+    """Refuse (GpuspecError, exit 2) a file import would write that is a link, a FIFO, device or folder, lies in
+    .git or in a folder linked out of the repository (:func:`gpuspec.loader.safefile.check_write`)."""
+    from gpuspec.loader.safefile import UnsafeFile, check_write
+
     try:
-        if not force:
-            with path.open("x", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            return
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except FileExistsError:
-        raise GpuspecError(f"{path} already exists; not overwriting it", hint="pass --force to replace it") from None
-    except FileNotFoundError:
-        raise GpuspecError(f"{path}: the folder {path.parent} does not exist") from None
-    except OSError as exc:
-        raise GpuspecError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        check_write(path)
+    except UnsafeFile as refused:
+        raise GpuspecError(f"{path} {refused.message}; nothing was written") from None
+
+
+def _read_fleet_file(fleet_file: Path) -> str | None:
+    """The text of fleet.yaml (None when absent), read as every file read by name is (bounded, regular file,
+    never a link out of the repository or into .git): a refusal is a GpuspecError (exit 2)."""
+    from gpuspec.loader.safefile import safe_read
+    from gpuspec.loader.yamlread import MAX_FILE_BYTES
+
+    data = safe_read(fleet_file, MAX_FILE_BYTES, expected="fleet.yaml", missing_ok=True)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise GpuspecError(f"{fleet_file}: not UTF-8 text") from None
 
 
 def _select_pack(fleet_file: Path, name: str) -> str | None:
@@ -65,9 +76,12 @@ def _select_pack(fleet_file: Path, name: str) -> str | None:
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096
+    text = _read_fleet_file(fleet_file)
+    if text is None:
+        raise GpuspecError(f"{fleet_file}: cannot read it to select pack {name}: it does not exist")
     try:
-        doc = yaml.load(fleet_file.read_text(encoding="utf-8"))
-    except (OSError, YAMLError) as exc:
+        doc = yaml.load(text)
+    except YAMLError as exc:
         raise GpuspecError(f"{fleet_file}: cannot read it to select pack {name}: {exc}") from None
     policy = doc.setdefault("policy", {}) if isinstance(doc, dict) else None
     if not isinstance(policy, dict):
@@ -147,6 +161,8 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
                                      [*mirrors, new_mirror])
         final_text = redact_text(dump_yaml(named))
     if output_dir is None:
+        if out_file is not None:
+            _check_target(out_file)
         if out_file is not None and out_file.exists() and not force:
             raise GpuspecError(f"{out_file} already exists; not overwriting it", hint="pass --force to replace it")
         if out_file is None:
@@ -191,10 +207,13 @@ def _fleet_mirrors(root: Path) -> list[Any]:
     """The ``mirrors`` of the fleet repository ``root`` (its fleet/fleet.yaml), [] when it has none or none yet."""
     import yaml as pyyaml
 
+    text = _read_fleet_file(root / "fleet" / "fleet.yaml")  # a link out, a FIFO or a device: exit 2 here
+    if text is None:
+        return []  # _write_repository reports a missing fleet.yaml
     try:
-        settings = pyyaml.safe_load((root / "fleet" / "fleet.yaml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, pyyaml.YAMLError):
-        return []  # _write_repository reports a missing or broken fleet.yaml
+        settings = pyyaml.safe_load(text)
+    except pyyaml.YAMLError:
+        return []  # _write_repository reports a broken fleet.yaml
     mirrors = settings.get("mirrors") if isinstance(settings, dict) else None
     return list(mirrors) if isinstance(mirrors, list) else []
 
@@ -216,9 +235,12 @@ def _add_mirror(fleet_file: Path, mirror: Any) -> str:
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096
+    text = _read_fleet_file(fleet_file)
+    if text is None:
+        raise GpuspecError(f"{fleet_file}: cannot read it to add mirror {mirror['name']}: it does not exist")
     try:
-        doc = yaml.load(fleet_file.read_text(encoding="utf-8"))
-    except (OSError, YAMLError) as exc:
+        doc = yaml.load(text)
+    except YAMLError as exc:
         raise GpuspecError(f"{fleet_file}: cannot read it to add mirror {mirror['name']}: {exc}") from None
     mirrors = doc.get("mirrors") if isinstance(doc, dict) else None
     if mirrors is None and isinstance(doc, dict):
@@ -238,11 +260,15 @@ def _write_repository(root: Path, name: str, text: str, force: bool, final_text:
     The exceptions are those ``text`` needs; ``final_text`` (default ``text``) is the draft written in the end,
     naming ``mirror``, which is then added to fleet.yaml with its chart repository still to be filled in.
     """
+    from gpuspec.loader.safefile import safe_write
+
     fleet_file = root / "fleet" / "fleet.yaml"
-    if not fleet_file.is_file():
-        raise GpuspecError(f"{root}: no fleet/fleet.yaml; make the repository with `gpuspec init {root}` first")
     cluster_file = root / "fleet" / "clusters" / f"{name}.yaml"
     pack_file = root / "policies" / f"{pack_name(name)}.yaml"
+    for path in (fleet_file, cluster_file, pack_file):  # all three before the first is written
+        _check_target(path)
+    if not fleet_file.is_file():
+        raise GpuspecError(f"{root}: no fleet/fleet.yaml; make the repository with `gpuspec init {root}` first")
     for path in (cluster_file, pack_file):
         if path.exists() and not force:
             raise GpuspecError(f"{path} already exists; not overwriting it", hint="pass --force to replace it")
@@ -258,7 +284,7 @@ def _write_repository(root: Path, name: str, text: str, force: bool, final_text:
             shutil.copytree(root / "fleet", trial, symlinks=True)
             stand_in = copy.deepcopy(mirror)
             stand_in["chart"]["repository"] = "oci://chart-repository.invalid/nvidia"
-            (trial / "fleet.yaml").write_text(_add_mirror(fleet_file, stand_in), encoding="utf-8")
+            safe_write(trial / "fleet.yaml", _add_mirror(fleet_file, stand_in))
             findings = _fleet_findings(trial, root / "policies")
     rules = needed_rules(findings, f"clusters/{name}.yaml")
     write_new_file(pack_file, adoption_pack(name, rules), True)
