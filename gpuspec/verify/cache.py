@@ -9,6 +9,7 @@ that may read outside the rendered folder (``../`` beyond it, remote URLs) is ne
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -21,7 +22,7 @@ from typing import Any
 import yaml
 
 from gpuspec import __version__
-from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.loader.safefile import UnsafeFile, read_bounded, write_file
 from gpuspec.verify.kustomize import KustomizeResult
 from gpuspec.verify.manifests import Manifest, load_yaml
 from gpuspec.verify.schemas import SchemaError
@@ -224,10 +225,6 @@ def _error_from(entry: Mapping[str, Any]) -> SchemaError:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs speed
+    # never through a link planted in the cache folder (write_file); a cache that cannot be written only costs speed
+    with contextlib.suppress(OSError, UnsafeFile):
+        write_file(path, text.encode("utf-8"), parents=True)

@@ -8,6 +8,7 @@ output instead of starting helm.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -23,7 +24,7 @@ from typing import Any
 import yaml
 
 from gpuspec.errors import GpuspecError
-from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.loader.safefile import UnsafeFile, read_bounded, write_file
 from gpuspec.tools.discover import find_helm
 from gpuspec.tools.goenv import short_run_env
 from gpuspec.tools.runner import DEFAULT_TIMEOUT, run_tool
@@ -284,10 +285,6 @@ def _cache_read(cache_dir: Path, key: str) -> dict[str, Any] | None:
 
 
 def _cache_write(cache_dir: Path, key: str, entry: dict[str, Any]) -> None:
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = cache_dir / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps({"key": key, **entry}), encoding="utf-8")
-        os.replace(tmp, cache_dir / f"{key}.json")
-    except OSError:
-        pass  # a cache that cannot be written only costs speed
+    # never through a link planted in the cache folder (write_file); a cache that cannot be written only costs speed
+    with contextlib.suppress(OSError, UnsafeFile):
+        write_file(cache_dir / f"{key}.json", json.dumps({"key": key, **entry}).encode("utf-8"), parents=True)

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from gpuspec.findings import DocPath
+from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.verify.manifests import load_yaml_all
 
 VALUES_FILE = "gpu-operator.values.yaml"
@@ -33,6 +34,15 @@ MONITORING_DIR = "monitoring"
 OLM_DIR = "olm"
 _YAML_SUFFIXES = (".yaml", ".yml")
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: The largest rendered file verify reads (the render writer's own bound).
+MAX_RENDERED_FILE_BYTES = 64 * 1024 * 1024
+
+
+def read_rendered_text(path: Path) -> str:
+    """The text of a rendered file, read as every file read by name is (:func:`read_bounded`: a regular file,
+    never a link out of the repository or into .git, a FIFO or a device, at most
+    :data:`MAX_RENDERED_FILE_BYTES`); UnsafeFile, OSError or UnicodeDecodeError when it cannot be read."""
+    return read_bounded(path, MAX_RENDERED_FILE_BYTES, expected="a rendered file").decode("utf-8")
 
 
 class RenderedFileError(ValueError):
@@ -57,7 +67,9 @@ class RenderedFile:
     def read(cls, path: Path, display: str) -> RenderedFile:
         """Read and parse every document of ``path``; raise RenderedFileError when it is unreadable or invalid."""
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_rendered_text(path)
+        except UnsafeFile as refused:
+            raise RenderedFileError(f"{display} {refused.message}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise RenderedFileError(f"{display}: cannot be read: {exc}") from exc
         try:
@@ -74,9 +86,9 @@ class RenderedFile:
         with self._lock:
             if self._nodes is None:
                 try:
-                    text = self.path.read_text(encoding="utf-8")
+                    text = read_rendered_text(self.path)
                     self._nodes = list(yaml.compose_all(text, Loader=_BaseLoader))
-                except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                except (OSError, UnsafeFile, UnicodeDecodeError, yaml.YAMLError):
                     self._nodes = []
             nodes = self._nodes
         root = nodes[doc_index] if 0 <= doc_index < len(nodes) else None
@@ -156,7 +168,9 @@ def read_cluster_output(rendered_dir: Path, display_root: str, name: str) -> Clu
     images_path = directory / IMAGES_FILE
     if images_path.is_file():
         try:
-            output.images = parse_images_txt(images_path.read_text(encoding="utf-8"))
+            output.images = parse_images_txt(read_rendered_text(images_path))
+        except UnsafeFile as refused:
+            problems.append(f"{display_dir}/{IMAGES_FILE} {refused.message}")
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(f"{display_dir}/{IMAGES_FILE}: cannot be read: {exc}")
     else:
