@@ -77,9 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m gpuspec.ci.gitlab_note FILE", file=sys.stderr)
         return 2
-    try:
-        text = Path(args[0]).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+    from gpuspec.errors import GpuspecError
+    from gpuspec.loader.safefile import safe_read
+
+    try:  # read as every file read by name is: never .git/config (the job's token), a FIFO or a device
+        data = safe_read(Path(args[0]), 4 * LIMIT, expected="a Markdown file")
+        text = (data or b"").decode("utf-8")
+    except GpuspecError as err:
+        print(f"gitlab_note: {err}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as err:
         print(f"gitlab_note: cannot read {args[0]}: {err}", file=sys.stderr)
         return 2
     try:

@@ -138,10 +138,14 @@ def install(dest: Path, *, force: bool = False, python: str | None = None, log: 
     staged: list[tuple[Path, Path]] = []
     try:
         for name, data in binaries.items():
-            tmp_path = dest / f".{name}.tmp"
-            tmp_path.write_bytes(data)
-            tmp_path.chmod(0o755)
+            # a new file of a random name (O_EXCL): a link or FIFO planted at a fixed name is never written
+            # through; os.replace then replaces the name itself, never what a link there points to
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=dest)
+            tmp_path = Path(tmp)
             staged.append((tmp_path, dest / name))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            tmp_path.chmod(0o755)
     except OSError as exc:
         for tmp_path, _ in staged:
             tmp_path.unlink(missing_ok=True)
