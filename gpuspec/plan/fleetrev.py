@@ -7,7 +7,7 @@ pydantic models and the same schema findings, only the bytes come from git.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -69,6 +69,24 @@ def parse_document(data: bytes, display: str) -> Any:
         )
     text = decode_utf8(data, display)
     return node_to_data(compose(text, display), display)
+
+
+def blob_texts(repo_root: Path, rev: str, entries: Mapping[str, TreeEntry]) -> dict[str, str]:
+    """The texts of ``entries`` (by name) at revision ``rev``, read as the base fleet is: a blob over the fleet-file
+    limit is never requested (its size comes from ``ls-tree``) and one that is not UTF-8 is refused, each a
+    GpuspecError (exit 2) naming ``rev:path``."""
+    for entry in entries.values():
+        if entry.size > MAX_FILE_BYTES:
+            raise GpuspecError(f"{rev}:{entry.path}: {FILE_UNUSABLE.id} is {entry.size} bytes at revision {rev}, "
+                               f"larger than the {MAX_FILE_BYTES}-byte limit for a fleet file")
+    blobs = read_blobs(repo_root, [e.object_id for e in entries.values()])
+    texts: dict[str, str] = {}
+    for name, entry in sorted(entries.items()):
+        try:
+            texts[name] = decode_utf8(blobs[entry.object_id], f"{rev}:{entry.path}")
+        except YamlProblem as problem:
+            raise GpuspecError(str(problem)) from None
+    return texts
 
 
 def _fail(findings: list[Finding], entry: Entry, message: str, file: str, line: int = 1, column: int = 1) -> None:

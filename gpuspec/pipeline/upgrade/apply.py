@@ -11,11 +11,13 @@ from gpuspec.loader.safefile import UnsafeFile, check_write
 from gpuspec.pipeline.upgrade.check import digest, read_texts
 from gpuspec.pipeline.upgrade.edits import apply_edit, lookup, scalar_text, write_atomic
 from gpuspec.pipeline.upgrade.model import Step
-from gpuspec.plan.gitread import list_tree, read_blobs, relative_to_repo, repo_root, resolve_commit
+from gpuspec.plan.fleetrev import blob_texts
+from gpuspec.plan.gitread import list_tree, relative_to_repo, repo_root, resolve_commit
 
 
 def texts_at(fleet_dir: Path, rev: str) -> dict[str, str]:
-    """The spec texts of the fleet folder at git revision ``rev`` (by path relative to the folder)."""
+    """The spec texts of the fleet folder at git revision ``rev`` (by path relative to the folder), read bounded as
+    ``plan --base`` reads them: an oversized or non-UTF-8 file is a GpuspecError (exit 2) naming it."""
     root = repo_root(fleet_dir)
     commit = resolve_commit(root, rev)
     rel = relative_to_repo(root, fleet_dir)
@@ -33,8 +35,7 @@ def texts_at(fleet_dir: Path, rev: str) -> dict[str, str]:
     }
     if "fleet.yaml" not in wanted:
         raise GpuspecError(f"{rel}/fleet.yaml is not in revision {rev}")
-    blobs = read_blobs(root, [e.object_id for e in wanted.values()])
-    return {name: blobs[e.object_id].decode("utf-8") for name, e in sorted(wanted.items())}
+    return blob_texts(root, rev, wanted)
 
 
 def _dirty(path: Path) -> bool:
