@@ -140,7 +140,7 @@ class DocumentCache:
         Documents too large together for one cache entry are not stored: encoding them would only hold
         another copy of them in memory before the entry is refused.
         """
-        if self._bytes < usercache.MAX_ENTRY_BYTES:
+        if self._bytes < usercache.entry_limit("handover"):
             self._memo.save()
 
 

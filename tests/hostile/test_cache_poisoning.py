@@ -195,3 +195,55 @@ def test_an_oversized_entry_is_ignored_without_being_read(tmp_path: Path, monkey
     real_fdopen = os.fdopen
     monkeypatch.setattr(os, "fdopen", lambda *a, **k: reads.append(1) or real_fdopen(*a, **k))
     assert usercache.load_bytes(path) is None and not reads
+
+
+SPARSE_BYTES = 250 * 2**20
+
+
+@pytest.mark.parametrize("kind", sorted(usercache.ENTRY_BYTES))
+def test_an_entry_over_its_kinds_bound_is_a_miss_without_being_read(kind: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 250 MB sparse file at an entry's name (under the overall limit) costs an fstat: no read, no hash."""
+    monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GPUSPEC_CACHE_KEY", "k" * 32)
+    monkeypatch.delenv("GPUSPEC_NO_CACHE", raising=False)
+    path = usercache.entry_path(kind, "x")
+    assert path is not None and usercache.entry_limit(kind) < SPARSE_BYTES
+    usercache.store(path, {"plain": 1})
+    assert usercache.load(path) == {"plain": 1}
+    with path.open("r+b") as handle:
+        handle.truncate(SPARSE_BYTES)
+    reads: list[int] = []
+    real_fdopen, real_mac = os.fdopen, usercache._mac
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: reads.append(1) or real_fdopen(*a, **k))
+    monkeypatch.setattr(usercache, "_mac", lambda *a: reads.append(2) or real_mac(*a))
+    assert usercache.load(path) is None and not reads
+
+
+def test_an_entry_over_its_kinds_bound_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GPUSPEC_CACHE_KEY", "k" * 32)
+    monkeypatch.delenv("GPUSPEC_NO_CACHE", raising=False)
+    path = usercache.entry_path("credentials", "x")
+    assert path is not None
+    usercache.store_bytes(path, b"x" * (usercache.entry_limit("credentials") + 1))
+    assert not path.exists()
+    usercache.store_bytes(path, b"x" * 1000)
+    assert usercache.load_bytes(path) == b"x" * 1000
+
+
+def test_lint_with_every_entry_a_sparse_file_is_as_fast_and_the_same(tmp_path: Path) -> None:
+    import time
+
+    root = make_repo(tmp_path)
+    env = _env(tmp_path)
+    first = _run(["lint"], root, env)
+    entries = [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.parent.name in usercache.ENTRY_BYTES]
+    assert len(entries) >= 8
+    for entry in entries:
+        with entry.open("r+b") as handle:
+            handle.truncate(SPARSE_BYTES)
+    began = time.monotonic()
+    again = _run(["lint"], root, env)
+    assert time.monotonic() - began < 8  # each planted entry read and hashed took about 1 s
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
