@@ -219,6 +219,41 @@ Passing: the same upgrade with `operator.defaultNVIDIADriver: false`.
     "NVIDIADriver exists only with nvidiaDriverCRD.enabled and deployDefaultCR)",
 )
 
+DRIVER_TAKEN_AWAY = Entry(
+    id="GS814",
+    title="Change takes nodes' driver away outside the upgrade policy",
+    severity=Severity.ERROR,
+    rationale="The upgrade controller moves a node to a new driver pod only under the upgrade policy (one node at "
+    "a time, drained first) while the same DaemonSet serves it; a change that deletes the DaemonSet's owner, or "
+    "stops it selecting the nodes, takes every driver pod of those nodes away at once and GPU pods on them fail.",
+    doc="""
+For every operator-managed pool of a cluster in both revisions, gpuspec reads from the rendered objects which
+object runs the pool's driver pods: an NVIDIADriver of the overlay whose node selector the nodes' labels match,
+the chart's default NVIDIADriver (v26.7.0+), or the ClusterPolicy.  The change is refused when that owner
+changes in a way the upgrade controller does not roll:
+
+- the pool's NVIDIADriver is no longer rendered: GitOps prunes it and garbage collection deletes its DaemonSet and
+  every driver pod (e.g. the last pull request of a canary rollout, which moves the other pools to the canary's
+  driver, so the chart's default NVIDIADriver takes the canary over and its own NVIDIADriver goes);
+- the pool's NVIDIADriver stays but no longer selects the nodes by the labels they carry now;
+- driver management goes back from NVIDIADriver resources to the ClusterPolicy;
+- nothing serves the nodes any more while the operator is to install their driver.
+
+Whatever else the change does.  `gpuspec plan` lists the same pools under "Nodes that lose their driver".  The
+way out: keep the owner in this change (`operator.defaultNVIDIADriver: false`, `operator.driverManagement:
+nvidiadriver`), or cordon and drain the named nodes first and accept the finding in that change with an inline
+`# gpuspec: ignore GS814 -- <reason>`.  NVIDIA's controlled migration from ClusterPolicy to NVIDIADriver
+management (v26.7.0+) is GS808's.
+
+Failing: the canary `l40s-canary` on its own NVIDIADriver (595) and `l40s` moves to 595 with the default
+NVIDIADriver on: the canary's NVIDIADriver is pruned.  Passing: the same with `operator.defaultNVIDIADriver: false`.
+""",
+    tags=("change-set", "driver"),
+    source="gpu-operator v26.7.0 internal/state/driver.go l. 152 and 435 (the NVIDIADriver owns its driver "
+    "DaemonSets); Kubernetes garbage collection (ownerReferences, background deletion); k8s-operator-libs "
+    "pkg/upgrade (the upgrade state machine acts on pods of the DaemonSet it watches)",
+)
+
 OVERRIDE_STALE_AFTER_UPGRADE = Entry(
     id="GS820",
     title="Deliberate deviation left behind by an operator upgrade",
@@ -300,6 +335,7 @@ ENTRIES: tuple[Entry, ...] = (
     DRIVER_MANAGEMENT_ALONE,
     *changeset_apiserver.ENTRIES,  # GS810-GS811, declared in their own module
     NVIDIADRIVER_UPGRADE_ALONE,
+    DRIVER_TAKEN_AWAY,
     OVERRIDE_STALE_AFTER_UPGRADE,
     FLEET_WAVES_IN_ORDER,
     ROLLBACK_FLAG_LIFECYCLE,

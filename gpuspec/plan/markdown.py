@@ -30,6 +30,7 @@ _ICON = {
     Disruption.OPERAND_RESTART: "🟡",
     Disruption.DRIVER_RELOAD: "🔴",
     Disruption.MIG_REPARTITION: "🟣",
+    Disruption.DRIVER_LOST: "⛔",
 }
 
 

@@ -9,8 +9,9 @@ pod template changes reloads the driver on every node it runs on, whatever field
 from __future__ import annotations
 
 from gpuspec.plan.impact import reload_procedure
-from gpuspec.plan.podtemplates import DaemonSetInputs, Roll, cluster_inputs, rolls
+from gpuspec.plan.podtemplates import Roll, cluster_inputs, rolls
 from gpuspec.plan.records import Change, ChangeKind, Disruption
+from gpuspec.rollout.drivers import DriverLoss, cluster_driver_losses
 from gpuspec.spec.models import Cluster, Fleet
 
 
@@ -41,12 +42,11 @@ def template_changes(base: Fleet, old: Cluster, head: Fleet, new: Cluster, own: 
         return []
     found = rolls(before, after)
     if not found:
-        return []
+        return [_loss_record(new, loss) for loss in cluster_driver_losses(base, old, head, new)]
     everywhere, claimed, restart = _claims(own)
     existing = {p.name for p in old.pools}
     others = tuple(r.text() for r in found if not r.driver)
-    removals = [_removal_record(new, roll, pools, after) for roll in found if roll.name.startswith("NVIDIADriver ")
-                and (pools := [p for p in roll.removed_pools if new.pool(p) is not None])]
+    removals = [_loss_record(new, loss) for loss in cluster_driver_losses(base, old, head, new)]
     reloads: list[Change] = []
     for roll in found:
         pools = [p for p in roll.reload_pools if p in existing and p not in claimed and not everywhere]
@@ -62,20 +62,11 @@ def template_changes(base: Fleet, old: Cluster, head: Fleet, new: Cluster, own: 
     )]
 
 
-def _removal_record(new: Cluster, roll: Roll, pools: list[str], after: dict[str, DaemonSetInputs]) -> Change:
-    """A driver DaemonSet that goes while its pools stay: the NVIDIADriver is deleted, its DaemonSet collected."""
-    owners = sorted({name for name, ds in after.items() for p in pools if p in ds.driver_pools})
-    single = len(pools) == 1
+def _loss_record(new: Cluster, loss: DriverLoss) -> Change:
+    """A pool whose driver pods the change takes away at once (the record GS814 refuses, as the plan shows it)."""
     return _record(
-        new, pools[0] if single else None,
-        f"the NVIDIADriver of pool(s) {', '.join(pools)} is removed while the pool(s) stay",
-        Disruption.DRIVER_RELOAD,
-        "the NVIDIADriver leaves the overlay: with GitOps pruning it is deleted, the driver DaemonSet it owns is "
-        "garbage-collected and the driver pods on the nodes of pool(s) " + ", ".join(pools) + " are deleted at once, "
-        "outside the upgrade policy (no eviction, no drain); "
-        + (f"{', '.join(owners)} then install(s) the driver again" if owners else "no driver DaemonSet takes over")
-        + " -- cordon and drain those nodes first (GS813 for an operator upgrade)",
-        (roll.text(),), tuple(pools),
+        new, loss.pool, f"pool {loss.pool} loses its driver at once: {loss.why}", Disruption.DRIVER_LOST,
+        loss.describe() + f" -- {loss.way_out} (GS814)", (), (loss.pool,),
     )
 
 

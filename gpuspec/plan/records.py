@@ -16,6 +16,8 @@ class Disruption(StrEnum):
     OPERAND_RESTART = "operand-restart"
     DRIVER_RELOAD = "driver-reload"
     MIG_REPARTITION = "mig-repartition"
+    #: Driver pods taken away at once, outside the upgrade policy (GS814 refuses it).
+    DRIVER_LOST = "driver-lost"
 
     @property
     def rank(self) -> int:
@@ -28,12 +30,13 @@ class Disruption(StrEnum):
         return _LABEL[self.value]
 
 
-_RANK = {"none": 0, "operand-restart": 1, "driver-reload": 2, "mig-repartition": 3}
+_RANK = {"none": 0, "operand-restart": 1, "driver-reload": 2, "mig-repartition": 3, "driver-lost": 4}
 _LABEL = {
     "none": "no disruption",
     "operand-restart": "operand restart",
     "driver-reload": "driver reload (GPU pods evicted, drain)",
     "mig-repartition": "MIG repartition (GPUs must be idle)",
+    "driver-lost": "driver lost at once (no drain: GPU pods fail)",
 }
 
 

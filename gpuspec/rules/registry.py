@@ -46,11 +46,13 @@ def changeset_rules() -> dict[str, Rule]:
     """Rule id → rule of the change-set rules (GS8xx), sorted by id; imported on first use."""
     from gpuspec.rules.changeset import CHANGESET_RULES
     from gpuspec.rules.changeset_apiserver import CHANGESET_RULES as APISERVER_RULES
+    from gpuspec.rules.changeset_drivers import DRIVER_RULES
     from gpuspec.rules.changeset_rollback import ROLLBACK_RULES
     from gpuspec.rules.changeset_waves import WAVE_RULES
     from gpuspec.rules.changeset_windows import WINDOW_RULES
 
-    return _build((CHANGESET_RULES, APISERVER_RULES, WAVE_RULES, WINDOW_RULES, ROLLBACK_RULES), taken=RULES)
+    return _build((CHANGESET_RULES, APISERVER_RULES, DRIVER_RULES, WAVE_RULES, WINDOW_RULES, ROLLBACK_RULES),
+                  taken=RULES)
 
 
 def all_rules() -> dict[str, Rule]:

@@ -132,11 +132,12 @@ def test_an_upgrade_that_drops_a_pools_nvidiadriver_names_what_garbage_collectio
     repo.commit("infer-north on v26.3.3")
     with repo.cluster("infer-north") as data:
         data["operator"]["version"] = "v26.7.0"
-    removed = [c for c in derived(repo.changes()) if "is removed" in c.summary]
+    removed = [c for c in derived(repo.changes()) if "loses its driver at once" in c.summary]
     assert sorted(c.pool for c in removed) == ["l40s", "l40s-canary"]
-    assert all(c.disruption is Disruption.DRIVER_RELOAD for c in removed)
-    assert "garbage-collected" in removed[0].impact and "outside the upgrade policy" in removed[0].impact
-    assert "NVIDIADriver default (chart)" in removed[0].impact
+    assert all(c.disruption is Disruption.DRIVER_LOST for c in removed)
+    assert "garbage collection deletes its DaemonSet" in removed[0].impact
+    assert "outside the upgrade policy" in removed[0].impact and "GS814" in removed[0].impact
+    assert "the chart's default NVIDIADriver 'default' starts new ones" in removed[0].impact
     with repo.cluster("infer-north") as data:
         data["operator"]["defaultNVIDIADriver"] = False
-    assert [c for c in derived(repo.changes()) if "is removed" in c.summary] == []
+    assert [c for c in derived(repo.changes()) if "loses its driver" in c.summary] == []
