@@ -12,7 +12,7 @@ import click
 from gpuspec import exitcodes
 from gpuspec.cli.common import fleet_argument, policies_option, today_option
 from gpuspec.cli.render_cmd import prepared_or_exit
-from gpuspec.escaping import terminal
+from gpuspec.escaping import json_text, terminal
 from gpuspec.spec.models import Fleet
 from gpuspec.templating import escape
 
@@ -139,7 +139,7 @@ def deviations_command(fleet_dir: Path, policies_dir: Path, output_format: str, 
         doc: dict[str, Any] = {"clusters": data}
         if accepted:
             doc["accepted"] = accepted
-        click.echo(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
+        click.echo(json_text(doc, indent=2, sort_keys=True))
     elif output_format == "markdown":
         click.echo(render_markdown(data) + ("\n" + render_accepted_markdown(accepted) if accepted else ""), nl=False)
     else:

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from gpuspec.errors import GpuspecError
+from gpuspec.escaping import bidi, has_bidi
 from gpuspec.render.blockyaml import BlockWriter
 from gpuspec.render.filetree import FileSpec, TextFile, YamlFile
 
@@ -237,8 +238,36 @@ _CACHE: dict[str, str] = {}
 _CACHE_LIMIT = 4096
 
 
+class _BidiQuotingDumper(_Dumper):
+    """:class:`_Dumper` that writes a string holding a bidirectional control double-quoted, where the control can
+    stand as a ``\\uXXXX`` escape."""
+
+    def _node(self, data: Any) -> yaml.Node:
+        if type(data) is str and has_bidi(data):
+            return yaml.ScalarNode(_STR_TAG, data, style='"')
+        return super()._node(data)
+
+
+def _represent_quoted(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    if has_bidi(data):
+        return dumper.represent_scalar(_STR_TAG, data, style='"')
+    return _represent_str(dumper, data)
+
+
+_BidiQuotingDumper.add_representer(str, _represent_quoted)
+
+
 def dump_document(document: Any) -> str:
-    """One YAML document as text: sorted keys, block style, no document markers."""
+    """One YAML document as text: sorted keys, block style, no document markers.  A bidirectional control in a
+    string is written as an escape in a double-quoted scalar (the same value, never shown raw)."""
+    text = _dump_document(document)
+    if not has_bidi(text):
+        return text
+    dumped = yaml.dump(document, **{**_DUMP_OPTIONS, "Dumper": _BidiQuotingDumper})
+    return bidi(wrap_long_words(indent_sequences(str(dumped))))
+
+
+def _dump_document(document: Any) -> str:
     fast = BLOCK_WRITER.emit(document)
     if fast is not None:
         return wrap_long_words(fast)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Sequence
 from functools import lru_cache
@@ -11,6 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from gpuspec.catalogue.entry import Entry
+from gpuspec.escaping import json_text
 from gpuspec.findings import Finding, Suppressed
 from gpuspec.report.base import ReportContext
 
@@ -129,4 +129,4 @@ class SarifReporter:
                 "results": results,
             }],
         }
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return json_text(doc, indent=2) + "\n"  # readable non-ASCII text, never a raw bidi control
