@@ -27,6 +27,11 @@ class Severity(StrEnum):
         return {"info": 0, "warning": 1, "error": 2}[self.value]
 
 
+#: Tag of a finding whose rule states a preference of gpuspec's that yields to an NVIDIA constraint in this change
+#: (reported at warning severity at most, with the reason in its message).
+YIELDS = "yields"
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One problem, tied to a place in a spec file.
@@ -55,7 +60,10 @@ class Finding:
         return replace(self, line=line, column=column, spec_path=spec_path)
 
     def with_severity(self, severity: Severity) -> Finding:
-        """Return a copy with another severity (policy overrides)."""
+        """Return a copy with another severity (policy overrides); a finding of a preference that yields (tag
+        :data:`YIELDS`) stays at warning severity at most."""
+        if YIELDS in self.tags and severity.rank > Severity.WARNING.rank:
+            severity = Severity.WARNING
         return replace(self, severity=severity)
 
     def sort_key(self) -> tuple[str, int, int, str, str]:

@@ -92,6 +92,13 @@ Clusters: the operator runs once per cluster, so its canary is a cluster.  An op
 cluster outside the fleet's first rollout wave needs a cluster of an earlier wave to run the target
 release in the base already.
 
+Canary first and pool waves are gpuspec's preferences, not NVIDIA's constraints.  Where NVIDIA leaves no way to
+keep them, they yield: a cluster whose drivers the ClusterPolicy manages (one driver for every pool) on a release
+before v26.7.0, which cannot move a running cluster to per-pool NVIDIADriver resources, can only change every
+pool's driver at once; the upgrade controller then rolls it node by node under `maxParallelUpgrades` and
+`maxUnavailable`.  Such a change is reported at warning severity with that reason, and `gpuspec upgrade` plans
+it only when no path keeps the preferences.
+
 Failing: one change moves `h100-canary` and `h100` to branch 595.  Passing: the canary moved in
 the base; this change moves `h100`.
 """,

@@ -14,7 +14,7 @@ from datetime import date
 from typing import Any
 
 from gpuspec.catalogue.entry import Entry
-from gpuspec.findings import DocPath, Finding, Severity
+from gpuspec.findings import YIELDS, DocPath, Finding, Severity
 from gpuspec.spec.models import Fleet
 
 
@@ -27,6 +27,9 @@ class Problem:
     path: DocPath = ()
     hint: str | None = None
     at_key: bool = False
+    #: For a preference of gpuspec's own (not an NVIDIA constraint) that this change cannot meet because of one:
+    #: why it yields.  The finding is then reported at warning severity at most, with the reason.
+    yields: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,14 @@ class Rule:
 
 
 def run_rule(rule: Rule, ctx: RuleContext, severity: Severity | None = None) -> list[Finding]:
-    """Run one rule and report every problem it yields through its entry, at the policy's severity."""
+    """Run one rule and report every problem it yields through its entry, at the policy's severity (a preference
+    that yields to an NVIDIA constraint at warning severity at most, its reason appended)."""
     entry = rule.entry
-    return [entry.finding(p.message, p.file, p.path, p.hint, at_key=p.at_key, severity=severity)
-            for p in rule.check(ctx)]
+    out = []
+    for p in rule.check(ctx):
+        if p.yields is None:
+            out.append(entry.finding(p.message, p.file, p.path, p.hint, at_key=p.at_key, severity=severity))
+            continue
+        out.append(entry.finding(f"{p.message}; this preference yields: {p.yields}", p.file, p.path, p.hint,
+                                 at_key=p.at_key, tags=(YIELDS,)).with_severity(severity or entry.severity))
+    return out

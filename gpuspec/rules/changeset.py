@@ -157,6 +157,28 @@ class CanaryFirst(ChangeSetRule):
         yield from self._waves(ctx, reported)
         yield from self._operator(ctx, base)
 
+    def _yields(self, ctx: ChangeSetContext, name: str | None) -> str | None:
+        """Why canary first and pool waves cannot hold for cluster ``name`` (None: they can): ClusterPolicy driver
+        management on a release that cannot move a running cluster to per-pool NVIDIADriver resources."""
+        base = ctx.base
+        head_cluster = ctx.fleet.cluster(name or "")
+        base_cluster = base.cluster(name or "") if base is not None else None
+        if base is None or head_cluster is None or base_cluster is None:
+            return None
+        from gpuspec.render.context import driver_mode
+
+        modes = {driver_mode(ctx.fleet, head_cluster), driver_mode(base, base_cluster)}
+        if modes != {"clusterpolicy"}:
+            return None
+        version = operator_version(ctx.fleet, head_cluster)
+        if version is None or nvidiadriver_crd_migration(version):
+            return None
+        rollout = head_cluster.rollout
+        return (f"GPU Operator {version} runs one driver for every pool from the ClusterPolicy, and NVIDIA moves a "
+                "running cluster to per-pool NVIDIADriver resources only from v26.7.0, so no pool can run a driver "
+                "of its own first; the upgrade controller rolls the new driver node by node (maxParallelUpgrades "
+                f"{rollout.max_parallel_upgrades}, maxUnavailable {rollout.max_unavailable})")
+
     def _waves(self, ctx: ChangeSetContext, reported: set[tuple[str | None, str | None]]) -> Iterator[Problem]:
         """Written driver changes of one cluster reach pools of one rollout wave per change (lowest first)."""
         by_cluster: dict[str, list[Change]] = {}
@@ -175,6 +197,7 @@ class CanaryFirst(ChangeSetRule):
                     "wave per change",
                     change.file or "", change.path,
                     hint=f"change the wave-{first} pools now and wave {change.pool_wave} in a later pull request",
+                    yields=self._yields(ctx, change.cluster),
                 )
 
     def _canary(self, ctx: ChangeSetContext, base: Fleet) -> Iterator[tuple[Problem, Change]]:
@@ -209,6 +232,7 @@ class CanaryFirst(ChangeSetRule):
                 f"pool {canary_name!r} {state}",
                 change.file or head_cluster.source_file, change.path,
                 hint=f"move only {canary_name!r} to the new driver in this change; the other pools in a later one",
+                yields=self._yields(ctx, change.cluster),
             ), change
 
     def _implied(self, ctx: ChangeSetContext, base: Fleet, change: Change) -> Iterator[Problem]:
@@ -231,6 +255,7 @@ class CanaryFirst(ChangeSetRule):
             change.file or head_cluster.source_file, change.path,
             hint=f"pin the drivers to what runs now, move {canary_name!r} to {change.after} first, "
             "then the operator and the other pools",
+            yields=self._yields(ctx, change.cluster),
         )
 
     def _operator(self, ctx: ChangeSetContext, base: Fleet) -> Iterator[Problem]:

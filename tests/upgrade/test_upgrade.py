@@ -57,14 +57,23 @@ class Repo:
         return run_gpuspec(*args, cwd=self.root)
 
 
+def own_nvidiadrivers(repo: Repo) -> None:
+    """infer-north with an NVIDIADriver per pool: pool-by-pool driver moves roll each pool's own DaemonSet (with the
+    chart's default NVIDIADriver, pools that converge on one driver leave their own NVIDIADriver: GS814)."""
+    pinned = "operator:\n  version: v26.7.0\n"
+    repo.sub("infer-north", (pinned, pinned + "  defaultNVIDIADriver: false\n"))
+
+
 @pytest.fixture
-def make_repo(tmp_path: Path) -> Callable[[Callable[[Repo], None] | None], Repo]:
-    def make(change: Callable[[Repo], None] | None = None) -> Repo:
+def make_repo(tmp_path: Path) -> Callable[..., Repo]:
+    def make(change: Callable[[Repo], None] | None = None, *, own: bool = True) -> Repo:
         root = tmp_path / "repo"
         shutil.copytree(REPO / "fleet", root / "fleet")
         shutil.copytree(REPO / "policies", root / "policies")
         repo = Repo(root)
         repo.git("init", "-q", "-b", "main")
+        if own:
+            own_nvidiadrivers(repo)
         if change is not None:
             change(repo)
         assert repo.run("lint").code == 0
@@ -111,6 +120,18 @@ def walk(repo: Repo, *args: str) -> list[dict[str, object]]:
     return steps
 
 
+def test_the_default_nvidiadriver_leaves_no_harmless_path_and_the_blocker_names_the_way_out(
+    make_repo: Callable[..., Repo],
+) -> None:
+    """The example fleet as it is: the chart's default NVIDIADriver serves the L40S pools; once the canary runs 595
+    on its own NVIDIADriver, moving l40s to 595 too would prune the canary's NVIDIADriver (GS814)."""
+    repo = make_repo(own=False)
+    result = repo.run("upgrade", "--wave", "1", "--operator", "v26.7.0", "--driver-branch", "595")
+    assert result.code == 1, result.out
+    assert "no path" in result.out and "GS814" in result.out
+    assert "cordon and drain the pool's 1 node(s)" in result.out
+
+
 def test_example_fleet_wave_1_to_595(make_repo: Callable[..., Repo]) -> None:
     repo = make_repo()
     steps = walk(repo, "--wave", "1", "--operator", "v26.7.0", "--driver-branch", "595")
@@ -131,7 +152,7 @@ def test_channel_cluster_switches_management_alone_first(make_repo: Callable[...
 
 
 def test_26_3_3_per_pool_drivers_to_26_7_0_and_595(make_repo: Callable[..., Repo]) -> None:
-    repo = make_repo(on_26_3_3)
+    repo = make_repo(on_26_3_3, own=False)
     steps = walk(repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--driver-branch", "595")
     kinds = [s["kind"] for s in steps]
     assert kinds == ["operator", "driver", "driver", "driver"]

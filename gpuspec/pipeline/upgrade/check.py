@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 
 from gpuspec.errors import GpuspecError
-from gpuspec.findings import Finding, Severity
+from gpuspec.findings import YIELDS, Finding, Severity
 from gpuspec.loader.files import cluster_files
 from gpuspec.loader.fleetload import display_path, load_fleet
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
@@ -37,6 +37,8 @@ class Verdict:
     state: State | None
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
+    #: The warnings of preferences that yield to an NVIDIA constraint in this step (a strict search refuses them).
+    yielded: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -89,10 +91,13 @@ class Checker:
         return text.replace(str(self.fleet_dir.resolve()), self.shown_dir).replace(str(self.fleet_dir), self.shown_dir)
 
     def _describe(self, finding: Finding) -> str:
+        """One line of a finding for a step or a blocker; an error keeps its hint (the way out)."""
         where = self._shown(finding.file or "")
         if finding.line:
             where += f":{finding.line}"
         text = f"{finding.rule_id} {self._shown(finding.message)}" + (f" ({where})" if where else "")
+        if finding.hint and finding.severity is Severity.ERROR:
+            text += f"; way out: {self._shown(finding.hint)}"
         return redact_text(text)
 
     def _lint(self, texts: Mapping[str, str], base: State | None) -> tuple[State | None, list[Finding]]:
@@ -136,6 +141,7 @@ class Checker:
                         compile_cluster(state.fleet, cluster, "")
                 except GpuspecError as exc:
                     errors.append(redact_text(f"render {name}: {self._shown(str(exc))}"))
-        verdict = Verdict(state, tuple(errors), warnings)
+        yielded = tuple(self._describe(f) for f in findings if YIELDS in f.tags)
+        verdict = Verdict(state, tuple(errors), warnings, yielded)
         self._verdicts[key] = verdict
         return verdict

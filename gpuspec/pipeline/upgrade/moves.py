@@ -156,6 +156,21 @@ def driver_stages(fleet: Fleet, cluster: Cluster, branch: str | None, only: tupl
     return stages
 
 
+def cluster_wide_driver(fleet: Fleet, cluster: Cluster) -> bool:
+    """True when the cluster's drivers can only move together: ClusterPolicy management (one driver for every pool)
+    on a release that cannot move a running cluster to per-pool NVIDIADriver resources (before v26.7.0)."""
+    current = operator_version(fleet, cluster)
+    return (driver_mode(fleet, cluster) == "clusterpolicy" and current is not None
+            and not query.nvidiadriver_crd_migration(current))
+
+
+def driver_hops(fleet: Fleet, cluster: Cluster, target: Target, relax: bool) -> int:
+    """Steps the driver move still takes at least: one per stage (canary, then pool waves), or one for every pool
+    at once where the preferences may yield (``relax``) and the drivers can only move together."""
+    stages = len(driver_stages(fleet, cluster, target.driver_branch, target.pools))
+    return min(stages, 1) if relax and cluster_wide_driver(fleet, cluster) else stages
+
+
 def _pool_edits(state: State, cluster: Cluster, pool: Pool, branch: str, version: str | None) -> list[KeyEdit]:
     file = state.file_of(cluster)
     index = cluster.pool_position(pool)
@@ -212,8 +227,9 @@ def channel_done(state: State, selection: Selection, target: Target) -> bool:
     )
 
 
-def remaining(state: State, selection: Selection, target: Target) -> int:
-    """A lower bound of the steps left: per fleet wave, the most hops one of its clusters still has to go."""
+def remaining(state: State, selection: Selection, target: Target, relax: bool = False) -> int:
+    """A lower bound of the steps left: per fleet wave, the most hops one of its clusters still has to go
+    (``relax``: gpuspec's preferences may yield where NVIDIA's constraints leave no other way)."""
     by_wave: dict[int, int] = {}
     for name in selection.clusters:
         cluster = state.fleet.cluster(name)
@@ -221,7 +237,7 @@ def remaining(state: State, selection: Selection, target: Target) -> int:
             continue
         hops = operator_hops(operator_version(state.fleet, cluster), target.operator)
         hops += kubernetes_hops(cluster.kubernetes.version, target.kubernetes)
-        hops += len(driver_stages(state.fleet, cluster, target.driver_branch, target.pools))
+        hops += driver_hops(state.fleet, cluster, target, relax)
         by_wave[cluster.rollout.wave] = max(by_wave.get(cluster.rollout.wave, 0), hops)
     channel = state.fleet.channel(selection.channel)
     extra = int(
@@ -250,14 +266,14 @@ def _channel_users(fleet: Fleet, name: str) -> list[str]:
 
 
 def cluster_moves(
-    state: State, cluster: Cluster, target: Target, selection: Selection, movers: set[str]
+    state: State, cluster: Cluster, target: Target, selection: Selection, movers: set[str], relax: bool = False
 ) -> Iterator[Move]:
     """The candidate moves of one cluster, productive ones first (``movers``: the clusters that may move
     together with it in this step, for edits of a channel they share).
 
     A rollback flag left from the last downgrade goes with the next change (GS822): every move removes it, and
     removing it alone is the last candidate."""
-    moves = list(_cluster_moves(state, cluster, target, selection, movers))
+    moves = list(_cluster_moves(state, cluster, target, selection, movers, relax))
     if not cluster.operator.rollback:
         yield from moves
         return
@@ -280,7 +296,7 @@ def cluster_moves(
 
 
 def _cluster_moves(
-    state: State, cluster: Cluster, target: Target, selection: Selection, movers: set[str]
+    state: State, cluster: Cluster, target: Target, selection: Selection, movers: set[str], relax: bool = False
 ) -> Iterator[Move]:
     fleet = state.fleet
     file = state.file_of(cluster)
@@ -358,6 +374,19 @@ def _cluster_moves(
                         (*edits, keep, own),
                         True,
                     )
+        if relax and len(stages) > 1 and cluster_wide_driver(fleet, cluster):
+            every = [p for stage in stages for p in stage]
+            wide = [e for p in every for e in _pool_edits(state, cluster, p, branch, version)]
+            if wide:
+                yield Move(
+                    "driver",
+                    f"{name}: driver {version or 'branch ' + branch} on every pool at once, rolled node by node by "
+                    "the upgrade controller (ClusterPolicy management on " + (current or "this release")
+                    + ": canary first and pool waves yield, GS804)",
+                    (name,),
+                    tuple(wide),
+                    True,
+                )
         if (
             driver_mode(fleet, cluster) == "clusterpolicy"
             and cluster.operator.driver_management != "nvidiadriver"

@@ -70,6 +70,8 @@ class _Search:
     best_titles: list[str] = field(default_factory=list)
     exceeded: int | None = None
     dead: dict[str, int] = field(default_factory=dict)
+    #: gpuspec's preferences may yield where NVIDIA's constraints leave no other way (the second search).
+    relax: bool = False
 
     def goal(self, state: State) -> bool:
         return not front(state, self.selection, self.target) and channel_done(state, self.selection, self.target)
@@ -77,7 +79,8 @@ class _Search:
     def moves(self, state: State) -> Iterator[Move]:
         clusters = front(state, self.selection, self.target)
         movers = {c.name for c in clusters}
-        per_cluster = [list(cluster_moves(state, c, self.target, self.selection, movers)) for c in clusters]
+        per_cluster = [list(cluster_moves(state, c, self.target, self.selection, movers, self.relax))
+                       for c in clusters]
         if len(per_cluster) > 1:  # clusters of one fleet wave may take their steps together (GS801: per cluster)
             yield from _together(per_cluster)
         for ms in per_cluster:
@@ -91,7 +94,7 @@ class _Search:
         if self.goal(state):
             return path
         g = len(path)
-        f = g + remaining(state, self.selection, self.target)
+        f = g + remaining(state, self.selection, self.target, self.relax)
         if f > bound:
             self.exceeded = f if self.exceeded is None else min(self.exceeded, f)
             return None
@@ -113,8 +116,8 @@ class _Search:
             if child_key == key or child_key in seen:
                 continue
             verdict = self.checker.step(state, texts, move.clusters)
-            if not verdict.ok or verdict.state is None:
-                rejects.append((move.title, verdict.errors))
+            if not verdict.ok or verdict.state is None or (verdict.yielded and not self.relax):
+                rejects.append((move.title, verdict.errors or verdict.yielded))
                 continue
             seen.add(child_key)
             found = self.dfs(verdict.state, [*path, (move, verdict.state, verdict)], bound, seen)
@@ -133,9 +136,21 @@ class _Search:
 
 
 def search(checker: Checker, start: State, selection: Selection, target: Target) -> Found | Blocker:
-    """The shortest path from ``start`` to the target among the candidate moves, or what blocks every path."""
-    run = _Search(checker, selection, target)
-    lower = remaining(start, selection, target)
+    """The shortest path from ``start`` to the target among the candidate moves, or what blocks every path.
+
+    Paths that keep every preference of gpuspec's (canary first, pool waves) come first; only when none exists is
+    the search run again with moves where a preference yields to an NVIDIA constraint (a cluster-wide driver step
+    under ClusterPolicy management), whose steps then carry the yielding findings as warnings."""
+    strict = _search(checker, start, selection, target, relax=False)
+    if isinstance(strict, Found):
+        return strict
+    relaxed = _search(checker, start, selection, target, relax=True)
+    return relaxed if isinstance(relaxed, Found) else strict
+
+
+def _search(checker: Checker, start: State, selection: Selection, target: Target, *, relax: bool) -> Found | Blocker:
+    run = _Search(checker, selection, target, relax=relax)
+    lower = remaining(start, selection, target, relax)
     bound = lower
     while bound <= lower + MAX_DETOURS and checker.checked < MAX_CHECKS:
         run.exceeded = None

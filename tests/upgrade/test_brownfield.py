@@ -1,0 +1,69 @@
+"""Brownfield clusters walked by `gpuspec upgrade` to GPU Operator v26.7.0 on Kubernetes 1.33 (issue 44): a cluster
+on v24.9.2 or v25.3.x with ClusterPolicy driver management, a canary pool and pool waves, on a driver branch the
+target line drops.  NVIDIA's path exists (the driver moves cluster-wide under the upgrade policy while the
+release still supports the running branch); every step applied with --apply and committed passes `lint --base` of
+the step before and renders, and no step takes a pool's driver away outside the upgrade policy (GS814)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from tests.upgrade.test_upgrade import Repo, walk
+from tests.upgrade.test_upgrade import make_repo as make_repo  # the fixture
+
+ADOPTED = """exceptions:
+  - rules: [GS202, GS204]
+    cluster: infer-north
+    owner: gpu-platform@acme.example
+    reason: adopted as it runs; the upgrade to v26.7 and Kubernetes 1.33 is planned
+    expires: 2099-12-31"""
+
+
+def brownfield(operator: str, kubernetes: str, branch: str, version: str) -> Callable[[Repo], None]:
+    """infer-north as adopted: ``operator`` on Kubernetes ``kubernetes`` (upstream), every pool on one driver,
+    ClusterPolicy management; train-east gone."""
+
+    def change(repo: Repo) -> None:
+        repo.cluster("train-east").unlink()
+        text = repo.cluster("infer-north").read_text()
+        rke2 = 'version: "1.33"\n  distribution: rke2'
+        text = text.replace(rke2, f'version: "{kubernetes}"\n  distribution: upstream')
+        text = text.replace("  version: v26.7.0", f"  version: {operator}")
+        for old in ('branch: "580"\n      version: 580.173.02', 'branch: "535"\n      version: 535.309.01'):
+            text = text.replace(old, f'branch: "{branch}"\n      version: {version}')
+        start = text.index("    driverOverrides:")  # per-pool driver settings need NVIDIADriver management
+        end = "        owner: sre-dc-north\n"
+        text = text[:start] + text[text.index(end, start) + len(end):]
+        start = text.index("  - path: toolkit.env")
+        text = text[:start] + text[text.index("    ticket: OPS-2304\n") + len("    ticket: OPS-2304\n"):]
+        repo.cluster("infer-north").write_text(text)
+        pack = repo.root / "policies" / "default.yaml"
+        pack.write_text(pack.read_text().replace("exceptions: []", ADOPTED))
+
+    return change
+
+
+@pytest.mark.parametrize(("operator", "kubernetes", "branch", "version", "wide"), [
+    # 550 is dropped by v26.3: the drivers move cluster-wide on v25.10 (canary first and pool waves yield)
+    ("v24.9.2", "1.31", "550", "550.163.01", True),
+    # 535 runs on v26.7: the operator goes first, then NVIDIADriver management, canary, pool waves (nothing yields)
+    ("v25.3.4", "1.32", "535", "535.288.01", False),
+], ids=["v24.9.2-550", "v25.3.4-535"])
+def test_a_brownfield_cluster_reaches_v26_7_0_and_580(make_repo: Callable[..., Repo], operator: str,
+                                                      kubernetes: str, branch: str, version: str, wide: bool) -> None:
+    repo = make_repo(brownfield(operator, kubernetes, branch, version), own=False)
+    steps = walk(repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--kubernetes", "1.33",
+                 "--driver-branch", "580")
+    drivers = [s for s in steps if s["kind"] == "driver"]
+    yielded = [w for s in steps for w in s["warnings"] if "this preference yields" in w]  # type: ignore[attr-defined]
+    if wide:
+        assert len(drivers) == 1 and "every pool at once" in str(drivers[0]["title"]) and yielded
+    else:
+        assert "canary pool l40s-canary" in str(drivers[0]["title"]) and len(drivers) == 3 and not yielded
+    assert any(str(s["title"]).endswith("-> v26.7.0") for s in steps)
+    text = repo.cluster("infer-north").read_text()
+    assert "version: v26.7.0" in text and 'version: "1.33"' in text and f'branch: "{branch}"' not in text
+    for step in steps:
+        assert step["disruption"] != "driver lost at once (no drain: GPU pods fail)", step["title"]
