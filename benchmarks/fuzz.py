@@ -358,8 +358,8 @@ def _acceptance_export(rendered: Path) -> dict[str, Any]:
 
 def _pinned_release() -> str:
     """The GPU Operator release the example fleet's clusters pin (read from the fleet)."""
+    from gpuspec.model.resolve import operator_version
     from gpuspec.pipeline.validate import validate_fleet
-    from gpuspec.spec.resolve import operator_version
 
     fleet = validate_fleet(REPO / "fleet").fleet
     versions = sorted({v for c in fleet.clusters if (v := operator_version(fleet, c))}) if fleet else []

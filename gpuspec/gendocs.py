@@ -2,7 +2,7 @@
 
 A section is ``<!-- NAME:start -->`` ... ``<!-- NAME:end -->``; its body is regenerated from the code:
 
-* ``spec-reference``: every key of the spec files (:func:`gpuspec.spec.reference.spec_reference`);
+* ``spec-reference``: every key of the spec files (:func:`gpuspec.model.reference.spec_reference`);
 * ``rules-reference``: every finding id (:func:`gpuspec.catalogue.reference.rules_reference`);
 * ``rule-areas``: one row per catalogue area, linking docs/rules.md;
 * ``rule-table:AREA``: the ids of one catalogue area (``engine``, ``validate``, ``matrix``, ... ``verify``);
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gpuspec.catalogue.reference import AREA_NAMES, area_entries, area_summary, rule_table, rules_reference
-from gpuspec.spec.reference import spec_reference
+from gpuspec.model.reference import spec_reference
 
 _MARKER = re.compile(r"<!-- (?P<name>[a-z][a-z0-9:-]*):start -->\n(?P<body>.*?)<!-- (?P=name):end -->", re.DOTALL)
 

@@ -246,6 +246,7 @@ ENTRY_BYTES = {
     "custom-rule-schemas": 16 * 1024 * 1024,
     "results": 64 * 1024 * 1024,
     "handover": 128 * 1024 * 1024,
+    "templates": 4 * 1024 * 1024,
 }
 DEFAULT_ENTRY_BYTES = 16 * 1024 * 1024
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gpuspec.audit.expect import ResourceExpectation, expected_mig_config, expected_resources
@@ -13,6 +13,7 @@ from gpuspec.audit.facts import (
     UPGRADE_FAILED,
     UPGRADE_IN_PROGRESS,
     NodeFacts,
+    node_names,
     version_key,
 )
 from gpuspec.audit.host import audit_hosts
@@ -21,22 +22,12 @@ from gpuspec.catalogue import audit as R
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix.query import default_driver
+from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
+from gpuspec.model.resolve import effective_driver, operator_version, pool_path
 from gpuspec.redaction import one_line
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
-from gpuspec.spec.resolve import effective_driver, operator_version, pool_path
-
-#: How many node names a message lists before it says "and N more".
-MAX_NAMES = 8
 
 #: Deploy-label values (nvidia.com/gpu.deploy.driver) that mean the driver is installed on the host.
 PREINSTALLED = "pre-installed"
-
-
-def node_names(nodes: Iterable[NodeFacts | str]) -> str:
-    """A readable, bounded list of node names."""
-    names = sorted(n if isinstance(n, str) else n.name for n in nodes)
-    shown = ", ".join(names[:MAX_NAMES])
-    return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
 
 
 def _plural(count: int, word: str) -> str:

@@ -37,7 +37,7 @@ from gpuspec.audit.products import base_product
 from gpuspec.audit.running import RunningState
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.query import mig_layout, mig_profiles
-from gpuspec.spec.models import API_VERSION, DNS_LABEL_PATTERN, Cluster
+from gpuspec.model.models import API_VERSION, DNS_LABEL_PATTERN, Cluster
 
 #: The label gpuspec proposes when no existing label selects exactly one pool.
 POOL_LABEL = "gpuspec.io/pool"

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from gpuspec.audit.facts import GPU_RESOURCE, MIG_DISABLED, MIG_RESOURCE_PREFIX, SHARED_SUFFIX
 from gpuspec.matrix.query import check_named_layout
-from gpuspec.spec.models import MigStrategy, Pool, SharingMode
-from gpuspec.spec.resolve import mig_config_value
+from gpuspec.model.models import MigStrategy, Pool, SharingMode
+from gpuspec.model.resolve import mig_config_value
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gpuspec.audit.inventory import Node
@@ -167,3 +168,14 @@ def node_facts(node: Node) -> NodeFacts:
         kubelet=node.status.node_info.kubelet_version,
         runtime=node.status.node_info.container_runtime_version,
     )
+
+
+#: How many node names a message lists before it says "and N more".
+MAX_NAMES = 8
+
+
+def node_names(nodes: Iterable[NodeFacts | str]) -> str:
+    """A readable, bounded list of node names."""
+    names = sorted(n if isinstance(n, str) else n.name for n in nodes)
+    shown = ", ".join(names[:MAX_NAMES])
+    return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from gpuspec.audit.facts import NodeFacts
+from gpuspec.audit.facts import NodeFacts, node_names
 from gpuspec.catalogue import audit_host as R
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
-from gpuspec.spec.models import Cluster, Pool
-from gpuspec.spec.resolve import pool_path
+from gpuspec.model.models import Cluster, Pool
+from gpuspec.model.resolve import pool_path
 
 #: Label key prefixes (the part before "/") set by controllers, not by people: NFD, GFD and the GPU Operator,
 #: cloud providers' node groups, Karpenter, Cluster API, OpenShift.  Kubernetes' own (kubernetes.io, k8s.io and
@@ -105,8 +105,6 @@ def runtime_name(container_runtime_version: str) -> str | None:
 
 
 def _names(nodes: Sequence[NodeFacts]) -> str:
-    from gpuspec.audit.check import node_names
-
     return node_names(nodes)
 
 

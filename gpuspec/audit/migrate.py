@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from gpuspec.audit.facts import DEPLOY_PREFIX, NodeFacts
 from gpuspec.audit.host import hand_set_labels
-from gpuspec.spec.models import Cluster, DrainSpec, DriverSource, Pool
+from gpuspec.model.models import Cluster, DrainSpec, DriverSource, Pool
 
 #: The operator's validator pods (DaemonSet nvidia-operator-validator).
 VALIDATOR_SELECTOR = "app=nvidia-operator-validator"

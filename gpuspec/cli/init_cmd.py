@@ -26,8 +26,8 @@ def init_command(target: Path, name: str | None, repo_url: str | None, force: bo
     gpuspec's action and hooks, a .gitignore and a README. Refuses a folder that is not empty
     unless --force. Exit 0 when written, 2 when refused.
     """
+    from gpuspec.model.models import DNS_LABEL_PATTERN
     from gpuspec.pipeline.scaffold import DEFAULT_REPO_URL, fleet_name, skeleton, write_skeleton
-    from gpuspec.spec.models import DNS_LABEL_PATTERN
 
     chosen = name or fleet_name(target)
     if not re.match(DNS_LABEL_PATTERN, chosen):

@@ -57,6 +57,11 @@ def lint_command(
         from gpuspec.pipeline.lint import lint_fleet
 
         result = lint_fleet(fleet_dir, policies_dir, packs or None, today, base_rev)
+        if base_rev is not None and result.compared is not None:
+            from gpuspec.pipeline.upgrade.hints import name_the_way_out  # only when change-set rules collide
+
+            result.findings = name_the_way_out(result.findings, *result.compared, fleet_dir, policies_dir, base_rev,
+                                               today)
         summary = f"policy packs: {', '.join(result.packs)}" if result.packs else None
         report = prepare_report(result.findings, summary, raw=result.raw, suppressed=result.suppressed,
                                 successful=result.usable)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from gpuspec.spec.jsonschema import spec_schema
+from gpuspec.model.jsonschema import spec_schema
 
 
 @click.command("schema")

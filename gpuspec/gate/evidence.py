@@ -30,14 +30,14 @@ from enum import StrEnum
 
 from gpuspec.acceptance.expected import RenderedAcceptance
 from gpuspec.acceptance.report import AcceptanceReport
-from gpuspec.audit.check import advertised_problem, matches, node_names
+from gpuspec.audit.check import advertised_problem, matches
 from gpuspec.audit.expect import expected_mig_config, expected_resources
-from gpuspec.audit.facts import MIG_DISABLED, NodeFacts, version_key
+from gpuspec.audit.facts import MIG_DISABLED, NodeFacts, node_names, version_key
 from gpuspec.audit.inventory import OperatorResource
 from gpuspec.gate.rendered import RenderedDriver
 from gpuspec.matrix.query import default_driver
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
-from gpuspec.spec.resolve import effective_driver, operator_version
+from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
+from gpuspec.model.resolve import effective_driver, operator_version
 
 #: The upgrade-state label value of a node whose driver upgrade finished.
 UPGRADE_DONE = "upgrade-done"

@@ -19,10 +19,10 @@ from gpuspec import usercache
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
 from gpuspec.handover.facts import UPDATE_RULES, RuleSetting, cluster_facts
+from gpuspec.model.models import Fleet
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.filetree import ClusterPlan
 from gpuspec.render.serialize import MARKDOWN_HEADER_MARK
-from gpuspec.spec.models import Fleet
 from gpuspec.templating import environment
 from gpuspec.templating.escape import Md
 

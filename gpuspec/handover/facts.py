@@ -33,11 +33,7 @@ from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
 from gpuspec.matrix.chartintent import chart_intent, written_value
-from gpuspec.plan.diff import mig_text
-from gpuspec.plan.driver_facts import driver_image
-from gpuspec.plan.durations import context_scopes, estimate_duration, operator_driver
-from gpuspec.plan.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
-from gpuspec.plan.records import Disruption
+from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.render.acceptance import dcgm_image
 from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.render.alerts import CLUSTER_LABEL, DCGM_JOB, POOL_LABEL, TEAM_LABEL
@@ -51,7 +47,11 @@ from gpuspec.render.filetree import ClusterPlan, YamlFile
 from gpuspec.render.gitops import chart_repository
 from gpuspec.render.operand_images import component_enabled
 from gpuspec.render.poolresources import gpu_quota_resources
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
+from gpuspec.rollout.diff import mig_text
+from gpuspec.rollout.driver_facts import driver_image
+from gpuspec.rollout.durations import context_scopes, estimate_duration, operator_driver
+from gpuspec.rollout.impact import driver_rollback, mig_rollback, operator_rollback, reload_procedure
+from gpuspec.rollout.records import Disruption
 
 #: The finding ids whose settings enforce the update policy: rollout lint rules, then change-set rules.
 UPDATE_RULES: tuple[Entry, ...] = (*rollout.ENTRIES, *changeset.ENTRIES)
@@ -700,7 +700,7 @@ class _Builder:
     def migration(self) -> dict[str, Any]:
         """How hand-configured nodes move onto the spec: batch size, drain command, unmanaged pools."""
         from gpuspec.audit.migrate import drain_command, scaled_max_unavailable
-        from gpuspec.spec.models import DrainSpec
+        from gpuspec.model.models import DrainSpec
 
         rollout = self.cluster.rollout
         total = sum(p.nodes for p in self.cluster.pools)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpuspec.model.ownership import ROLES, Team, team_index
+from gpuspec.model.resolve import cluster_owners, pool_owner
 from gpuspec.render.alerts import alert_owner, split_pools
 from gpuspec.render.context import ClusterContext
-from gpuspec.spec.ownership import ROLES, Team, team_index
-from gpuspec.spec.resolve import cluster_owners, pool_owner
 
 #: What each ownership role covers, as the documents say it.
 ROLE_TEXT: Mapping[str, str] = {

@@ -25,12 +25,12 @@ from gpuspec.audit.migrate import drain_command
 from gpuspec.handover import operands
 from gpuspec.matrix import query
 from gpuspec.matrix.govready import government_ready
+from gpuspec.model.models import DrainSpec
 from gpuspec.render.autoscaling import AUTOSCALING_FILE
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.filetree import ClusterPlan, YamlFile
 from gpuspec.render.openshift import is_openshift
 from gpuspec.render.operand_images import component_enabled
-from gpuspec.spec.models import DrainSpec
 
 #: Alert-name prefix of the rendered operator-health alerts (hardware alerts are no rollback signal by themselves).
 OPERATOR_ALERT_PREFIX = "GPUOperator"

@@ -19,7 +19,7 @@ from gpuspec.redaction import REDACTED, contains_secret, is_secret_key
 @functools.cache
 def _pattern_words() -> dict[str, str]:
     """What each spec pattern means, in words (built on the first schema error: it needs the spec models)."""
-    from gpuspec.spec import models
+    from gpuspec.model import models
 
     return {
         models.DNS_LABEL_PATTERN: "a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters, "

@@ -16,6 +16,7 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Suppressed
 from gpuspec.loader.fleetload import LoadResult, load_fleet
 from gpuspec.loader.positions import locate_findings
+from gpuspec.model.models import Fleet
 from gpuspec.policy.acceptance import decide, utc_today
 from gpuspec.policy.custom import custom_entry, custom_findings
 from gpuspec.policy.load import Place, Policy, load_policy
@@ -25,7 +26,6 @@ from gpuspec.rules.overrides import override_findings
 from gpuspec.rules.references import reference_findings
 from gpuspec.rules.registry import RULES, all_rules
 from gpuspec.rules.secrets import mark_sensitive
-from gpuspec.spec.models import Fleet
 
 if TYPE_CHECKING:  # the change-set machinery is imported only for lint --base
     from gpuspec.rules.changeset import ChangeSetContext
@@ -42,6 +42,8 @@ class LintResult:
     raw: dict[str, object] = field(default_factory=dict)
     #: Findings an inline suppression or a policy exception covers (located), with its reason.
     suppressed: list[Suppressed] = field(default_factory=list)
+    #: With change-set rules: the base and head fleets they judged (the caller may name the way out of collisions).
+    compared: tuple[Fleet, Fleet] | None = None
 
 
 def default_as_of() -> date:
@@ -177,11 +179,9 @@ def lint_load(
     decision = decide(fleet, findings, policy, today or utc_today(), suppressions=read_suppressions(load.raw),
                       known=known, report_unused=True)
     kept = _restamp(decision.findings, policy)
-    if base_rev is not None and changeset is not None and changeset.base is not None:
-        from gpuspec.pipeline.upgrade.hints import name_the_way_out  # only when change-set rules collide
-
-        kept = name_the_way_out(kept, changeset.base, fleet, fleet_dir, policies_dir, base_rev, today)
     result = mark_sensitive(kept, load.raw)
     suppressed = decision.suppressed
     docs = _docs([*result, *(s.finding for s in suppressed)], policy)
-    return LintResult(result, usable=True, rule_docs=docs, packs=policy.packs, raw=load.raw, suppressed=suppressed)
+    compared = (changeset.base, fleet) if base_rev is not None and changeset and changeset.base is not None else None
+    return LintResult(result, usable=True, rule_docs=docs, packs=policy.packs, raw=load.raw, suppressed=suppressed,
+                      compared=compared)

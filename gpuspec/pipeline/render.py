@@ -32,6 +32,7 @@ from gpuspec.handover.documents import (
     rule_settings,
 )
 from gpuspec.loader.files import YAML_SUFFIXES
+from gpuspec.model.models import Fleet
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
 from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_files, entries_digest, fleet_entries
 from gpuspec.render.compile import compile_cluster
@@ -44,7 +45,6 @@ from gpuspec.render.serialize import serialize
 from gpuspec.render.spool import OutputFiles, Spool
 from gpuspec.render.stamp import Part, RenderStamp, cluster_key
 from gpuspec.render.workers import fork_pool
-from gpuspec.spec.models import Fleet
 from gpuspec.templating.environment import override_files
 from gpuspec.usercache import by_shard
 

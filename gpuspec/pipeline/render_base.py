@@ -33,12 +33,13 @@ from gpuspec.catalogue.engine import EXCEPTION_EXPIRED
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
 from gpuspec.handover.documents import HandoverSettings, cluster_document, summary, unpack_summary
+from gpuspec.history.gitread import TreeEntry, list_tree, read_blobs, relative_to_repo, repo_root, resolve_commit
+from gpuspec.history.revision import load_fleet_at
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
+from gpuspec.model.models import Fleet
 from gpuspec.pipeline.render import Rendered, handover_settings, render_fleet
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
-from gpuspec.plan.fleetrev import load_fleet_at
-from gpuspec.plan.gitread import TreeEntry, list_tree, read_blobs, relative_to_repo, repo_root, resolve_commit
 from gpuspec.render.bootstrap import bootstrap_entry
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
@@ -46,7 +47,6 @@ from gpuspec.render.generator import STAMP_PATH, current_version, stamp_bytes, s
 from gpuspec.render.inputs import MAX_INPUT_BYTES, InputDigests
 from gpuspec.render.layout import cluster_of, is_fleetwide
 from gpuspec.render.writer import MAX_OUTPUT_FILE_BYTES, Drift, drift, read_output, scan_output
-from gpuspec.spec.models import Fleet
 
 #: git's mode of a regular file (executable or not) in a tree.
 _REGULAR_MODES = ("100644", "100755")

@@ -17,7 +17,7 @@ import yaml
 
 from gpuspec import __version__
 from gpuspec.errors import GpuspecError
-from gpuspec.spec.jsonschema import spec_schema
+from gpuspec.model.jsonschema import spec_schema
 
 SKELETON_DIR = Path(__file__).resolve().parent / "skeleton"
 

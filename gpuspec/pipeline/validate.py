@@ -11,6 +11,7 @@ from typing import Any
 from gpuspec.catalogue.validate import UNRESOLVED_REFERENCE
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import LoadResult, load_fleet
+from gpuspec.model.models import Fleet
 from gpuspec.policy.acceptance import Accepted, decide, exception_problems, utc_today
 from gpuspec.policy.load import BUILTIN_DEFAULT, BUILTIN_PACKS_DIR, Place, Policy, load_policy
 from gpuspec.rules.airgap import NoCredentialsInSpec
@@ -18,7 +19,6 @@ from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.matrix import matrix_findings
 from gpuspec.rules.overrides import override_findings
 from gpuspec.rules.references import reference_findings
-from gpuspec.spec.models import Fleet
 
 #: Further checks run on a usable fleet, judged at a date (the support-matrix checks register here).
 FleetCheck = Callable[[Fleet, dt.date | None], list[Finding]]

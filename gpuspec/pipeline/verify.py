@@ -18,8 +18,8 @@ from gpuspec.catalogue import verify as ids
 from gpuspec.errors import GpuspecError, ToolMissingError
 from gpuspec.findings import Finding
 from gpuspec.loader.fleetload import display_path, load_fleet
-from gpuspec.spec.models import Cluster, Fleet
-from gpuspec.spec.resolve import chart_repository, operator_version
+from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.resolve import chart_repository, operator_version
 from gpuspec.tools.discover import KustomizeCommand, find_helm, find_kustomize
 from gpuspec.tools.versions import kubectl_version
 from gpuspec.verify import checks

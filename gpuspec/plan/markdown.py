@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuspec.plan.output import headline
-from gpuspec.plan.owners import owners_text
-from gpuspec.plan.records import Change, Disruption, Plan
-from gpuspec.plan.waves import FLEET, Step, fleet_waves, rollout_steps
+from gpuspec.rollout.owners import owners_text
+from gpuspec.rollout.records import Change, Disruption, Plan
+from gpuspec.rollout.waves import FLEET, Step, fleet_waves, rollout_steps
 from gpuspec.templating import environment
 from gpuspec.templating.escape import Md
 

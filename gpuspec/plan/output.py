@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuspec.plan.owners import owners_text
-from gpuspec.plan.records import Disruption, Plan
-from gpuspec.plan.step_durations import StepDuration
-from gpuspec.plan.waves import fleet_waves, rollout_steps
 from gpuspec.redaction import one_line
+from gpuspec.rollout.owners import owners_text
+from gpuspec.rollout.records import Disruption, Plan
+from gpuspec.rollout.step_durations import StepDuration
+from gpuspec.rollout.waves import fleet_waves, rollout_steps
 
 
 def headline(plan: Plan) -> str:

@@ -36,11 +36,11 @@ from gpuspec.catalogue.engine import (
 from gpuspec.findings import EXTERNAL, IN_SOURCE, Finding, Suppressed
 from gpuspec.loader.files import repository_path
 from gpuspec.loader.positions import locate_findings
+from gpuspec.model.models import Fleet
 from gpuspec.policy.exceptions import covers, finding_scope, scope_problem
 from gpuspec.policy.load import LocatedException, Place, Policy
 from gpuspec.policy.pack_models import PLACEHOLDER_PATTERN
 from gpuspec.policy.suppress import Suppression, apply_suppressions
-from gpuspec.spec.models import Fleet
 
 #: Findings on a credential written in the spec: nothing may carry one into rendered/.
 CREDENTIAL_IDS = frozenset({"GS405"})

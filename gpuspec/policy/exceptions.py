@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuspec.findings import Finding
+from gpuspec.model.models import Fleet
 from gpuspec.policy.load import LocatedException
-from gpuspec.spec.models import Fleet
 
 ANY_CLUSTER = "*"
 

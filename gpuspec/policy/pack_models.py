@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from gpuspec.findings import Severity
-from gpuspec.spec.patterns import DNS_LABEL_PATTERN
+from gpuspec.model.patterns import DNS_LABEL_PATTERN
 
 PackName = Annotated[str, StringConstraints(pattern=DNS_LABEL_PATTERN)]
 #: A value still to be filled in by a person, as ``gpuspec import`` writes it: ``TODO`` or ``"TODO: review"``.

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuspec.matrix.acceptance import nccl_image, sample_image
+from gpuspec.model.models import AcceptanceWorkload, Pool
 from gpuspec.render import acceptance_eviction as eviction
 from gpuspec.render import acceptance_nccl as nccl
 from gpuspec.render import acceptance_pod as pods
@@ -40,7 +41,6 @@ from gpuspec.render.context import ClusterContext
 from gpuspec.render.facts import image_ref
 from gpuspec.render.operand_images import rewrite
 from gpuspec.render.overlay import MANAGED_BY, metadata, namespace, psa_labels
-from gpuspec.spec.models import AcceptanceWorkload, Pool
 
 #: Namespace of the acceptance Jobs: no tenant's, no quota, Pod Security restricted.
 ACCEPTANCE_NAMESPACE = "gpuspec-acceptance"

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuspec.matrix.acceptance import nccl_image, sample_image
+from gpuspec.model.models import AcceptanceWorkload, Cluster, MigStrategy, Pool, SharingMode
 from gpuspec.render.facts import mig_layout_profiles
 from gpuspec.render.poolresources import has_acceptance_check, pool_resources
-from gpuspec.spec.models import AcceptanceWorkload, Cluster, MigStrategy, Pool, SharingMode
 
 #: Check ids, as the ``gpuspec.io/check`` label carries them (workloads add ``workload-<name>``).
 SMOKE = "smoke"

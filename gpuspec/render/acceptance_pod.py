@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuspec.model.models import Pool
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.values import toleration
-from gpuspec.spec.models import Pool
 
 #: Unprivileged user the NVIDIA images run as.
 RUN_AS = 65534

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpuspec.model.models import Pool
+from gpuspec.model.resolve import cluster_owners, pool_owner
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import AFTER_CRDS, metadata
-from gpuspec.spec.models import Pool
-from gpuspec.spec.resolve import cluster_owners, pool_owner
 
 #: Name of the DCGM exporter's scrape job (its Service, which the chart's ServiceMonitor selects).
 DCGM_JOB = "nvidia-dcgm-exporter"

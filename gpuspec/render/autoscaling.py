@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from gpuspec.matrix import autoscaling as asdata
+from gpuspec.model.models import AutoscalerKind, MigStrategy, Pool, SharingMode
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.facts import mig_layout_profiles
 from gpuspec.render.poolresources import GPU_RESOURCE
-from gpuspec.spec.models import AutoscalerKind, MigStrategy, Pool, SharingMode
 
 #: File of the autoscaling facts inside a cluster's output folder (data, not applied by GitOps).
 AUTOSCALING_FILE = "autoscaling.yaml"

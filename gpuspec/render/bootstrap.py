@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass
 from typing import Any
 
+from gpuspec.model import resolve
+from gpuspec.model.models import Cluster, Fleet
 from gpuspec.render.acceptance import ACCEPTANCE_NAMESPACE
 from gpuspec.render.overlay import MANAGED_BY
-from gpuspec.spec import resolve
-from gpuspec.spec.models import Cluster, Fleet
 
 BOOTSTRAP_DIR = "_bootstrap"
 PARENT_APPLICATION = "gpuspec-fleet"

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from gpuspec.spec.models import Fleet
-from gpuspec.spec.ownership import team_index
-from gpuspec.spec.resolve import cluster_owners, pool_owner
+from gpuspec.model.models import Fleet
+from gpuspec.model.ownership import team_index
+from gpuspec.model.resolve import cluster_owners, pool_owner
 
 BEGIN = "# BEGIN gpuspec codeowners"
 END = "# END gpuspec codeowners"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from gpuspec.model.models import Cluster, Fleet
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, acceptance_files
 from gpuspec.render.alerts import prometheus_rule
 from gpuspec.render.autoscaling import AUTOSCALING_FILE, autoscaling_facts
@@ -38,7 +39,6 @@ from gpuspec.render.overlay import (
 )
 from gpuspec.render.roles import access_roles
 from gpuspec.render.values import helm_values
-from gpuspec.spec.models import Cluster, Fleet
 
 #: The overlay file that lists the overlay's resources.
 KUSTOMIZATION = "kustomization.yaml"

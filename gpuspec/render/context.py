@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuspec.errors import GpuspecError
-from gpuspec.render.facts import ReleaseFacts, driver_version, nvidiadriver_has_field, release_facts
-from gpuspec.spec.models import (
+from gpuspec.model.models import (
     Cluster,
     DriverSource,
     Fleet,
@@ -16,7 +15,8 @@ from gpuspec.spec.models import (
     Pool,
     SharingMode,
 )
-from gpuspec.spec.resolve import custom_layout_name, effective_driver, operator_version
+from gpuspec.model.resolve import custom_layout_name, effective_driver, operator_version
+from gpuspec.render.facts import ReleaseFacts, driver_version, nvidiadriver_has_field, release_facts
 
 #: ConfigMap (operator namespace) holding the mig-parted config when any pool has a custom layout.
 MIG_CONFIGMAP = "gpuspec-mig-config"

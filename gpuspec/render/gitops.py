@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuspec.model import resolve
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, ACCEPTANCE_NAMESPACE, AcceptanceCheck
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import MANAGED_BY, OPERATOR_PSA, PREREQUISITES_DIR, gitops_labels
-from gpuspec.spec import resolve
 
 CHART = "gpu-operator"
 RELEASE_NAME = "gpu-operator"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.data_models import Image
+from gpuspec.model.models import Mirror, Pool
 from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.render.context import ClusterContext, PoolDriver
 from gpuspec.render.facts import NFD, image_ref, image_tag, os_tag
-from gpuspec.spec.models import Mirror, Pool
 
 #: Components that only run for sandbox (VM passthrough / vGPU) workloads and that gpuspec turns on with them.
 SANDBOX_COMPONENTS = frozenset({"vgpuDeviceManager", "vfioManager", "vfioManager.driverManager", "sandboxDevicePlugin"})

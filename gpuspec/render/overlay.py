@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuspec.matrix.runtime import managed_platform
+from gpuspec.model.models import MigStrategy, Pool, SharingMode, Tenant
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
@@ -25,7 +26,6 @@ from gpuspec.render.operand_images import rewrite
 from gpuspec.render.poolresources import GPU_RESOURCE, SHARED_GPU_RESOURCE, gpu_quota_resources
 from gpuspec.render.serialize import dump_document
 from gpuspec.render.values import proxy_env, toleration, upgrade_policy
-from gpuspec.spec.models import MigStrategy, Pool, SharingMode, Tenant
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpuspec"}
 #: Argo CD: apply after the chart's CRDs and operator (wave 1), and skip the dry run while the CRD is missing.

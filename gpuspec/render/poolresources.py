@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gpuspec.model.models import MigStrategy, Pool, SharingMode
 from gpuspec.render.facts import mig_layout_profiles
-from gpuspec.spec.models import MigStrategy, Pool, SharingMode
 
 
 def mig_profiles(pool: Pool) -> list[str]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gpuspec.model.ownership import team_index
+from gpuspec.model.resolve import cluster_owners, pool_owner
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import metadata
-from gpuspec.spec.ownership import team_index
-from gpuspec.spec.resolve import cluster_owners, pool_owner
 
 OPERATIONS_ROLE = "gpuspec-gpu-operations"
 OBSERVABILITY_ROLE = "gpuspec-gpu-observability"

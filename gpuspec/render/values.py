@@ -6,6 +6,7 @@ from typing import Any
 
 from gpuspec.matrix.query import template_only_values
 from gpuspec.matrix.runtime import TOOLKIT_ENV, host_driver_install, rendered_env, runtime_cell
+from gpuspec.model.models import Taint
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIGMAP,
     DEVICE_PLUGIN_DEFAULT_KEY,
@@ -15,7 +16,6 @@ from gpuspec.render.context import (
 )
 from gpuspec.render.facts import NFD, image_tag
 from gpuspec.render.operand_images import component_enabled, rewrite
-from gpuspec.spec.models import Taint
 
 #: Components whose chart values take ``imagePullSecrets`` (a list of secret names) at every release that has them.
 PULL_SECRET_COMPONENTS = frozenset({

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuspec.errors import GpuspecError
+from gpuspec.model.models import Cluster, DriverSource, Fleet, Pool
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.filetree import ClusterPlan, YamlFile
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, Pool
 
 #: Name of the chart's default NVIDIADriver (templates/nvidiadriver.yaml of GPU Operator v26.7.0).
 CHART_DEFAULT = "default"

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 from gpuspec.catalogue import airgap as cat
 from gpuspec.matrix.query import component_images
+from gpuspec.model.models import DriverSource
+from gpuspec.model.resolve import operator_version, pool_path
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.rules.common import air_gapped, host_of, is_public_host, mirror_index
 from gpuspec.rules.secrets import scan_files
-from gpuspec.spec.models import DriverSource
-from gpuspec.spec.resolve import operator_version, pool_path
 
 
 def _covered(repository: str, prefixes: list[str]) -> bool:

@@ -6,27 +6,26 @@ They follow the rule contract of :mod:`gpuspec.rules.base` with one extension:
 the diff between them and the files changed since the base.  A change-set rule
 given a plain ``RuleContext`` (no ``--base``) finds nothing.
 
-:func:`changeset_findings` runs them all at their defaults; ``gpuspec lint --base REV`` runs them
+:func:`gpuspec.rules.registry.changeset_findings` runs them all at their defaults; ``gpuspec lint --base REV`` runs them
 through the policy engine instead (:func:`changeset_context` builds the context both use).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuspec.catalogue import changeset as cat
-from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix.query import nvidiadriver_crd_migration, upgrade_supported
-from gpuspec.plan.records import Change, ChangeKind, Dimension
-from gpuspec.policy.load import LocatedException, load_policy
-from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
-from gpuspec.spec.models import Fleet
-from gpuspec.spec.resolve import effective_driver, operator_version
+from gpuspec.model.models import Fleet
+from gpuspec.model.resolve import effective_driver, operator_version
+from gpuspec.policy.load import LocatedException
+from gpuspec.rollout.records import Change, ChangeKind, Dimension
+from gpuspec.rules.base import Problem, Rule, RuleContext
 
 if TYPE_CHECKING:  # the render stamp's reader is imported only when a change set is built (lint --base)
     from gpuspec.render.generator import Regeneration
@@ -201,7 +200,7 @@ class CanaryFirst(ChangeSetRule):
                 )
 
     def _canary(self, ctx: ChangeSetContext, base: Fleet) -> Iterator[tuple[Problem, Change]]:
-        from gpuspec.plan.diff import driver_key, driver_text  # plan machinery only with --base
+        from gpuspec.rollout.diff import driver_key, driver_text  # plan machinery only with --base
 
         for change in _changes(ctx, ChangeKind.DRIVER):
             if change.canary or change.cluster is None or change.pool is None:
@@ -237,7 +236,7 @@ class CanaryFirst(ChangeSetRule):
 
     def _implied(self, ctx: ChangeSetContext, base: Fleet, change: Change) -> Iterator[Problem]:
         """A release-default driver that moves with the operator: the canary must run the new default already."""
-        from gpuspec.plan.driver_facts import resolved_driver_version
+        from gpuspec.rollout.driver_facts import resolved_driver_version
 
         head_cluster, base_cluster = ctx.fleet.cluster(change.cluster or ""), base.cluster(change.cluster or "")
         canary_name = head_cluster.rollout.canary_pool if head_cluster else None
@@ -466,7 +465,7 @@ class OverrideStaleAfterUpgrade(ChangeSetRule):
 
     def check_changes(self, ctx: ChangeSetContext) -> Iterator[Problem]:
         """Yield a problem per override the operator change of its cluster leaves stale."""
-        from gpuspec.plan.deviations import stale_overrides  # plan machinery only for change sets
+        from gpuspec.rollout.deviations import stale_overrides  # plan machinery only for change sets
 
         base = ctx.base
         if base is None:
@@ -518,10 +517,10 @@ def changeset_context(
     A bad revision or an unusable base fleet is a GpuspecError (exit 2).
     """
     # The plan and git machinery is imported only when a change set is asked for (lint --base).
-    from gpuspec.plan.build import compare
-    from gpuspec.plan.diff import diff_fleets
-    from gpuspec.plan.gitread import changed_paths, relative_to_repo
-    from gpuspec.plan.regen import read_regeneration
+    from gpuspec.history.comparison import compare
+    from gpuspec.history.gitread import changed_paths, relative_to_repo
+    from gpuspec.rollout.diff import diff_fleets
+    from gpuspec.rollout.regen import read_regeneration
 
     comparison = compare(fleet_dir, base_rev, head, repo=repo_root)
     parent = fleet_dir.parent
@@ -544,41 +543,3 @@ def changeset_context(
         exceptions=tuple(exceptions),
         regeneration=read_regeneration(comparison.repo_root, comparison.base.commit, rendered_rel),
     )
-
-
-def changeset_findings(
-    repo_root: Path | None,
-    base_rev: str,
-    fleet_dir: Path,
-    *,
-    policies_dir: Path | None = None,
-    rendered_dir: Path | None = None,
-    head: Fleet | None = None,
-    params: Mapping[str, Mapping[str, Any]] | None = None,
-    severities: Mapping[str, Severity] | None = None,
-    enabled: Mapping[str, bool] | None = None,
-    as_of: date | None = None,
-) -> list[Finding]:
-    """Run every GS8xx rule on the change from ``base_rev`` to the working tree and return their findings.
-
-    A convenience for tests and scripts; ``gpuspec lint --base`` runs the same rules through the lint pipeline.
-
-    ``params``, ``severities`` and ``enabled`` are keyed by rule id (the policy engine's settings); rules
-    not named run with their defaults.  ``head`` is the already loaded working-tree fleet, if the caller
-    has it.  Findings are not located (``gpuspec.loader.positions.locate_findings`` does that).
-    """
-    policies = policies_dir if policies_dir is not None else fleet_dir.parent / "policies"
-    ctx = changeset_context(
-        repo_root, base_rev, fleet_dir, policies_dir=policies_dir, rendered_dir=rendered_dir, head=head, as_of=as_of,
-    )
-    ctx = replace(ctx, exceptions=tuple(load_policy(policies, ctx.fleet.settings.policy.packs).exceptions))
-    from gpuspec.rules.registry import changeset_rules  # every GS8xx rule, also those of other modules
-
-    findings: list[Finding] = []
-    for rule in changeset_rules().values():
-        rule_id = rule.entry.id
-        if enabled is not None and enabled.get(rule_id, True) is False:
-            continue
-        rule_params = {**rule.entry.defaults(), **dict((params or {}).get(rule_id, {}))}
-        findings.extend(run_rule(rule, replace(ctx, params=rule_params), (severities or {}).get(rule_id)))
-    return findings

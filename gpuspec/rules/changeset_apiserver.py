@@ -1,7 +1,7 @@
 """Change-set rules about what the Kubernetes API server refuses on update (GS810, GS811).
 
 The base and head revision of every cluster the change touches are compiled in memory and their objects
-compared (:mod:`gpuspec.plan.apiserver`); an update that changes an immutable field fails the sync.
+compared (:mod:`gpuspec.rollout.apiserver`); an update that changes an immutable field fails the sync.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Any
 
 from gpuspec.catalogue import changeset_apiserver as cat
 from gpuspec.findings import DocPath
-from gpuspec.plan.apiserver import CHART_DEFAULT_NVIDIADRIVER, RefusedChange, clusters_to_compare, refused_changes
+from gpuspec.model.models import Cluster
+from gpuspec.model.resolve import pool_path
+from gpuspec.rollout.apiserver import CHART_DEFAULT_NVIDIADRIVER, RefusedChange, clusters_to_compare, refused_changes
 from gpuspec.rules.base import Problem, Rule
 from gpuspec.rules.changeset import ChangeSetContext, ChangeSetRule
-from gpuspec.spec.models import Cluster
-from gpuspec.spec.resolve import pool_path
 
 
 def _where(old: Cluster, cluster: Cluster, change: RefusedChange) -> DocPath:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import changeset as cat
+from gpuspec.model.resolve import pool_path
 from gpuspec.rollout.drivers import driver_losses
 from gpuspec.rules.base import Problem, Rule
 from gpuspec.rules.changeset import ChangeSetContext, ChangeSetRule
-from gpuspec.spec.resolve import pool_path
 
 
 class DriverTakenAway(ChangeSetRule):

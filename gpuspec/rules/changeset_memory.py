@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuspec.plan.diff import diff_fleets
+from gpuspec.model.models import Fleet
 from gpuspec.policy.load import LocatedException
+from gpuspec.rollout.diff import diff_fleets
 from gpuspec.rules.changeset import ChangeSetContext
-from gpuspec.spec.models import Fleet
 
 
 def memory_changeset_context(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import changeset_steps as cat
-from gpuspec.plan.records import ChangeKind
+from gpuspec.rollout.records import ChangeKind
 from gpuspec.rules.base import Problem, Rule
 from gpuspec.rules.changeset import ChangeSetContext, ChangeSetRule
 

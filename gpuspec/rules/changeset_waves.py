@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import changeset as cat
-from gpuspec.plan.records import Change, ChangeKind
+from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.resolve import EffectiveDriver, effective_driver, operator_version
+from gpuspec.rollout.records import Change, ChangeKind
 from gpuspec.rules.base import Problem, Rule
 from gpuspec.rules.changeset import ChangeSetContext, ChangeSetRule
-from gpuspec.spec.models import Cluster, Fleet
-from gpuspec.spec.resolve import EffectiveDriver, effective_driver, operator_version
 
 _MOVES = (ChangeKind.OPERATOR_UPGRADE, ChangeKind.OPERATOR_DOWNGRADE, ChangeKind.DRIVER)
 _DOWNGRADES = (ChangeKind.OPERATOR_DOWNGRADE,)
 
 
 def _driver_key(driver: EffectiveDriver) -> tuple[object, ...]:
-    from gpuspec.plan.diff import driver_key  # plan machinery only with --base
+    from gpuspec.rollout.diff import driver_key  # plan machinery only with --base
 
     return driver_key(driver)
 

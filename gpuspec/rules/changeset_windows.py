@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import changeset_steps as cat
-from gpuspec.plan.durations import format_seconds
-from gpuspec.plan.records import Plan
-from gpuspec.plan.step_durations import step_durations
-from gpuspec.plan.waves import rollout_steps
+from gpuspec.rollout.durations import format_seconds
+from gpuspec.rollout.records import Plan
+from gpuspec.rollout.step_durations import step_durations
+from gpuspec.rollout.waves import rollout_steps
 from gpuspec.rules.base import Problem, Rule
 from gpuspec.rules.changeset import ChangeSetContext, ChangeSetRule
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from urllib.parse import urlparse
 
-from gpuspec.spec.models import Cluster, Fleet, Mirror
+from gpuspec.model.models import Cluster, Fleet, Mirror
 
 
 def host_of(reference: str) -> str | None:

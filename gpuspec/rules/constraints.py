@@ -17,8 +17,8 @@ from gpuspec.findings import DocPath
 from gpuspec.matrix import query as q
 from gpuspec.matrix.data_models import KnownIssue
 from gpuspec.matrix.runtime import managed_platform
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode, Tenant
-from gpuspec.spec.resolve import EffectiveDriver, effective_driver
+from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode, Tenant
+from gpuspec.model.resolve import EffectiveDriver, effective_driver
 
 #: spec `kubernetes.distribution` -> support-matrix distribution id.
 _DISTRIBUTION = {"upstream": "kubernetes"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import labels_workload as cat
+from gpuspec.model.resolve import pool_path
 from gpuspec.rules.base import Problem, Rule, RuleContext
-from gpuspec.spec.resolve import pool_path
 
 
 class SandboxPoolRunsContainers(Rule):

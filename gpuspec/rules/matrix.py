@@ -49,6 +49,8 @@ from gpuspec.findings import DocPath, Finding
 from gpuspec.loader.files import shard_name
 from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q
+from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
+from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
 from gpuspec.rules.constraints import (
     cluster_constraints,
@@ -59,8 +61,6 @@ from gpuspec.rules.constraints import (
 )
 from gpuspec.rules.openshift import is_openshift, openshift_checks
 from gpuspec.rules.runtime import runtime_settings
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
-from gpuspec.spec.resolve import effective_driver, operator_version
 from gpuspec.usercache import ShardedMemo
 
 #: spec `kubernetes.distribution` -> support-matrix distribution id.

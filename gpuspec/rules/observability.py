@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import observability as cat
+from gpuspec.model.resolve import pool_path
 from gpuspec.rules import labels_workload
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.rules.overlap import overlapping_groups
-from gpuspec.spec.resolve import pool_path
 
 
 class DcgmExporterOn(Rule):

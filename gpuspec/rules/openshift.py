@@ -14,9 +14,9 @@ from gpuspec.catalogue.openshift import (
     OPENSHIFT_PRECOMPILED,
 )
 from gpuspec.matrix import openshift as ocp
+from gpuspec.model.models import Cluster, Distribution, DriverSource, Fleet, Pool
+from gpuspec.model.resolve import effective_driver
 from gpuspec.rules.constraints import Sink
-from gpuspec.spec.models import Cluster, Distribution, DriverSource, Fleet, Pool
-from gpuspec.spec.resolve import effective_driver
 
 
 def is_openshift(cluster: Cluster) -> bool:

@@ -10,13 +10,13 @@ from gpuspec.errors import GpuspecError
 from gpuspec.matrix import autoscaling as asdata
 from gpuspec.matrix.govready import government_ready
 from gpuspec.matrix.query import line_of
+from gpuspec.model.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet, MigStrategy, Pool
+from gpuspec.model.resolve import pool_path
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import apply_overrides
 from gpuspec.render.operand_images import component_enabled
 from gpuspec.render.values import helm_values
 from gpuspec.rules.base import Problem, Rule, RuleContext
-from gpuspec.spec.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet, MigStrategy, Pool
-from gpuspec.spec.resolve import pool_path
 
 
 def _autoscaled(fleet: Fleet) -> Iterator[tuple[Cluster, Pool, AutoscalingSpec]]:

@@ -24,6 +24,8 @@ from gpuspec.catalogue.validate import (
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix.chartvalues import ChartIndex, chart_index, indexed_releases, same_type, type_name
+from gpuspec.model.models import Cluster, Fleet, ValueOverride
+from gpuspec.model.resolve import operator_version
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import (
     MANAGED_DRIVER_FIELDS,
@@ -34,8 +36,6 @@ from gpuspec.render.deviations import (
 )
 from gpuspec.render.facts import ReleaseFacts, release_facts
 from gpuspec.render.values import helm_values
-from gpuspec.spec.models import Cluster, Fleet, ValueOverride
-from gpuspec.spec.resolve import operator_version
 
 
 def _overlapping(overrides: list[ValueOverride], file: str, where: DocPath) -> Iterator[Finding]:

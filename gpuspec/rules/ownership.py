@@ -7,10 +7,10 @@ from collections.abc import Iterator, Mapping
 
 from gpuspec.catalogue import ownership as cat
 from gpuspec.findings import DocPath
+from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.ownership import ROLES, team_index
+from gpuspec.model.resolve import cluster_owners, pool_owner, pool_path
 from gpuspec.rules.base import Problem, Rule, RuleContext
-from gpuspec.spec.models import Cluster, Fleet
-from gpuspec.spec.ownership import ROLES, team_index
-from gpuspec.spec.resolve import cluster_owners, pool_owner, pool_path
 
 
 def is_production(cluster: Cluster, labels: Mapping[str, object]) -> bool:

@@ -15,7 +15,7 @@ from gpuspec.catalogue.validate import (
     VERSION_XOR_CHANNEL,
 )
 from gpuspec.findings import DocPath, Finding
-from gpuspec.spec.models import Cluster, Fleet, MigStrategy, SharingMode
+from gpuspec.model.models import Cluster, Fleet, MigStrategy, SharingMode
 
 #: PriorityClasses every Kubernetes cluster has.
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})

@@ -8,10 +8,17 @@ under `lint --base`, so they and the plan's change records are imported only whe
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Any
 
+from gpuspec.findings import Finding, Severity
+from gpuspec.model.models import Fleet
+from gpuspec.policy.load import load_policy
 from gpuspec.rules import airgap, observability, operations, rollout, security
-from gpuspec.rules.base import Rule
+from gpuspec.rules.base import Rule, run_rule
 from gpuspec.rules.matrix import MATRIX_RULES
 
 #: The areas whose rules judge one revision of the fleet: support matrix (GS2xx/GS3xx), air-gap,
@@ -58,3 +65,41 @@ def changeset_rules() -> dict[str, Rule]:
 def all_rules() -> dict[str, Rule]:
     """Every rule, sorted by id."""
     return dict(sorted({**RULES, **changeset_rules()}.items()))
+
+
+def changeset_findings(
+    repo_root: Path | None,
+    base_rev: str,
+    fleet_dir: Path,
+    *,
+    policies_dir: Path | None = None,
+    rendered_dir: Path | None = None,
+    head: Fleet | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    severities: Mapping[str, Severity] | None = None,
+    enabled: Mapping[str, bool] | None = None,
+    as_of: date | None = None,
+) -> list[Finding]:
+    """Run every GS8xx rule on the change from ``base_rev`` to the working tree and return their findings.
+
+    A convenience for tests and scripts; ``gpuspec lint --base`` runs the same rules through the lint pipeline.
+
+    ``params``, ``severities`` and ``enabled`` are keyed by rule id (the policy engine's settings); rules
+    not named run with their defaults.  ``head`` is the already loaded working-tree fleet, if the caller
+    has it.  Findings are not located (``gpuspec.loader.positions.locate_findings`` does that).
+    """
+    policies = policies_dir if policies_dir is not None else fleet_dir.parent / "policies"
+    from gpuspec.rules.changeset import changeset_context  # the change-set machinery only when asked for
+
+    ctx = changeset_context(
+        repo_root, base_rev, fleet_dir, policies_dir=policies_dir, rendered_dir=rendered_dir, head=head, as_of=as_of,
+    )
+    ctx = replace(ctx, exceptions=tuple(load_policy(policies, ctx.fleet.settings.policy.packs).exceptions))
+    findings: list[Finding] = []
+    for rule in changeset_rules().values():
+        rule_id = rule.entry.id
+        if enabled is not None and enabled.get(rule_id, True) is False:
+            continue
+        rule_params = {**rule.entry.defaults(), **dict((params or {}).get(rule_id, {}))}
+        findings.extend(run_rule(rule, replace(ctx, params=rule_params), (severities or {}).get(rule_id)))
+    return findings

@@ -6,9 +6,9 @@ import math
 from collections.abc import Iterator
 
 from gpuspec.catalogue import rollout as cat
+from gpuspec.model.resolve import pool_path
 from gpuspec.rules import rollout_acceptance, rollout_chart
 from gpuspec.rules.base import Problem, Rule, RuleContext
-from gpuspec.spec.resolve import pool_path
 
 
 class CanaryPoolNamed(Rule):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import rollout_acceptance as cat
+from gpuspec.model.models import Cluster, Pool
+from gpuspec.model.resolve import is_air_gapped
 from gpuspec.render.acceptance_plan import nccl_wanted, whole_gpus
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.rules.common import host_of
-from gpuspec.spec.models import Cluster, Pool
-from gpuspec.spec.resolve import is_air_gapped
 
 #: Kubernetes minor from which native sidecar containers are on by default.
 SIDECARS_SINCE = (1, 29)

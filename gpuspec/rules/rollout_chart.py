@@ -8,9 +8,9 @@ from gpuspec.catalogue import rollout_chart as cat
 from gpuspec.matrix import query
 from gpuspec.matrix.chartintent import chart_intent
 from gpuspec.matrix.chartvalues import chart_index, indexed_releases
+from gpuspec.model.models import Distribution
+from gpuspec.model.resolve import operator_version
 from gpuspec.rules.base import Problem, Rule, RuleContext
-from gpuspec.spec.models import Distribution
-from gpuspec.spec.resolve import operator_version
 
 MAX_UNAVAILABLE_VALUES = "driver.upgradePolicy.maxUnavailable"
 

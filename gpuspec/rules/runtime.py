@@ -19,9 +19,9 @@ from gpuspec.matrix.runtime import (
     runtime_cell,
     runtime_variables,
 )
+from gpuspec.model.models import Cluster, DriverSource, Fleet, ValueOverride
+from gpuspec.model.resolve import effective_driver
 from gpuspec.rules.constraints import Sink
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, ValueOverride
-from gpuspec.spec.resolve import effective_driver
 
 
 def _override(cluster: Cluster, path: str) -> tuple[int, ValueOverride] | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import security as cat
+from gpuspec.model.models import Cluster, SharingMode
+from gpuspec.model.resolve import pool_path
 from gpuspec.rules import ownership
 from gpuspec.rules.base import Problem, Rule, RuleContext
-from gpuspec.spec.models import Cluster, SharingMode
-from gpuspec.spec.resolve import pool_path
 
 #: (operand key in operator.operands, attribute on Operands, attribute on DeviceNeeds, words)
 DEVICE_FEATURES: tuple[tuple[str, str, str, str], ...] = (

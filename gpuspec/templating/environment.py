@@ -61,7 +61,7 @@ from gpuspec.templating.budget import (
     start,
     stop,
 )
-from gpuspec.templating.precompiled import PrecompiledLoader
+from gpuspec.templating.bytecode import SealedBytecodeCache
 
 #: Folder of the shipped templates.
 SHIPPED = Path(__file__).resolve().parent / "templates"
@@ -595,9 +595,7 @@ def _environment(overrides: str | None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = []
     if overrides is not None:
         loaders.append(_OverrideLoader(overrides))
-    # Compiled ahead of time only for the environment they were compiled in (see gpuspec.templating.precompiled).
-    shipped = files if overrides is not None else PrecompiledLoader(files)
-    loaders += [jinja2.PrefixLoader({SHIPPED_PREFIX: shipped}), shipped]
+    loaders += [jinja2.PrefixLoader({SHIPPED_PREFIX: files}), files]
     # Only gpuspec's own templates run unsandboxed; any fleet override makes the whole environment sandboxed.
     kind = _SandboxedEnvironment if overrides is not None else _Environment
     env = kind(
@@ -610,6 +608,8 @@ def _environment(overrides: str | None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         auto_reload=True,
+        # gpuspec's own templates keep their bytecode between runs (sealed user-cache entries); overrides never.
+        bytecode_cache=None if overrides is not None else SealedBytecodeCache(),
     )
     env.filters.update(FILTERS)
     if overrides is not None:

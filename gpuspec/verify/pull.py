@@ -3,7 +3,7 @@
 A chart source is an ``oci://registry/path`` (the chart is ``<source>/gpu-operator``) or an
 ``https://`` / ``http://`` Helm repository URL (chart ``gpu-operator`` in its index).  Without
 ``--chart`` a cluster's source is the one its rendered Argo CD / Flux objects use
-(:func:`gpuspec.spec.resolve.chart_repository`).  Pulled charts are kept in
+(:func:`gpuspec.model.resolve.chart_repository`).  Pulled charts are kept in
 ``charts/<sha256 of source and version>/`` beside the helm cache (in the user cache).
 """
 

@@ -16,8 +16,8 @@ from gpuspec.audit.inventory import parse_nodes
 from gpuspec.catalogue import CATALOGUE as AUDIT_RULES
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
+from gpuspec.model.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet
 from gpuspec.report.registry import REPORTERS
-from gpuspec.spec.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet
 
 CLUSTER_FILE = FLEET_DIR / "clusters" / "lab.yaml"
 

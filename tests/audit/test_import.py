@@ -17,8 +17,8 @@ from gpuspec.audit.draft import POOL_LABEL, draft_cluster, dump_yaml
 from gpuspec.audit.facts import node_facts
 from gpuspec.audit.inventory import parse_nodes
 from gpuspec.loader.fleetload import load_fleet
+from gpuspec.model.models import Cluster
 from gpuspec.rules.references import reference_findings
-from gpuspec.spec.models import Cluster
 
 
 def fleet_with(tmp_path: Path, name: str, text: str) -> Path:

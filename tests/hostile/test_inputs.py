@@ -115,7 +115,7 @@ def test_huge_blob_at_the_base_revision_is_not_read(tmp_path: Path, monkeypatch:
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     import subprocess
 
-    from gpuspec.plan import gitread
+    from gpuspec.history import gitread
 
     root = make_repo(tmp_path)
     (root / ".git").rmdir()
@@ -126,7 +126,7 @@ def test_huge_blob_at_the_base_revision_is_not_read(tmp_path: Path, monkeypatch:
     (root / "fleet" / "clusters" / "huge.yaml").unlink()
     asked: list[str] = []
     real = gitread.read_blobs
-    monkeypatch.setattr("gpuspec.plan.fleetrev.read_blobs",
+    monkeypatch.setattr("gpuspec.history.revision.read_blobs",
                         lambda repo, ids: asked.extend(ids) or real(repo, ids))
     result = gpuspec(["plan", "--base", "HEAD"], monkeypatch, capsys, cwd=root)
     assert result.code == 2 and "larger than the" in result.text and "huge.yaml" in result.text

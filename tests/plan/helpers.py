@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from gpuspec.plan.build import build_plan
-from gpuspec.plan.records import Change, Plan
+from gpuspec.rollout.records import Change, Plan
 
 #: A frozen snapshot of the example fleet, so golden output does not move when the example changes.
 FIXTURE_FLEET = Path(__file__).parent / "fixtures" / "fleet"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gpuspec.plan.records import ChangeKind, Disruption
-from gpuspec.rules.changeset import changeset_findings
+from gpuspec.rollout.records import ChangeKind, Disruption
+from gpuspec.rules.registry import changeset_findings
 
 from .helpers import FleetRepo, gpuspec, pool
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuspec.plan.output import plan_json, render_text
-from gpuspec.rules.changeset import changeset_findings
+from gpuspec.rules.registry import changeset_findings
 
 from .helpers import FleetRepo, pool
 

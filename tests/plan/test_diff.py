@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuspec.matrix.query import default_driver
-from gpuspec.plan.records import Change, ChangeKind, Dimension, Disruption
+from gpuspec.rollout.records import Change, ChangeKind, Dimension, Disruption
 
 from .helpers import FleetRepo, pool, tenant
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuspec.loader.fleetload import load_fleet
-from gpuspec.plan.records import Disruption
 from gpuspec.rollout.drivers import driver_losses
-from gpuspec.rules.changeset import changeset_findings
+from gpuspec.rollout.records import Disruption
+from gpuspec.rules.registry import changeset_findings
 
 from .helpers import FleetRepo, pool
 

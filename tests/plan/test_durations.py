@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gpuspec.plan.durations import (
+from gpuspec.model.models import Cluster, DriverSource, Fleet, MaintenanceWindow, RolloutSpec
+from gpuspec.plan.markdown import render_markdown
+from gpuspec.plan.output import render_json, render_text
+from gpuspec.render.context import cluster_context
+from gpuspec.rollout.durations import (
     CHART_TIMEOUT_SECONDS,
     DurationEstimate,
     context_scopes,
@@ -23,12 +27,8 @@ from gpuspec.plan.durations import (
     format_seconds,
     scaled_max_unavailable,
 )
-from gpuspec.plan.markdown import render_markdown
-from gpuspec.plan.output import render_json, render_text
-from gpuspec.plan.records import Disruption
-from gpuspec.plan.step_durations import step_duration
-from gpuspec.render.context import cluster_context
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, MaintenanceWindow, RolloutSpec
+from gpuspec.rollout.records import Disruption
+from gpuspec.rollout.step_durations import step_duration
 
 from .helpers import FIXTURE_FLEET, FleetRepo, pool
 
@@ -270,7 +270,7 @@ def test_window_refuses_nonsense(settings: dict[str, Any]) -> None:
 
 
 def test_step_fits_its_window_or_not(fleet: Fleet) -> None:
-    from gpuspec.plan.records import Change, ChangeKind
+    from gpuspec.rollout.records import Change, ChangeKind
 
     north = cluster(fleet, "infer-north")
     change = Change(

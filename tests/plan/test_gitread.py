@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from gpuspec.errors import GpuspecError
-from gpuspec.plan.build import compare
-from gpuspec.plan.diff import diff_fleets
-from gpuspec.plan.fleetrev import load_fleet_at
-from gpuspec.plan.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
+from gpuspec.history.comparison import compare
+from gpuspec.history.gitread import changed_paths, relative_to_repo, repo_root, resolve_commit
+from gpuspec.history.revision import load_fleet_at
+from gpuspec.rollout.diff import diff_fleets
 
 from .helpers import FleetRepo, pool
 

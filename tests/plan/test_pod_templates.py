@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpuspec.plan.podtemplates import changed_paths, template_data
-from gpuspec.plan.records import Change, ChangeKind, Disruption
+from gpuspec.rollout.podtemplates import changed_paths, template_data
+from gpuspec.rollout.records import Change, ChangeKind, Disruption
 
 from .helpers import FleetRepo, pool
 

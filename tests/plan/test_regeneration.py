@@ -10,10 +10,10 @@ import pytest
 
 import gpuspec
 from gpuspec.cli.main import run as run_cli
-from gpuspec.plan.records import ChangeKind
 from gpuspec.render import alerts
 from gpuspec.render.generator import STAMP_PATH, stamp_version, version_key
-from gpuspec.rules.changeset import changeset_findings
+from gpuspec.rollout.records import ChangeKind
+from gpuspec.rules.registry import changeset_findings
 
 from .helpers import FleetRepo
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from gpuspec.findings import Finding, Severity
 from gpuspec.rules.base import Rule, RuleContext
-from gpuspec.rules.changeset import CHANGESET_RULES, ChangeSetContext, changeset_findings
+from gpuspec.rules.changeset import CHANGESET_RULES, ChangeSetContext
+from gpuspec.rules.registry import changeset_findings
 
 from .helpers import FleetRepo, pool, tenant
 

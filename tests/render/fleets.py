@@ -10,12 +10,12 @@ from typing import Any
 import yaml
 
 from gpuspec.loader.fleetload import load_fleet
+from gpuspec.model.models import Fleet
 from gpuspec.pipeline.render import expected_bytes
 from gpuspec.render.compile import compile_fleet
 from gpuspec.render.facts import release_facts
 from gpuspec.render.filetree import RenderPlan
 from gpuspec.render.inputs import read_input_digests
-from gpuspec.spec.models import Fleet
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_FLEET = REPO_ROOT / "fleet"

@@ -15,15 +15,15 @@ import annotated_types
 import pytest
 from pydantic import BaseModel
 
-import gpuspec.spec
+import gpuspec.model
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _spec_models() -> list[type[BaseModel]]:
     out: list[type[BaseModel]] = []
-    for info in pkgutil.iter_modules(gpuspec.spec.__path__):
-        module = importlib.import_module(f"gpuspec.spec.{info.name}")
+    for info in pkgutil.iter_modules(gpuspec.model.__path__):
+        module = importlib.import_module(f"gpuspec.model.{info.name}")
         out += [cls for cls in vars(module).values() if inspect.isclass(cls) and issubclass(cls, BaseModel)
                 and cls.__module__ == module.__name__]
     return out

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from gpuspec.cli.main import cli
-from gpuspec.spec.jsonschema import spec_schema
+from gpuspec.model.jsonschema import spec_schema
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,9 @@ from unittest import mock
 
 import pytest
 
+from gpuspec.history import revision as fleetrev
 from gpuspec.loader.yamlread import MAX_FILE_BYTES
 from gpuspec.pipeline.upgrade.apply import texts_at
-from gpuspec.plan import fleetrev
 from tests.audit.audit_cli import REPO
 from tests.upgrade.test_upgrade import Repo
 

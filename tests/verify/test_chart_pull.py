@@ -25,8 +25,8 @@ from click.testing import CliRunner
 from benchmarks.bench_verify import mini_chart_as
 from gpuspec.cli.verify_cmd import verify_command
 from gpuspec.findings import Finding
+from gpuspec.model.resolve import NGC_CHART_REPOSITORY, chart_repository
 from gpuspec.pipeline.verify import VerifyOptions, VerifyResult, verify_fleet
-from gpuspec.spec.resolve import NGC_CHART_REPOSITORY, chart_repository
 from gpuspec.verify.pull import is_chart_reference, pull_argv
 
 FIXTURES = Path(__file__).parent / "fixtures"

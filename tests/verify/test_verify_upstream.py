@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from gpuspec.loader.fleetload import load_fleet
-from gpuspec.spec.models import Fleet
-from gpuspec.spec.resolve import operator_version
+from gpuspec.model.models import Fleet
+from gpuspec.model.resolve import operator_version
 from gpuspec.verify import checks
 from gpuspec.verify.checks import Origin
 from gpuspec.verify.rendered import ClusterOutput, read_cluster_output

@@ -6,13 +6,13 @@ import subprocess
 from pathlib import Path
 
 from gpuspec.errors import GpuspecError
+from gpuspec.history.gitread import list_tree, relative_to_repo, repo_root, resolve_commit
+from gpuspec.history.revision import blob_texts
 from gpuspec.loader.fleetload import display_path
 from gpuspec.loader.safefile import UnsafeFile, check_write
 from gpuspec.pipeline.upgrade.check import digest, read_texts
 from gpuspec.pipeline.upgrade.edits import apply_edit, lookup, scalar_text, write_atomic
 from gpuspec.pipeline.upgrade.model import Step
-from gpuspec.plan.fleetrev import blob_texts
-from gpuspec.plan.gitread import list_tree, relative_to_repo, repo_root, resolve_commit
 
 
 def texts_at(fleet_dir: Path, rev: str) -> dict[str, str]:

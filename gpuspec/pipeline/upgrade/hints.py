@@ -10,9 +10,9 @@ from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
+from gpuspec.model.models import Fleet
+from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.pipeline.upgrade.model import Target
-from gpuspec.spec.models import Fleet
-from gpuspec.spec.resolve import effective_driver, operator_version
 
 
 def derived_target(base: Fleet, head: Fleet) -> tuple[tuple[str, ...], Target] | None:

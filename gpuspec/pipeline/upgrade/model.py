@@ -87,7 +87,7 @@ class StepChange:
 class Step:
     """One pull request of the plan: its spec edits, what rolls where, and what must hold before it starts.
 
-    ``duration_seconds`` is the worst-case rollout time (:mod:`gpuspec.plan.step_durations`; the clusters of a
+    ``duration_seconds`` is the worst-case rollout time (:mod:`gpuspec.rollout.step_durations`; the clusters of a
     step roll in parallel, so the longest); None with ``duration_text`` None when nothing restarts, and reports
     print it only when set.
     """

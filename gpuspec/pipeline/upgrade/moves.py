@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuspec.matrix import query
+from gpuspec.model.models import Cluster, DriverSource, Fleet, Pool
+from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.pipeline.upgrade.edits import KeyEdit, Scalar, lookup
 from gpuspec.pipeline.upgrade.model import Selection, Target
-from gpuspec.plan.driver_facts import resolved_driver_version
-from gpuspec.plan.impact import manages_driver
 from gpuspec.render.context import driver_mode
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, Pool
-from gpuspec.spec.resolve import effective_driver, operator_version
+from gpuspec.rollout.driver_facts import resolved_driver_version
+from gpuspec.rollout.impact import manages_driver
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,17 @@ from pathlib import Path
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix import query
+from gpuspec.model.models import Fleet
+from gpuspec.model.resolve import operator_version
 from gpuspec.pipeline.upgrade.check import Checker, digest, read_texts
 from gpuspec.pipeline.upgrade.model import Blocker, Selection, Step, StepChange, Target, UpgradePlan
 from gpuspec.pipeline.upgrade.moves import Move, State, movable_pools, norm_operator
 from gpuspec.pipeline.upgrade.search import Found, search
-from gpuspec.plan.diff import diff_fleets
-from gpuspec.plan.records import Change, ChangeKind, Disruption
-from gpuspec.plan.step_durations import step_duration
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.serialize import serialize
-from gpuspec.spec.models import Fleet
-from gpuspec.spec.resolve import operator_version
+from gpuspec.rollout.diff import diff_fleets
+from gpuspec.rollout.records import Change, ChangeKind, Disruption
+from gpuspec.rollout.step_durations import step_duration
 
 _QUIET = (ChangeKind.REGENERATED,)
 #: The exports `gpuspec gate` judges a promotion on (docs/pr-workflow.md, "Gating a promotion on live evidence").

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from gpuspec.history.gitread import list_tree, read_blobs
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
-from gpuspec.plan.gitread import list_tree, read_blobs
-from gpuspec.plan.records import Change, ChangeKind, Disruption
 from gpuspec.render.generator import STAMP_PATH, Regeneration, stamp_version
+from gpuspec.rollout.records import Change, ChangeKind, Disruption
 
 #: Rendered files whose change can restart operands when applied (Helm values and the GitOps objects).
 _RESTARTING = ("gpu-operator.values.yaml", "helmrelease.yaml")

@@ -18,11 +18,11 @@ from pydantic import BaseModel
 
 from gpuspec.errors import GpuspecError
 from gpuspec.kube.immutable import RefusedUpdate, refused_updates, rules_for_release, split_group
-from gpuspec.plan.records import Change, ChangeKind, Disruption
+from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.resolve import operator_version
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.filetree import YamlFile
-from gpuspec.spec.models import Cluster, Fleet
-from gpuspec.spec.resolve import operator_version
+from gpuspec.rollout.records import Change, ChangeKind, Disruption
 
 #: Name of the chart's default NVIDIADriver (templates/nvidiadriver.yaml of GPU Operator v26.7.0).
 CHART_DEFAULT_NVIDIADRIVER = "default"

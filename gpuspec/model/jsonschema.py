@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuspec.spec.models import Cluster, FleetSettings
+from gpuspec.model.models import Cluster, FleetSettings
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from gpuspec.spec.models import Cluster, FleetSettings
+from gpuspec.model.models import Cluster, FleetSettings
 
 
 def _type_name(annotation: Any) -> str:

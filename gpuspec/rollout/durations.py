@@ -34,9 +34,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuspec.errors import GpuspecError
-from gpuspec.plan.records import Disruption
+from gpuspec.model.models import Cluster, DriverSource, Fleet, IntOrPercent, Pool, RolloutSpec
 from gpuspec.render.context import ClusterContext, cluster_context
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, IntOrPercent, Pool, RolloutSpec
+from gpuspec.rollout.records import Disruption
 
 #: Chart default of ``driver.upgradePolicy.gpuPodDeletion.timeoutSeconds`` and ``drain.timeoutSeconds``
 #: (gpu-operator values.yaml v26.7.0; the NVIDIADriver CRD's ``default: 300`` for both).

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuspec.findings import DocPath
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror, Pool
-from gpuspec.spec.ownership import Owners, pool_hardware
-from gpuspec.spec.ownership import resolve as resolve_owners
+from gpuspec.model.models import Cluster, DriverSource, Fleet, Mirror, Pool
+from gpuspec.model.ownership import Owners, pool_hardware
+from gpuspec.model.ownership import resolve as resolve_owners
 
 #: Public chart repository of the GPU Operator (NGC).
 NGC_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"

@@ -15,12 +15,12 @@ from typing import Any
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.chartvalues import chart_index
-from gpuspec.plan.records import Change, ChangeKind, Disruption
+from gpuspec.model.models import Cluster, Fleet, Pool, ValueOverride
+from gpuspec.model.resolve import operator_version
 from gpuspec.render.acceptance_plan import planned_checks
 from gpuspec.render.facts import release_facts
 from gpuspec.render.poolresources import has_acceptance_check, pool_resources
-from gpuspec.spec.models import Cluster, Fleet, Pool, ValueOverride
-from gpuspec.spec.resolve import operator_version
+from gpuspec.rollout.records import Change, ChangeKind, Disruption
 
 
 @dataclass(frozen=True, slots=True)

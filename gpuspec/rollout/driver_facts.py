@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix import query
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, Mirror, Pool
-from gpuspec.spec.resolve import effective_driver, operator_version
+from gpuspec.model.models import Cluster, DriverSource, Fleet, Mirror, Pool
+from gpuspec.model.resolve import effective_driver, operator_version
 
 
 def mirrored(reference: str, mirror: Mirror | None) -> str:

@@ -10,9 +10,19 @@ from pydantic import BaseModel
 
 from gpuspec.findings import DocPath
 from gpuspec.matrix.query import nvidiadriver_crd_migration, parse_version
-from gpuspec.plan import driver_facts
-from gpuspec.plan.deviations import deviation_changes
-from gpuspec.plan.impact import (
+from gpuspec.model.models import Cluster, Fleet, MigSpec, MigStrategy, Pool, Tenant
+from gpuspec.model.resolve import (
+    MIG_CONFIG_LABEL,
+    EffectiveDriver,
+    effective_driver,
+    mig_config_value,
+    operator_version,
+    pool_path,
+)
+from gpuspec.render.context import driver_mode
+from gpuspec.rollout import driver_facts
+from gpuspec.rollout.deviations import deviation_changes
+from gpuspec.rollout.impact import (
     driver_rollback,
     managed_pools,
     manages_driver,
@@ -24,18 +34,8 @@ from gpuspec.plan.impact import (
     operator_rollback,
     reload_procedure,
 )
-from gpuspec.plan.operand_rolls import template_changes
-from gpuspec.plan.records import Change, ChangeKind, Dimension, Disruption
-from gpuspec.render.context import driver_mode
-from gpuspec.spec.models import Cluster, Fleet, MigSpec, MigStrategy, Pool, Tenant
-from gpuspec.spec.resolve import (
-    MIG_CONFIG_LABEL,
-    EffectiveDriver,
-    effective_driver,
-    mig_config_value,
-    operator_version,
-    pool_path,
-)
+from gpuspec.rollout.operand_rolls import template_changes
+from gpuspec.rollout.records import Change, ChangeKind, Dimension, Disruption
 
 
 def _shown(value: object) -> str:
@@ -404,7 +404,7 @@ class _Differ:
     def replacement(self, pool: Pool, impact: str) -> tuple[str, tuple[str, ...]]:
         """A pool's switch between compiled and precompiled drivers in NVIDIADriver mode: ``spec.usePrecompiled``
         is immutable, so it is a new NVIDIADriver and the old one's removal, not a rolling update."""
-        from gpuspec.plan.apiserver import CHART_DEFAULT_NVIDIADRIVER, refused_changes, replaced_objects
+        from gpuspec.rollout.apiserver import CHART_DEFAULT_NVIDIADRIVER, refused_changes, replaced_objects
 
         own = f"clusters/{self.new.name}/nvidiadriver-{pool.name}.yaml"
         pairs = [(a, b) for a, b in replaced_objects(self.base, self.old, self.head, self.new, "NVIDIADriver")

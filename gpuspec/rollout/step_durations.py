@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gpuspec.plan.durations import DurationEstimate, driver_scopes, estimate_targets
-from gpuspec.plan.records import Change, Disruption
-from gpuspec.plan.waves import Step
-from gpuspec.spec.models import Cluster, Fleet, MaintenanceWindow, Pool
+from gpuspec.model.models import Cluster, Fleet, MaintenanceWindow, Pool
+from gpuspec.rollout.durations import DurationEstimate, driver_scopes, estimate_targets
+from gpuspec.rollout.records import Change, Disruption
+from gpuspec.rollout.waves import Step
 
 #: How a cluster-wide part of a step is named among the pools.
 CLUSTER_WIDE = "(all pools)"

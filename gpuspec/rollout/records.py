@@ -164,9 +164,9 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     #: Cluster → the acceptance checks its change runs once synced (``pool (resource, …)``), and how they run.
     acceptance: dict[str, list[str]] = field(default_factory=dict)
-    #: Rendered objects the change removes per GitOps unit (:class:`gpuspec.plan.removals.Removal`).
+    #: Rendered objects the change removes per GitOps unit (:class:`gpuspec.rollout.removals.Removal`).
     removals: list[Any] = field(default_factory=list)
-    #: Step key ``(fleet wave, cluster, stage)`` → :class:`gpuspec.plan.step_durations.StepDuration`.
+    #: Step key ``(fleet wave, cluster, stage)`` → :class:`gpuspec.rollout.step_durations.StepDuration`.
     durations: dict[tuple[int, str, int], Any] = field(default_factory=dict)
     #: Cluster → its owner teams and the changed pools' own hardware teams (:func:`plan.owners.affected_owners`).
     owners: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -19,10 +19,10 @@ import yaml
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.chartintent import lookup
+from gpuspec.model.models import Cluster, Fleet
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.overlay import nvidia_driver
 from gpuspec.render.values import helm_values
-from gpuspec.spec.models import Cluster, Fleet
 
 #: Where the facts of this module come from (first line of the data file's source list), for reports.
 DATA_FILE = "gpuspec/plan/data/operand_pod_templates.yaml"
@@ -55,7 +55,7 @@ class TemplateData:
 @functools.cache
 def template_data() -> TemplateData:
     """The operand pod-template facts of ``data/operand_pod_templates.yaml``."""
-    text = resources.files("gpuspec.plan").joinpath("data/operand_pod_templates.yaml").read_text(encoding="utf-8")
+    text = resources.files("gpuspec.rollout").joinpath("data/operand_pod_templates.yaml").read_text(encoding="utf-8")
     raw = yaml.safe_load(text)
     return TemplateData(
         common=tuple(raw["common"]),

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpuspec.model.models import Fleet
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import DEVICE_PLUGIN_CONFIGMAP, MIG_CONFIGMAP
 from gpuspec.render.filetree import ClusterPlan, YamlFile
-from gpuspec.spec.models import Fleet
 
 #: What garbage collection (or the operator) takes with a removed object, by kind.
 CONSEQUENCES: dict[str, str] = {

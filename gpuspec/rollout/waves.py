@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuspec.plan.records import STAGE_CANARY, STAGE_CLUSTER, Change, Disruption, Plan
+from gpuspec.rollout.records import STAGE_CANARY, STAGE_CLUSTER, Change, Disruption, Plan
 
 FLEET = "(fleet)"
 

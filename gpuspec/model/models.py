@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, field_validator, model_validator
 
-from gpuspec.spec.ownership import Ownership, PoolOwnership, Team
-from gpuspec.spec.patterns import DNS_LABEL_PATTERN as DNS_LABEL_PATTERN
+from gpuspec.model.ownership import Ownership, PoolOwnership, Team
+from gpuspec.model.patterns import DNS_LABEL_PATTERN as DNS_LABEL_PATTERN
 
 API_VERSION = "gpuspec.io/v1alpha1"
 

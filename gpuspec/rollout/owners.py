@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gpuspec.plan.records import Change
-from gpuspec.spec.models import Fleet
-from gpuspec.spec.ownership import team_index
-from gpuspec.spec.resolve import cluster_owners, pool_owner
+from gpuspec.model.models import Fleet
+from gpuspec.model.ownership import team_index
+from gpuspec.model.resolve import cluster_owners, pool_owner
+from gpuspec.rollout.records import Change
 
 
 def _team(fleet: Fleet, name: str | None) -> dict[str, str] | None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpuspec.matrix import openshift as ocp
-from gpuspec.spec.models import Cluster, DriverSource, Fleet, Pool
-from gpuspec.spec.resolve import MIG_CONFIG_LABEL, is_air_gapped
+from gpuspec.model.models import Cluster, DriverSource, Fleet, Pool
+from gpuspec.model.resolve import MIG_CONFIG_LABEL, is_air_gapped
 
 
 def _flags(force: bool, delete_empty_dir: bool, selector: str = "") -> str:

@@ -18,12 +18,12 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.catalogue.validate import BAD_VALUE, FILE_UNUSABLE
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
+from gpuspec.history.gitread import TreeEntry, list_tree, read_blobs, resolve_commit
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, decode_utf8, node_to_data
-from gpuspec.plan.gitread import TreeEntry, list_tree, read_blobs, resolve_commit
+from gpuspec.model.models import Cluster, Fleet, FleetSettings
 from gpuspec.redaction import one_line
-from gpuspec.spec.models import Cluster, Fleet, FleetSettings
 
 
 @dataclass

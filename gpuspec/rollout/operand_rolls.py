@@ -1,18 +1,18 @@
 """Plan records for what the operator rolls that the spec-field records of a cluster do not already say (pure).
 
-The records of :mod:`gpuspec.plan.diff` are named after the spec field that changed.  This module asks the operator's
-question instead -- which operand pod templates change (:mod:`gpuspec.plan.podtemplates`) -- and adds a derived
+The records of :mod:`gpuspec.rollout.diff` are named after the spec field that changed.  This module asks the operator's
+question instead -- which operand pod templates change (:mod:`gpuspec.rollout.podtemplates`) -- and adds a derived
 ``pod-templates`` record wherever that is more disruptive than the cluster's records claim: a driver DaemonSet whose
 pod template changes reloads the driver on every node it runs on, whatever field caused it.
 """
 
 from __future__ import annotations
 
-from gpuspec.plan.impact import reload_procedure
-from gpuspec.plan.podtemplates import Roll, cluster_inputs, rolls
-from gpuspec.plan.records import Change, ChangeKind, Disruption
+from gpuspec.model.models import Cluster, Fleet
 from gpuspec.rollout.drivers import DriverLoss, cluster_driver_losses
-from gpuspec.spec.models import Cluster, Fleet
+from gpuspec.rollout.impact import reload_procedure
+from gpuspec.rollout.podtemplates import Roll, cluster_inputs, rolls
+from gpuspec.rollout.records import Change, ChangeKind, Disruption
 
 
 def _claims(own: list[Change]) -> tuple[bool, set[str], bool]:
