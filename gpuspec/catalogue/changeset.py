@@ -298,9 +298,13 @@ An operator or driver change reaches clusters of one fleet wave (`rollout.wave` 
 cluster of wave N takes it only when every cluster of an earlier wave already runs it at the base revision.
 
 - One change may not move clusters of two fleet waves: GitOps applies both at merge, whatever the waves say.
-- Operator: every cluster of an earlier wave runs the target release in the base.
-- Driver: every cluster of an earlier wave with pools of the same GPU product runs the target driver on one of
-  them in the base (clusters without that hardware do not hold the wave back).
+- Operator: every cluster of an earlier wave runs the target release, or a later one, in the base: an earlier
+  wave proves a release once it runs that release or one after it (it passed the gate there), so a wave that
+  went on to v26.7.0 does not hold a later wave's stepping stone v25.3.4 back.  (A rollback, a downgrade,
+  needs an earlier wave on exactly that release.)
+- Driver: every cluster of an earlier wave with pools of the same GPU product runs the target driver, or a later
+  one of the same source and module type, on one of them in the base (clusters without that hardware do not
+  hold the wave back).
 
 A cluster that deliberately stays behind takes a policy exception for GS821 on the later clusters.
 

@@ -106,6 +106,26 @@ def driver_downgrade(before: EffectiveDriver, after: EffectiveDriver) -> bool:
     return a is not None and b is not None and b < a
 
 
+def operator_proves(running: str | None, target: str) -> bool:
+    """True when a cluster running operator ``running`` has proven ``target`` for a later fleet wave: it runs that
+    release or a later one (it passed the gate there)."""
+    a, b = version_tuple(running), version_tuple(target)
+    return running == target or (a is not None and b is not None and a >= b)
+
+
+def driver_proves(running: EffectiveDriver, target: EffectiveDriver) -> bool:
+    """True when a pool running ``running`` has proven driver ``target``: the same driver (source, branch, version,
+    module type), or a later one of the same source and module type (a later branch, or a later version of it)."""
+    if driver_key(running) == driver_key(target):
+        return True
+    if (running.source, running.kernel_module_type) != (target.source, target.kernel_module_type):
+        return False
+    if running.branch and target.branch and running.branch != target.branch:
+        return running.branch.isdigit() and target.branch.isdigit() and int(running.branch) > int(target.branch)
+    a, b = version_tuple(running.version), version_tuple(target.version)
+    return a is not None and b is not None and a >= b
+
+
 class _Differ:
     """Compares one cluster of the base with the same cluster of the head."""
 

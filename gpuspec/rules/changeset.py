@@ -24,6 +24,7 @@ from gpuspec.matrix.query import nvidiadriver_crd_migration, upgrade_supported
 from gpuspec.model.models import Fleet
 from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.policy.load import LocatedException
+from gpuspec.rollout.diff import operator_proves
 from gpuspec.rollout.records import Change, ChangeKind, Dimension
 from gpuspec.rules.base import Problem, Rule, RuleContext
 
@@ -268,13 +269,15 @@ class CanaryFirst(ChangeSetRule):
             ahead = [
                 c.name for c in base.clusters
                 if (h := ctx.fleet.cluster(c.name)) is not None and h.rollout.wave < cluster.rollout.wave
-                and operator_version(base, c) == change.after
+                and (operator_version(base, c) == change.after or (
+                    change.kind is ChangeKind.OPERATOR_UPGRADE
+                    and operator_proves(operator_version(base, c), change.after)))
             ]
             if ahead:
                 continue
             yield Problem(
                 f"cluster {cluster.name!r} (wave {cluster.rollout.wave}) moves to operator {change.after} but no "
-                f"cluster of an earlier wave runs {change.after} in the base",
+                f"cluster of an earlier wave runs {change.after} (or a later release) in the base",
                 change.file or cluster.source_file, change.path,
                 hint=f"move a wave-{first_wave} (canary) cluster to {change.after} first, "
                 "this cluster in a later change",

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from gpuspec.catalogue import changeset as cat
 from gpuspec.model.models import Cluster, Fleet
 from gpuspec.model.resolve import EffectiveDriver, effective_driver, operator_version
+from gpuspec.rollout.diff import driver_proves, operator_proves
 from gpuspec.rollout.records import Change, ChangeKind
 from gpuspec.rules.base import Problem, Rule
 from gpuspec.rules.changeset import ChangeSetContext, ChangeSetRule
@@ -15,18 +16,13 @@ _MOVES = (ChangeKind.OPERATOR_UPGRADE, ChangeKind.OPERATOR_DOWNGRADE, ChangeKind
 _DOWNGRADES = (ChangeKind.OPERATOR_DOWNGRADE,)
 
 
-def _driver_key(driver: EffectiveDriver) -> tuple[object, ...]:
-    from gpuspec.rollout.diff import driver_key  # plan machinery only with --base
-
-    return driver_key(driver)
-
-
 def _runs_driver(fleet: Fleet, cluster: Cluster, product: str, target: EffectiveDriver) -> bool | None:
-    """True when a pool of ``product`` runs ``target``; None when the cluster has no pool of that product."""
+    """True when a pool of ``product`` runs ``target`` or a later driver (it has proven it); None when the cluster
+    has no pool of that product."""
     pools = [p for p in cluster.pools if p.gpu.product == product]
     if not pools:
         return None
-    return any(_driver_key(effective_driver(fleet, cluster, p)) == _driver_key(target) for p in pools)
+    return any(driver_proves(effective_driver(fleet, cluster, p), target) for p in pools)
 
 
 class FleetWavesInOrder(ChangeSetRule):
@@ -79,12 +75,15 @@ class FleetWavesInOrder(ChangeSetRule):
         else:
             if change.after is None:
                 return
-            behind = [c.name for c in earlier if operator_version(base, c) != change.after]
+            if change.kind is ChangeKind.OPERATOR_DOWNGRADE:
+                behind = [c.name for c in earlier if operator_version(base, c) != change.after]
+            else:
+                behind = [c.name for c in earlier if not operator_proves(operator_version(base, c), change.after)]
             what = f"operator {change.after}"
         if behind:
             yield Problem(
                 f"cluster {cluster.name!r} (fleet wave {cluster.rollout.wave}) moves to {what} before earlier-wave "
-                f"cluster(s) {', '.join(repr(n) for n in sorted(behind))} run it in the base",
+                f"cluster(s) {', '.join(repr(n) for n in sorted(behind))} run it (or a later one) in the base",
                 change.file or cluster.source_file, change.path,
                 hint="move the earlier waves first; a cluster that deliberately stays behind takes a GS821 exception",
             )

@@ -300,6 +300,26 @@ def test_gs821_fleet_waves_one_per_change_and_in_order(repo: FleetRepo) -> None:
     assert findings(repo, "GS821") == [], "no earlier-wave cluster has H100 pools to hold the wave back"
 
 
+def test_gs821_an_earlier_wave_ahead_proves_the_stepping_stone(repo: FleetRepo) -> None:
+    """Issue 44: staging (wave 1) went on to v26.7.0; the wave-2 cluster's first step is v26.3.3."""
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.7.0"
+    with repo.cluster("train-east") as data:
+        data["operator"].pop("channel", None)
+        data["operator"]["version"] = "v25.10.1"
+    repo.commit("infer-north on v26.7.0, train-east on v25.10.1")
+    with repo.cluster("train-east") as data:
+        data["operator"]["version"] = "v26.3.3"
+    assert findings(repo, "GS821") == [] and [f for f in findings(repo, "GS804") if "earlier wave" in f.message] == []
+    with repo.cluster("infer-north") as data:
+        data["operator"]["version"] = "v26.3.3"
+    repo.commit("infer-north rolled back to v26.3.3")
+    with repo.cluster("train-east") as data:
+        data["operator"]["version"] = "v26.7.0"
+    [behind] = findings(repo, "GS821")
+    assert "run it (or a later one) in the base" in behind.message
+
+
 def test_gs822_rollback_flag_lives_one_change(repo: FleetRepo) -> None:
     _operator_base(repo, "v26.7.0")
     with repo.cluster("infer-north") as data:
