@@ -67,3 +67,31 @@ def test_a_brownfield_cluster_reaches_v26_7_0_and_580(make_repo: Callable[..., R
     assert "version: v26.7.0" in text and 'version: "1.33"' in text and f'branch: "{branch}"' not in text
     for step in steps:
         assert step["disruption"] != "driver lost at once (no drain: GPU pods fail)", step["title"]
+
+
+def eks_host_drivers(repo: Repo) -> None:
+    """infer-north as an EKS cluster on v24.9.2 whose node images (the NVIDIA AMI) bring driver branch 560."""
+    brownfield("v24.9.2", "1.31", "550", "550.163.01")(repo)
+    text = repo.cluster("infer-north").read_text().replace("distribution: upstream", "distribution: eks")
+    text = text.replace('source: operator\n      branch: "550"\n      version: 550.163.01',
+                        'source: host\n      branch: "560"')
+    repo.cluster("infer-north").write_text(text)
+
+
+def test_host_driver_pools_are_planned_as_node_image_steps(make_repo: Callable[..., Repo]) -> None:
+    """Issue 44: never 'nothing to do' while a node image runs another branch; canary first, then pool waves."""
+    repo = make_repo(eks_host_drivers, own=False)
+    steps = walk(repo, "--cluster", "infer-north", "--driver-branch", "570")
+    assert [s["kind"] for s in steps] == ["node-image"] * 3
+    assert "pool(s) l40s-canary" in str(steps[0]["title"]) and "pool(s) t4-batch" in str(steps[2]["title"])
+    assert any("roll the node group(s) of pool(s) l40s-canary" in a for a in steps[0]["after"])  # type: ignore[attr-defined]
+    assert any("run a node image with driver branch 570" in b for b in steps[1]["before"])  # type: ignore[attr-defined]
+
+
+def test_host_driver_pools_move_before_a_release_that_drops_their_branch(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo(eks_host_drivers, own=False)
+    steps = walk(repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--kubernetes", "1.33",
+                 "--driver-branch", "580")
+    kinds = [s["kind"] for s in steps]
+    assert kinds.count("node-image") == 3 and kinds.index("operator") > max(
+        i for i, k in enumerate(kinds) if k == "node-image")

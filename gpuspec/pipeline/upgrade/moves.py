@@ -156,6 +156,24 @@ def driver_stages(fleet: Fleet, cluster: Cluster, branch: str | None, only: tupl
     return stages
 
 
+def host_pools_behind(cluster: Cluster, branch: str | None, only: tuple[str, ...] = ()) -> list[Pool]:
+    """The pools whose node image brings the driver (``driver.source: host``) and whose spec names another branch
+    than ``branch`` (or none: what the image runs is then unknown to the spec); ``only``: just these pools."""
+    if branch is None:
+        return []
+    return [p for p in cluster.pools if p.managed and p.driver.source is DriverSource.HOST
+            and p.driver.branch != branch and (not only or p.name in only)]
+
+
+def host_stages(cluster: Cluster, branch: str | None, only: tuple[str, ...] = ()) -> list[list[Pool]]:
+    """The host-driver pools still to move to ``branch``, in the order GS804 asks: the canary, then pool wave by
+    pool wave (each a node-image roll outside gpuspec)."""
+    behind = host_pools_behind(cluster, branch, only)
+    canary = [p for p in behind if p.name == cluster.rollout.canary_pool]
+    rest = [p for p in behind if p.name != cluster.rollout.canary_pool]
+    return ([canary] if canary else []) + [[p for p in rest if p.wave == w] for w in sorted({p.wave for p in rest})]
+
+
 def cluster_wide_driver(fleet: Fleet, cluster: Cluster) -> bool:
     """True when the cluster's drivers can only move together: ClusterPolicy management (one driver for every pool)
     on a release that cannot move a running cluster to per-pool NVIDIADriver resources (before v26.7.0)."""
@@ -207,7 +225,8 @@ def cluster_done(state: State, cluster: Cluster, target: Target) -> bool:
         return False
     if target.kubernetes and cluster.kubernetes.version != target.kubernetes:
         return False
-    return not driver_stages(fleet, cluster, target.driver_branch, target.pools) and not cluster.operator.rollback
+    return (not driver_stages(fleet, cluster, target.driver_branch, target.pools)
+            and not host_pools_behind(cluster, target.driver_branch, target.pools) and not cluster.operator.rollback)
 
 
 def channel_done(state: State, selection: Selection, target: Target) -> bool:
@@ -238,6 +257,7 @@ def remaining(state: State, selection: Selection, target: Target, relax: bool = 
         hops = operator_hops(operator_version(state.fleet, cluster), target.operator)
         hops += kubernetes_hops(cluster.kubernetes.version, target.kubernetes)
         hops += driver_hops(state.fleet, cluster, target, relax)
+        hops += len(host_stages(cluster, target.driver_branch, target.pools))
         by_wave[cluster.rollout.wave] = max(by_wave.get(cluster.rollout.wave, 0), hops)
     channel = state.fleet.channel(selection.channel)
     extra = int(
@@ -407,6 +427,26 @@ def _cluster_moves(
                     False,
                 )
             yield Move("driver-management", title, (name,), (switch,), False)
+    # node images that bring the driver: rolled outside gpuspec, the spec then names what they run
+    images = host_stages(cluster, branch, target.pools)
+    if branch and images:
+        behind = images[0]
+        image_edits = []
+        for p in behind:
+            index = cluster.pool_position(p)
+            image_edits.append(_set(state, file, ("pools", index, "driver", "branch"), branch,
+                                    f"pools[{p.name}].driver.branch"))
+            if lookup(state.texts[file], file, ("pools", index, "driver", "version")) is not None:
+                image_edits.append(_set(state, file, ("pools", index, "driver", "version"), None,
+                                        f"pools[{p.name}].driver.version"))
+        yield Move(
+            "node-image",
+            f"{name}: node image of pool(s) {', '.join(p.name for p in behind)} with driver branch {branch} "
+            "(rolled outside gpuspec)",
+            (name,),
+            tuple(image_edits),
+            True,
+        )
     # pin release-default drivers before the operator moves them
     if following is not None:
         unpinned = [p for p in movable_pools(cluster) if effective_driver(fleet, cluster, p).version is None]

@@ -244,12 +244,28 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
                 for e in previous.edits
                 if e.shown == "kubernetes.version"
             ]
+            needs += [
+                f"the nodes of {e.shown.split(']', 1)[0].removeprefix('pools[')} in "
+                f"{e.file.removeprefix('clusters/').removesuffix('.yaml')} run a node image with driver branch "
+                f"{e.value} (rolled outside gpuspec after step {number - 1})"
+                for e in previous.edits
+                if "node-image" in previous.kind.split("+") and e.shown.endswith(".driver.branch")
+            ]
         after: list[str] = []
         if "kubernetes" in move.kind.split("+"):
             version = next((str(e.value) for e in move.edits if e.shown == "kubernetes.version"), "")
             after.append(
                 f"upgrade the control plane and nodes to Kubernetes {version} (outside gpuspec), then "
                 "`gpuspec audit` the nodes"
+            )
+        if "node-image" in move.kind.split("+"):
+            pools = sorted({e.shown.split("]", 1)[0].removeprefix("pools[") for e in move.edits
+                            if e.shown.startswith("pools[")})
+            branch = next((str(e.value) for e in move.edits if e.shown.endswith(".driver.branch")), "")
+            after.append(
+                f"roll the node group(s) of pool(s) {', '.join(pools)} to a node image with driver branch {branch} "
+                "(outside gpuspec: the node image's release notes name its driver), then `gpuspec gate` the "
+                "pool(s) with the nodes' export"
             )
         if "driver-management" in move.kind.split("+"):
             after.append(
@@ -327,7 +343,8 @@ def plan_upgrade(
         if isinstance(result, Blocker):
             return UpgradePlan(selection, target, blocker=result, checked=checker.checked)
         notes = tuple(
-            f"{p.name} in {name}: driver.source host, the node image brings its driver (outside gpuspec)"
+            f"{p.name} in {name}: driver.source host, the node image brings its driver (rolled outside gpuspec in "
+            "the node-image steps; the spec names the branch it runs)"
             for name in selection.clusters
             if (c := start.fleet.cluster(name)) is not None and target.driver_branch
             for p in c.pools
