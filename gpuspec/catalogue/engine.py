@@ -76,7 +76,11 @@ EXCEPTION_UNUSED = Entry(
     doc="""
 A policy exception matches no finding: the problem is fixed or the scope is wrong.
 
-Only reported when every rule the exception names is enabled.
+Each rule of an exception is judged on its own: when the exception still accepts findings of some of its rules,
+every rule that accepts nothing is reported at its line (`rules: [GS202, GS302]` once the MIG layout is written:
+GS302 at its place in the list), so a stale id does not hide behind a live one.
+
+Only reported for rules that ran: enabled, and the change-set rules (GS8xx) only under `lint --base`.
 """,
     tags=("engine", "policy"),
 )

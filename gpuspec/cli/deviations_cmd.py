@@ -82,33 +82,58 @@ def render_markdown(data: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(out)
 
 
+def _where(record: dict[str, Any]) -> str:
+    """The spec path of an accepted finding, else the scope the exception or suppression covers."""
+    return str(record.get("path") or record.get("scope") or "")
+
+
+def _accepted_by(record: dict[str, Any]) -> str:
+    """Where the exception (``file (exceptions.0)``) or the inline suppression (``file:12``) is written."""
+    by = record.get("acceptedBy")
+    if not by:
+        return ""
+    return f"{by['file']}:{by['line']}" if "line" in by else f"{by['file']} ({by['path']})"
+
+
+def _kind(record: dict[str, Any]) -> str:
+    return "inline suppression" if record.get("kind") == "suppression" else "policy exception"
+
+
 def render_accepted_text(accepted: dict[str, list[dict[str, Any]]]) -> str:
-    """Plain text of the findings policy exceptions accept, one block per finding (empty when none)."""
+    """Plain text of everything exceptions and inline suppressions accept, one block each (empty when none)."""
     t = terminal
     lines: list[str] = []
     for name, records in accepted.items():
         lines.append(f"{t(name)}: {len(records)} accepted finding(s)")
         for r in records:
-            lines.append(f"  {t(r['rule'])} {t(r['path'])}: {t(r['message'])}")
+            lines.append(f"  {t(r['rule'])} {t(_where(r))}: {t(r['message'])}")
             lines.append(f"    reason: {t(r['reason'])}")
-            lines.append(f"    owner: {t(str(r.get('owner', '-')))}, expires: {t(str(r.get('expires', '-')))}")
-            if "acceptedBy" in r:
-                lines.append(f"    accepted by: {t(r['acceptedBy']['file'])} ({t(r['acceptedBy']['path'])})")
+            if r.get("kind") == "suppression":
+                lines.append("    owner: none, expires: never (inline suppression)")
+            else:
+                lines.append(f"    owner: {t(str(r.get('owner', '-')))}, expires: {t(str(r.get('expires', '-')))}")
+            if r.get("acceptedBy"):
+                lines.append(f"    accepted by: {t(_kind(r))} {t(_accepted_by(r))}")
     return "\n".join(lines) + "\n" if lines else ""
 
 
 def render_accepted_markdown(accepted: dict[str, list[dict[str, Any]]]) -> str:
-    """A Markdown table per cluster of the findings policy exceptions accept (empty when none)."""
+    """A Markdown table per cluster of everything exceptions and inline suppressions accept (empty when none)."""
     if not accepted:
         return ""
     out = ["# Accepted findings", ""]
     for name, records in accepted.items():
-        out += [f"## {escape.code(name)}", "", "| Finding | Path | What | Reason | Owner | Expires |",
-                "| --- | --- | --- | --- | --- | --- |"]
+        out += [f"## {escape.code(name)}", "",
+                "| Finding | Where | What | Reason | Owner | Expires | Accepted by |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in records:
+            where = escape.code(r["path"]) if r.get("path") else escape.text(_where(r))
+            suppression = r.get("kind") == "suppression"
             out.append(" | ".join([
-                f"| {escape.code(r['rule'])}", escape.code(r["path"]), escape.text(r["message"]),
-                escape.text(r["reason"]), escape.text(str(r.get("owner", ""))), escape.text(str(r.get("expires", ""))),
+                f"| {escape.code(r['rule'])}", where, escape.text(r["message"]), escape.text(r["reason"]),
+                "none (inline)" if suppression else escape.text(str(r.get("owner", ""))),
+                "never" if suppression else escape.text(str(r.get("expires", ""))),
+                escape.text(_kind(r)) + (" " + escape.code(_accepted_by(r)) if r.get("acceptedBy") else ""),
             ]) + " |")
         out.append("")
     return "\n".join(out)
@@ -125,9 +150,10 @@ def deviations_command(fleet_dir: Path, policies_dir: Path, output_format: str, 
 
     A deviation is a chart value (cluster `overrides`) or NVIDIADriver field (pool
     `driverOverrides`) set by hand: path, value, the chart's default, reason, owner
-    and ticket. Findings policy exceptions accept (out-of-support state with an
-    owner and an expiry) are listed after them. The fleet is validated first;
-    errors exit 1, unusable input 2.
+    and ticket. Everything the fleet accepts is listed after them: the findings
+    policy exceptions accept (rule, scope, owner, expiry, reason), every other
+    rule of a live exception, and every inline suppression with its reason.
+    The fleet is validated first; errors exit 1, unusable input 2.
     """
     prepared = prepared_or_exit(fleet_dir, policies_dir, "deviations", render=False, today=today)
     fleet = prepared.validation.fleet

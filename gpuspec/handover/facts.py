@@ -380,12 +380,19 @@ class _Builder:
         return out
 
     def accepted(self) -> list[dict[str, Any]]:
-        """The findings policy exceptions accept in this cluster: rule, what is out of line, owner, until when."""
-        return [{
-            "rule": a.get("rule") or "", "message": a.get("message") or "", "path": a.get("path") or "",
-            "reason": a.get("reason") or "", "owner": a.get("owner") or "", "expires": a.get("expires") or "",
-            "source": "{file} ({path})".format(**a["acceptedBy"]) if a.get("acceptedBy") else "",
-        } for a in self.plan.accepted]
+        """Everything this cluster accepts: the findings policy exceptions accept, every other rule of its live
+        exceptions and its inline suppressions -- rule, where, what, reason, owner, until when, written where."""
+        out = []
+        for a in self.plan.accepted:
+            by = a.get("acceptedBy") or {}
+            source = (f"{by['file']}:{by['line']}" if "line" in by else f"{by['file']} ({by['path']})") if by else ""
+            out.append({
+                "rule": a.get("rule") or "", "message": a.get("message") or "", "path": a.get("path") or "",
+                "scope": a.get("scope") or "", "suppression": a.get("kind") == "suppression",
+                "reason": a.get("reason") or "", "owner": a.get("owner") or "", "expires": a.get("expires") or "",
+                "source": source,
+            })
+        return out
 
     def acceptance_jobs(self) -> list[dict[str, Any]]:
         """The rendered acceptance Jobs: per pool, what each container requests and how the GitOps tool runs it."""

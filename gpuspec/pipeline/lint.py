@@ -16,7 +16,7 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Suppressed
 from gpuspec.loader.fleetload import LoadResult, load_fleet
 from gpuspec.loader.positions import locate_findings
-from gpuspec.model.models import Fleet
+from gpuspec.model.models import Cluster, Fleet
 from gpuspec.policy.acceptance import decide, utc_today
 from gpuspec.policy.custom import custom_entry, custom_findings
 from gpuspec.policy.load import Place, Policy, load_policy
@@ -140,9 +140,11 @@ def lint_load(
     today: date | None = None,
     base_rev: str | None = None,
     base_fleet: Fleet | None = None,
+    context: Sequence[Cluster] = (),
 ) -> LintResult:
     """Lint an already loaded fleet as :func:`lint_fleet` does; with ``base_fleet`` (and no ``base_rev``) the
-    change-set rules judge the change from that in-memory fleet (``gpuspec upgrade`` checks its steps so)."""
+    change-set rules judge the change from that in-memory fleet (``gpuspec upgrade`` checks its steps so), with
+    ``context`` the clusters outside both that the step leaves as they are."""
     fleet = load.fleet
     if fleet is None:
         return LintResult(mark_sensitive(locate_findings(load.findings), load.raw), usable=False, rule_docs={},
@@ -168,7 +170,7 @@ def lint_load(
     elif base_fleet is not None:
         from gpuspec.rules.changeset_memory import memory_changeset_context
 
-        changeset = memory_changeset_context(base_fleet, fleet, exceptions=policy.exceptions)
+        changeset = memory_changeset_context(base_fleet, fleet, exceptions=policy.exceptions, context=context)
     findings.extend(_run_rules(fleet, load.raw, policy, changeset))
     custom_ids = {c.rule.id for c in policy.custom_rules}
 
@@ -176,8 +178,13 @@ def lint_load(
         """Rules ``gpuspec rules`` lists and custom rules."""
         return rule_id in policy.rules or rule_id in custom_ids
 
+    def ran(rule_id: str) -> bool:
+        """Rules that ran: the enabled ones, the change-set rules only with a base."""
+        entry = CATALOGUE.get(rule_id)
+        return policy.enabled(rule_id) and (changeset is not None or entry is None or entry.stage != "change set")
+
     decision = decide(fleet, findings, policy, today or utc_today(), suppressions=read_suppressions(load.raw),
-                      known=known, report_unused=True)
+                      known=known, report_unused=True, ran=ran)
     kept = _restamp(decision.findings, policy)
     result = mark_sensitive(kept, load.raw)
     suppressed = decision.suppressed

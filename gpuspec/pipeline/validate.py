@@ -13,7 +13,8 @@ from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import LoadResult, load_fleet
 from gpuspec.model.models import Fleet
 from gpuspec.policy.acceptance import Accepted, decide, exception_problems, utc_today
-from gpuspec.policy.load import BUILTIN_DEFAULT, BUILTIN_PACKS_DIR, Place, Policy, load_policy
+from gpuspec.policy.load import BUILTIN_DEFAULT, BUILTIN_PACKS_DIR, LocatedException, Place, Policy, load_policy
+from gpuspec.policy.records import exception_records, suppression_records
 from gpuspec.rules.airgap import NoCredentialsInSpec
 from gpuspec.rules.base import RuleContext, run_rule
 from gpuspec.rules.matrix import matrix_findings
@@ -34,6 +35,10 @@ class ValidationResult:
     accepted: list[Accepted] = field(default_factory=list)
     #: False when a policy pack of the fleet cannot be used (its findings are in ``findings``).
     policy_usable: bool = True
+    #: The policy exceptions that accept findings today (whatever validate saw of their rules).
+    exceptions: list[LocatedException] = field(default_factory=list)
+    #: Custom rule id → title (the policy's own rules, which suppressions and exceptions may name).
+    custom_rules: dict[str, str] = field(default_factory=dict)
 
     @property
     def fleet(self) -> Fleet | None:
@@ -41,10 +46,17 @@ class ValidationResult:
         return self.load.fleet
 
     def accepted_records(self, fleet: Fleet, cluster: str) -> list[dict[str, Any]]:
-        """Records of the findings accepted in ``cluster`` (for its rendered output), in report order."""
-        return [a.record() for a in self.accepted
-                if a.finding.file is not None and (c := fleet.cluster_from_file(a.finding.file)) is not None
-                and c.name == cluster]
+        """Records of everything ``cluster`` accepts (for its rendered output and ``deviations``): the findings
+        exceptions accept, in report order; every other rule of its live exceptions; its inline suppressions
+        (:mod:`gpuspec.policy.records`)."""
+        accepted = [a for a in self.accepted
+                    if a.finding.file is not None and (c := fleet.cluster_from_file(a.finding.file)) is not None
+                    and c.name == cluster]
+        records = exception_records(cluster, accepted, self.exceptions, self.custom_rules)
+        spec = fleet.cluster(cluster)
+        if spec is not None:
+            records += suppression_records(spec, self.custom_rules, self.custom_rules)
+        return records
 
     @property
     def usable(self) -> bool:
@@ -109,7 +121,8 @@ def validate_fleet(fleet_dir: Path, policies_dir: Path | None = None,
     for check in fleet_checks():
         findings.extend(check(fleet, policy.as_of))
     decision = decide(fleet, findings, policy, today or utc_today())
-    return ValidationResult(load, decision.findings, decision.accepted)
+    return ValidationResult(load, decision.findings, decision.accepted, exceptions=decision.live,
+                            custom_rules={c.rule.id: c.rule.title for c in policy.custom_rules})
 
 
 def exception_findings(fleet_dir: Path, policies_dir: Path | None, today: dt.date | None = None) -> list[Finding]:

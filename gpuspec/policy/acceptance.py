@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuspec.catalogue import CATALOGUE, POLICY_STAGES
@@ -124,6 +124,8 @@ class Decision:
 
     findings: list[Finding]
     accepted: list[Accepted]
+    #: The exceptions that accept findings today (refused ids dropped), in pack order.
+    live: list[LocatedException] = field(default_factory=list)
 
     @property
     def suppressed(self) -> list[Suppressed]:
@@ -210,16 +212,18 @@ def decide(
     suppressions: Sequence[Suppression] | None = None,
     known: Callable[[str], bool] | None = None,
     report_unused: bool = False,
+    ran: Callable[[str], bool] | None = None,
 ) -> Decision:
     """Split ``findings`` into those reported and those accepted, and add the problems of the acceptances.
 
     ``suppressions``: the inline directives to honour (lint reads them; None: none — validate and render
     produce no finding a directive may accept).  ``known`` says which ids a directive may name at all (others
-    are GS007).  ``report_unused``: report exceptions and directives that accept nothing (GS004, GS006) —
-    only where every enabled rule ran (lint).
+    are GS007).  ``report_unused``: report exceptions and directives that accept nothing (GS004, GS006), and
+    each rule of a used exception that accepts nothing (GS004 at that rule) — only where every enabled rule ran
+    (lint); ``ran`` says which ids ran (default: the enabled ones).
     """
     live, problems = exception_problems(policy, today)
-    used: set[int] = set()
+    used: dict[int, set[str]] = {}
     kept: list[Finding] = []
     accepted: list[Accepted] = []
     for finding in findings:
@@ -228,19 +232,12 @@ def decide(
         if hit is None:
             kept.append(finding)
             continue
-        used.add(hit)
+        used.setdefault(hit, set()).add(finding.rule_id)
         exc = live[hit].exception
         assert isinstance(exc.expires, dt.date)
         accepted.append(Accepted(finding, EXTERNAL, exc.reason, exc.owner, exc.expires, live[hit].place))
     if report_unused:
-        for index, located in enumerate(live):
-            if index in used or not all(policy.enabled(r) for r in located.exception.rules):
-                continue
-            why = scope_problem(fleet, located)
-            problems.append(EXCEPTION_UNUSED.finding(
-                f"exception for {', '.join(located.exception.rules)} in {_where(located)} matches no finding"
-                + (f": {why}" if why else ""),
-                located.place.file, located.place.path, hint="remove the exception, or fix its rules/cluster/pool"))
+        problems.extend(_unused_exceptions(fleet, policy, live, used, ran or policy.enabled))
     located_kept = locate_findings(kept)
     accepted = _located(accepted)
     if suppressions:
@@ -253,7 +250,38 @@ def decide(
         problems.extend(directive_problems)
         accepted.extend(Accepted(s.finding, IN_SOURCE, s.justification) for s in inline)
     accepted.sort(key=lambda a: a.finding.sort_key())
-    return Decision(sorted([*located_kept, *locate_findings(problems)], key=Finding.sort_key), accepted)
+    return Decision(sorted([*located_kept, *locate_findings(problems)], key=Finding.sort_key), accepted, live)
+
+
+def _unused_exceptions(fleet: Fleet, policy: Policy, live: Sequence[LocatedException], used: dict[int, set[str]],
+                       ran: Callable[[str], bool]) -> list[Finding]:
+    """GS004 for every live exception that accepts nothing, and for every rule of a used exception that accepts
+    nothing while its other rules still do (at that rule's line: ``rules: [GS202, GS302]`` once GS302 is fixed)."""
+    problems: list[Finding] = []
+    written = {located.place: located.exception.rules for located in policy.exceptions}
+    for index, located in enumerate(live):
+        rules = located.exception.rules
+        hits = used.get(index)
+        if hits is None:
+            if not all(ran(r) for r in rules):
+                continue
+            why = scope_problem(fleet, located)
+            problems.append(EXCEPTION_UNUSED.finding(
+                f"exception for {', '.join(rules)} in {_where(located)} matches no finding"
+                + (f": {why}" if why else ""),
+                located.place.file, located.place.path, hint="remove the exception, or fix its rules/cluster/pool"))
+            continue
+        original = written.get(located.place, rules)
+        for rule_id in rules:
+            if rule_id in hits or not ran(rule_id):
+                continue
+            position = original.index(rule_id) if rule_id in original else rules.index(rule_id)
+            problems.append(EXCEPTION_UNUSED.finding(
+                f"exception for {', '.join(rules)} in {_where(located)} accepts no {rule_id} finding any more "
+                f"(its other rules still match: {', '.join(sorted(hits))})",
+                located.place.file, (*located.place.path, "rules", position),
+                hint=f"remove {rule_id} from the exception's rules"))
+    return problems
 
 
 def _key(finding: Finding) -> tuple[Any, ...]:
