@@ -34,7 +34,7 @@ from gpuspec.handover.documents import (
 from gpuspec.loader.files import YAML_SUFFIXES
 from gpuspec.model.models import Fleet
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
-from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_files, entries_digest, fleet_entries
+from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_files, fleet_entries
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import cluster_context
 from gpuspec.render.filestate import FileState
@@ -145,7 +145,7 @@ class Prepared:
 def expected_bytes(plan: RenderPlan) -> dict[str, bytes]:
     """Every output file's exact bytes, keyed by path relative to the output folder."""
     with _no_cyclic_gc():
-        return {path: serialize(spec, digest) for path, (digest, spec) in plan.files().items()}
+        return {path: serialize(spec) for path, (_, spec) in plan.files().items()}
 
 
 #: Per cluster name, the records of the findings policy exceptions accept there.
@@ -190,7 +190,7 @@ def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], hand
         plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file),
                                (accepted or {}).get(name, ()))
         for path, spec in plan.files.items():
-            out.files[path] = serialize(spec, plan.digest)
+            out.files[path] = serialize(spec)
         out.images[plan.name] = plan.images
         out.paths[plan.name] = list(plan.files)
         if handover is not None:
@@ -258,22 +258,21 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     for name, part in reused.items():
         out.summaries[name] = part.brief
     if only is None:
-        add_fleet_files(out, fleet, inputs, handover)
+        add_fleet_files(out, fleet, handover)
     return out
 
 
-def add_fleet_files(out: Rendered, fleet: Fleet, inputs: InputDigests, handover: HandoverSettings | None,
+def add_fleet_files(out: Rendered, fleet: Fleet, handover: HandoverSettings | None,
                     entries: Iterable[BootstrapEntry] | None = None) -> None:
     """Add the fleet-wide files to ``out``, which holds every cluster's part (rendered or reused): the bootstrap
     objects and (with ``handover``) the fleet index of the handover documents.  ``entries``: what the bootstrap
     objects take from each cluster, in the fleet's order, when ``fleet`` does not hold its clusters."""
     entries = list(entries) if entries is not None else fleet_entries(fleet)
-    digest = entries_digest(inputs.for_shared(), entries)
     for path, doc in bootstrap_files(fleet, entries).items():
-        out.files[path] = serialize(YamlFile((doc,)), digest)
+        out.files[path] = serialize(YamlFile((doc,)))
     if handover is not None:
         out.files[INDEX_FILE] = index_document(fleet, [out.summaries[name] for name in sorted(out.summaries)],
-                                               inputs.for_shared(), handover)
+                                               handover)
 
 
 def render_clusters(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,

@@ -108,7 +108,7 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
     rendered = None
     if fleetwide is not None and report.usable:
         rendered = fleetwide.out
-        add_fleet_files(rendered, base, inputs, handover, [fleetwide.entries[i] for i in sorted(fleetwide.entries)])
+        add_fleet_files(rendered, base, handover, [fleetwide.entries[i] for i in sorted(fleetwide.entries)])
     validation = ValidationResult(LoadResult(base if report.usable else None), report.findings)
     return ChunkedPrepared(Prepared(validation, rendered), report)
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gpuspec.catalogue import changeset as cat
 from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix.query import nvidiadriver_crd_migration, upgrade_supported
-from gpuspec.model.models import Fleet
+from gpuspec.model.models import Cluster, Fleet
 from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.policy.load import LocatedException
 from gpuspec.rollout.diff import operator_proves
@@ -51,6 +51,15 @@ class ChangeSetContext(RuleContext):
     rendered_rel: str = "rendered"
     exceptions: tuple[LocatedException, ...] = field(default=())
     regeneration: Regeneration | None = None
+    #: Clusters outside ``base`` and ``fleet`` that the change leaves as they are (``gpuspec upgrade`` judges a step
+    #: on the clusters it moves): the fleet-wide rules (fleet waves) count them as they run.
+    context: tuple[Cluster, ...] = ()
+
+    def unchanged_or_head(self) -> list[tuple[Cluster, Cluster]]:
+        """Every cluster as (base, head) pairs: those in both fleets, and the unchanged context clusters."""
+        base = self.base
+        pairs = [(c, h) for c in (base.clusters if base is not None else []) if (h := self.fleet.cluster(c.name))]
+        return pairs + [(c, c) for c in self.context]
 
 
 class ChangeSetRule(Rule):
@@ -261,14 +270,14 @@ class CanaryFirst(ChangeSetRule):
     def _operator(self, ctx: ChangeSetContext, base: Fleet) -> Iterator[Problem]:
         if not ctx.fleet.clusters:
             return
-        first_wave = min(c.rollout.wave for c in ctx.fleet.clusters)
+        first_wave = min(c.rollout.wave for c in [*ctx.fleet.clusters, *ctx.context])
         for change in _changes(ctx, ChangeKind.OPERATOR_UPGRADE, ChangeKind.OPERATOR_DOWNGRADE):
             cluster = ctx.fleet.cluster(change.cluster or "")
             if cluster is None or cluster.rollout.wave <= first_wave or change.after is None:
                 continue
             ahead = [
-                c.name for c in base.clusters
-                if (h := ctx.fleet.cluster(c.name)) is not None and h.rollout.wave < cluster.rollout.wave
+                c.name for c, h in ctx.unchanged_or_head()
+                if h.rollout.wave < cluster.rollout.wave
                 and (operator_version(base, c) == change.after or (
                     change.kind is ChangeKind.OPERATOR_UPGRADE
                     and operator_proves(operator_version(base, c), change.after)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuspec.model.models import Fleet
+from gpuspec.model.models import Cluster, Fleet
 from gpuspec.policy.load import LocatedException
 from gpuspec.rollout.diff import diff_fleets
 from gpuspec.rules.changeset import ChangeSetContext
@@ -17,9 +17,11 @@ def memory_changeset_context(
     exceptions: Sequence[LocatedException] = (),
     changed_files: Sequence[str] = (),
     base_rev: str = "the previous step",
+    context: Sequence[Cluster] = (),
 ) -> ChangeSetContext:
     """The context the GS8xx rules judge the change from ``base`` to ``head`` in: as ``lint --base`` builds it,
-    with the changed files given (spec files only: nothing under rendered/ changes in a planned step)."""
+    with the changed files given (spec files only: nothing under rendered/ changes in a planned step).  ``context``:
+    the clusters of the fleet outside ``base`` and ``head``, which the step leaves as they are."""
     return ChangeSetContext(
         fleet=head,
         params={},
@@ -28,4 +30,5 @@ def memory_changeset_context(
         changes=tuple(diff_fleets(base, head)),
         changed_files=tuple(changed_files),
         exceptions=tuple(exceptions),
+        context=tuple(context),
     )

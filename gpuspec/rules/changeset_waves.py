@@ -64,8 +64,7 @@ class FleetWavesInOrder(ChangeSetRule):
         cluster = ctx.fleet.cluster(change.cluster or "")
         if cluster is None:
             return
-        earlier = [c for c in base.clusters if (h := ctx.fleet.cluster(c.name)) is not None
-                   and h.rollout.wave < cluster.rollout.wave]
+        earlier = [c for c, h in ctx.unchanged_or_head() if h.rollout.wave < cluster.rollout.wave]
         if change.kind is ChangeKind.DRIVER:
             if change.pool is None or change.derived or (pool := cluster.pool(change.pool)) is None:
                 return

@@ -15,6 +15,7 @@ from gpuspec.loader.files import cluster_files
 from gpuspec.loader.fleetload import display_path, load_fleet
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.loader.yamlread import MAX_FILE_BYTES
+from gpuspec.model.models import Cluster
 from gpuspec.pipeline.lint import lint_load
 from gpuspec.pipeline.upgrade.edits import write_atomic
 from gpuspec.pipeline.upgrade.moves import State
@@ -75,6 +76,9 @@ class Checker:
         self._states: dict[str, State | None] = {}
         self._verdicts: dict[tuple[str, str], Verdict] = {}
         self._start_findings: list[Finding] = []
+        #: The clusters the search does not move (set once the selection is known): candidate steps are linted on
+        #: the selected clusters only, these stand for the rest of the fleet in the fleet-wide rules.
+        self.context: tuple[Cluster, ...] = ()
 
     def _write(self, texts: Mapping[str, str]) -> None:
         for name in set(self._written) - set(texts):
@@ -110,8 +114,10 @@ class Checker:
             self.policies_dir,
             today=self.today,
             base_fleet=base.fleet if base is not None else None,
+            context=self.context,
         )
-        state = State(dict(texts), load.fleet, self.fleet_dir) if load.fleet is not None and result.usable else None
+        state = (State(dict(texts), load.fleet, self.fleet_dir, self.context)
+                 if load.fleet is not None and result.usable else None)
         return state, result.findings
 
     def start(self, texts: Mapping[str, str]) -> Verdict:
@@ -121,6 +127,19 @@ class Checker:
         if state is not None:
             self._states[digest(texts)] = state
         return Verdict(state, errors, ())
+
+    def narrow(self, start: State, clusters: tuple[str, ...]) -> State:
+        """The state of ``start`` holding fleet.yaml and the cluster files of ``clusters`` only; the other clusters
+        become the context every later step is judged with (they do not change)."""
+        keep = {start.file_of(c) for c in start.fleet.clusters if c.name in clusters}
+        texts = {name: text for name, text in start.texts.items() if not name.startswith("clusters/") or name in keep}
+        self.context = tuple(c for c in start.fleet.clusters if c.name not in clusters)
+        self._write(texts)
+        names = [n.split("/", 1)[1] for n in texts if n.startswith("clusters/")]
+        fleet = load_fleet(self.fleet_dir, only=names).fleet
+        if fleet is None:
+            raise GpuspecError("the selected clusters do not load on their own")
+        return State(dict(texts), fleet, self.fleet_dir, self.context)
 
     def step(self, base: State, texts: Mapping[str, str], clusters: tuple[str, ...]) -> Verdict:
         """Lint the step from ``base`` to ``texts`` (remembered per pair of states) and render its clusters."""

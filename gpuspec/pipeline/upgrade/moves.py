@@ -43,6 +43,8 @@ class State:
     texts: Mapping[str, str]
     fleet: Fleet
     fleet_dir: Path
+    #: The clusters of the fleet the search does not move (not in ``fleet``, unchanged by every step).
+    context: tuple[Cluster, ...] = ()
 
     def file_of(self, cluster: Cluster) -> str:
         """The file of ``cluster`` relative to the fleet folder."""
@@ -281,8 +283,9 @@ def front(state: State, selection: Selection, target: Target) -> list[Cluster]:
     return [c for c in todo if c.rollout.wave == wave]
 
 
-def _channel_users(fleet: Fleet, name: str) -> list[str]:
-    return [c.name for c in fleet.clusters if c.operator.channel == name]
+def _channel_users(state: State, name: str) -> list[str]:
+    """Every cluster that follows channel ``name``: in the searched fleet and in its context."""
+    return [c.name for c in (*state.fleet.clusters, *state.context) if c.operator.channel == name]
 
 
 def cluster_moves(
@@ -332,7 +335,7 @@ def _cluster_moves(
         edit: KeyEdit | None = None
         if channel is None:
             edit = _set(state, file, ("operator", "version"), following, "operator.version")
-        elif set(_channel_users(fleet, channel)) <= movers:
+        elif set(_channel_users(state, channel)) <= movers:
             index = channel_index(fleet, channel)
             edit = _set(
                 state, state.settings_file, ("channels", index, "operator"), following, f"channels[{channel}].operator"
@@ -474,7 +477,7 @@ def _cluster_moves(
         following is not None
         and channel_name
         and not cluster.operator.version
-        and not set(_channel_users(fleet, channel_name)) <= movers
+        and not set(_channel_users(state, channel_name)) <= movers
     ):
         yield _detach(state, cluster, file)
     # join the channel again once it names what the cluster runs (a channel's upgrade)
@@ -535,7 +538,7 @@ def channel_moves(state: State, selection: Selection, target: Target) -> Iterato
     if (
         target.operator
         and norm_operator(channel.operator) != norm_operator(target.operator)
-        and not _channel_users(fleet, channel.name)
+        and not _channel_users(state, channel.name)
     ):
         edits.append(
             _set(

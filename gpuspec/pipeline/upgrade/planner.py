@@ -208,8 +208,10 @@ def _duration(fleet: Fleet, title: str, changes: Sequence[Change]) -> tuple[int 
     return longest.total.seconds, longest.total.text, windows
 
 
-def build_steps(start: State, found: Found) -> tuple[Step, ...]:
-    """The numbered steps of a path, with what each changes, disrupts, and needs first."""
+def build_steps(start: State, found: Found, fleet_texts: Mapping[str, str] | None = None) -> tuple[Step, ...]:
+    """The numbered steps of a path, with what each changes, disrupts, and needs first; ``fleet_texts``: the spec
+    texts of the whole fleet at the start, when the search held the selected clusters only (each step's starting
+    state is then the whole fleet's, as `--apply` reads it)."""
     steps: list[Step] = []
     before_state = start
     for number, (move, state, verdict) in enumerate(
@@ -286,7 +288,7 @@ def build_steps(start: State, found: Found) -> tuple[Step, ...]:
                 before=tuple(needs),
                 after=tuple(after),
                 warnings=verdict.warnings,
-                starts_from=digest(before_state.texts),
+                starts_from=digest({**(fleet_texts or {}), **before_state.texts}),
                 duration_seconds=seconds,
                 duration_text=duration,
                 windows=windows,
@@ -339,6 +341,9 @@ def plan_upgrade(
         blocked = _unreachable(start.fleet, selection, target)
         if blocked is not None:
             return UpgradePlan(selection, target, blocker=blocked)
+        # The whole fleet passed lint; every candidate step is linted on the selected clusters only.
+        fleet_texts = start.texts
+        start = checker.narrow(start, selection.clusters)
         result = search(checker, start, selection, target)
         if isinstance(result, Blocker):
             return UpgradePlan(selection, target, blocker=result, checked=checker.checked)
@@ -350,4 +355,5 @@ def plan_upgrade(
             for p in c.pools
             if p.driver.source.value == "host"
         )
-        return UpgradePlan(selection, target, steps=build_steps(start, result), notes=notes, checked=checker.checked)
+        return UpgradePlan(selection, target, steps=build_steps(start, result, fleet_texts), notes=notes,
+                           checked=checker.checked)
