@@ -228,7 +228,7 @@ def decide(
     accepted: list[Accepted] = []
     for finding in findings:
         scope = finding_scope(fleet, finding)
-        hit = next((i for i, e in enumerate(live) if covers(e, finding, scope)), None)
+        hit = next((i for i, e in enumerate(live) if covers(e, finding, scope, fleet)), None)
         if hit is None:
             kept.append(finding)
             continue

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 from gpuspec.findings import Finding
 from gpuspec.model.models import Fleet
+from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.policy.load import LocatedException
+from gpuspec.policy.pack_models import AcceptedValues
 
 ANY_CLUSTER = "*"
 
@@ -34,14 +36,38 @@ def finding_scope(fleet: Fleet, finding: Finding) -> Scope:
     return Scope(cluster.name, pool)
 
 
-def covers(located: LocatedException, finding: Finding, scope: Scope) -> bool:
-    """True when the exception covers the finding (rule, cluster and pool match)."""
+def covers(located: LocatedException, finding: Finding, scope: Scope, fleet: Fleet | None = None) -> bool:
+    """True when the exception covers the finding: rule, cluster and pool match and, with ``fleet``, the cluster
+    (pool) runs the values the exception is bound to (:class:`~gpuspec.policy.pack_models.AcceptedValues`)."""
     exc = located.exception
     if finding.rule_id not in exc.rules:
         return False
     if exc.cluster != ANY_CLUSTER and exc.cluster != scope.cluster:
         return False
-    return exc.pool is None or exc.pool == scope.pool
+    if exc.pool is not None and exc.pool != scope.pool:
+        return False
+    return fleet is None or exc.values is None or runs_values(fleet, exc.values, scope)
+
+
+def runs_values(fleet: Fleet, values: AcceptedValues, scope: Scope) -> bool:
+    """True when the finding's cluster (and pool) runs every value of ``values`` (a fleet.yaml finding: never)."""
+    cluster = fleet.cluster(scope.cluster) if scope.cluster is not None else None
+    if cluster is None:
+        return False
+    if values.operator is not None and _release(operator_version(fleet, cluster)) != _release(values.operator):
+        return False
+    if values.kubernetes is not None and cluster.kubernetes.version != values.kubernetes:
+        return False
+    if values.driver_branch is not None:
+        pools = [p for p in cluster.pools if scope.pool is None or p.name == scope.pool]
+        running = {effective_driver(fleet, cluster, p).branch for p in pools if p.driver.source.value != "host"}
+        if running != {values.driver_branch}:
+            return False
+    return True
+
+
+def _release(version: str | None) -> str | None:
+    return None if version is None else version if version.startswith("v") else f"v{version}"
 
 
 def scope_problem(fleet: Fleet, located: LocatedException) -> str | None:

@@ -43,6 +43,18 @@ class RuleSetting(PolicyModel):
     params: dict[str, Any] = Field(default_factory=dict, description="Parameter values (merged over inherited).")
 
 
+class AcceptedValues(PolicyModel):
+    """What the exception's cluster (or pool) runs while it accepts findings: the adopted state it was written
+    for.  Another release, Kubernetes minor or driver branch is not accepted by it."""
+
+    operator: str | None = Field(default=None, description="GPU Operator release the cluster runs (e.g. v24.9.2).")
+    kubernetes: str | None = Field(default=None, description='Kubernetes minor the cluster runs (e.g. "1.31").')
+    driver_branch: str | None = Field(
+        default=None, alias="driverBranch",
+        description="Driver branch the pool runs (with pool:), or every operator-managed pool of the cluster runs.",
+    )
+
+
 class PolicyException(PolicyModel):
     """A time-boxed, owned exception for some rules in one cluster (or pool)."""
 
@@ -55,6 +67,11 @@ class PolicyException(PolicyModel):
     reason: str = Field(min_length=1, description="Why the finding is accepted.")
     expires: date | Placeholder = Field(
         description='Last day the exception applies (YYYY-MM-DD); a "TODO..." placeholder accepts nothing.'
+    )
+    values: AcceptedValues | None = Field(
+        default=None,
+        description="Accept only while the cluster (pool) runs these values, the state it was adopted in "
+        "(gpuspec import writes them); absent: whatever it runs.",
     )
 
 

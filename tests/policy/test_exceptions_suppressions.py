@@ -184,3 +184,16 @@ def test_custom_rule_mistakes(tmp_path: Path) -> None:
     assert not result.usable
     assert [(f.rule_id, f.line, f.column) for f in result.findings] == [
         ("GS002", 6, 10), ("GS002", 7, 48), ("GS002", 8, 78)]  # at the offending value, not the schema key
+
+
+def test_an_exception_bound_to_adopted_values_accepts_nothing_else(tmp_path: Path) -> None:
+    """Issue 44: an exception import wrote for Kubernetes 1.31 on v26.7.0 does not accept 1.31 on another release,
+    nor another minor: a change that brings a new violation is an error although the rule id is excepted."""
+    bound = _exception("GS204", "c1", "2026-12-31") + "    values: {operator: v26.7.0, kubernetes: '1.31'}\n"
+    assert [g for g in _run(tmp_path, "GS204", "exceptions:\n" + bound) if g[0] in ("GS204", "GS004")] == []
+    elsewhere = bound.replace("operator: v26.7.0", "operator: v26.3.3")
+    assert [g[0] for g in _run(tmp_path, "GS204", "exceptions:\n" + elsewhere) if g[0] == "GS204"] == ["GS204"]
+    minor = bound.replace("kubernetes: '1.31'", "kubernetes: '1.30'")
+    assert [g[0] for g in _run(tmp_path, "GS204", "exceptions:\n" + minor) if g[0] == "GS204"] == ["GS204"]
+    branch = _exception("GS204", "c1", "2026-12-31") + "    values: {driverBranch: '999'}\n"
+    assert [g[0] for g in _run(tmp_path, "GS204", "exceptions:\n" + branch) if g[0] == "GS204"] == ["GS204"]
