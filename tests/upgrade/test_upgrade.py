@@ -233,6 +233,9 @@ def test_in_place_edits() -> None:
     assert "    wave: 1\n    mig:\n      strategy: none\n" in added
     removed = apply_edit(text, KeyEdit("c.yaml", ("kind",), None, "Cluster", "k"))
     assert "kind" not in removed and removed.startswith("# head\npools:")
+    adopted = "operator:\n  version: v24.9.2  # from the cluster: helm release gpu-operator\n  namespace: x\n"
+    moved = apply_edit(adopted, KeyEdit("c.yaml", ("operator", "version"), "v25.3.4", "v24.9.2", "o"))
+    assert moved == "operator:\n  version: v25.3.4\n  namespace: x\n"  # import's provenance is no longer true
 
 
 def test_edits_and_lookups_of_one_text_share_its_parse_without_changing_it() -> None:

@@ -206,11 +206,24 @@ def apply_edit(text: str, edit: KeyEdit) -> str:
             return "".join(lines)
         line = lines[line_no]
         end = _scalar_end(line, col)
-        lines[line_no] = line[:col] + _like(line[col:end], edit.value) + line[end:]
+        lines[line_no] = line[:col] + _like(line[col:end], edit.value) + _without_provenance(line[end:])
         return "".join(lines)
     if edit.value is None:
         return text
     return _insert(lines, node, str(last), edit.value)
+
+
+#: The comment `gpuspec import` puts after a value it read from the running cluster (audit/draft.py).
+PROVENANCE = "# from the cluster:"
+
+
+def _without_provenance(rest: str) -> str:
+    """The rest of an edited value's line without import's provenance comment: the value no longer comes from the
+    cluster, so the comment would be untrue."""
+    at = rest.find(PROVENANCE)
+    if at < 0:
+        return rest
+    return rest[:at].rstrip() + rest[len(rest.rstrip("\r\n")):]
 
 
 def _first_key_inline(node: CommentedMap, key: str, lines: list[str]) -> bool:
