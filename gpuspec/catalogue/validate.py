@@ -269,6 +269,37 @@ Passing: the same setting as a cluster override of a `driver.*` chart value, or 
     tags=("deviations",),
 )
 
+CONSUMER_REFUSES = Entry(
+    id="GS136",
+    title="Value its consumer cannot parse",
+    severity=Severity.ERROR,
+    rationale=(
+        "A string that validates in gpuspec's schema reaches a program that parses it: the driver upgrade "
+        "controller's pod selectors (a label selector the API server parses for every pod list), the maintenance "
+        "window's time zone, and each string an override writes into the chart's values or an NVIDIADriver "
+        "(durations, quantities, selectors, image parts, names). gpuspec checks each as its consumer parses it "
+        "(gpuspec/kube/data/rendered-fields.yaml names the consumer of every rendered field); a value the consumer "
+        "refuses fails only at upgrade time (nodes left cordoned in upgrade-failed) or on every sync."
+    ),
+    doc="""
+Consumers and their documented behaviour (each check's accepted and refused values are in
+`gpuspec/kube/data/consumers.yaml`):
+
+- label selectors: apimachinery `labels.Parse` (`app=training`, `env in (prod, staging),!canary`; refused:
+  `app in prod`, `app=training tier=batch`, `count>three`);
+- time zones: the IANA tz database (`Europe/Berlin`; refused: `Europe/Berln`, `CEST`);
+- Prometheus durations (`dcgmExporter.serviceMonitor.interval`: `30s`, `1h30m`; refused: `1.5h`, `30`);
+- quantities (`*.resources`: `500m`, `32Gi`; refused: `1GB`, `32gi`, `-1`).
+
+Failing: `rollout.waitForCompletion.podSelector: app in training`, `rollout.window.timeZone: Europe/Berln`, an
+override `dcgmExporter.serviceMonitor.interval: 1.5m`. Passing: `app in (training)`, `Europe/Berlin`, `90s`.
+""",
+    tags=("deviations", "upgrades"),
+    source="apimachinery v0.35.2 pkg/labels/selector.go (Parse); NVIDIA k8s-operator-libs pkg/upgrade (drain and "
+    "wait-for-completion pod lists); IANA tz database (zoneinfo); prometheus/common model/time.go (ParseDuration); "
+    "apimachinery pkg/api/resource/quantity.go (ParseQuantity)",
+)
+
 
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
@@ -291,4 +322,5 @@ ENTRIES: tuple[Entry, ...] = (
     OVERRIDE_REPEATED_PATH,
     OVERRIDE_UNVERIFIED,
     OVERRIDE_NO_NVIDIADRIVER,
+    CONSUMER_REFUSES,
 )

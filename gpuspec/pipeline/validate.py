@@ -17,6 +17,7 @@ from gpuspec.policy.load import BUILTIN_DEFAULT, BUILTIN_PACKS_DIR, LocatedExcep
 from gpuspec.policy.records import exception_records, suppression_records
 from gpuspec.rules.airgap import NoCredentialsInSpec
 from gpuspec.rules.base import RuleContext, run_rule
+from gpuspec.rules.consumers import consumer_findings
 from gpuspec.rules.matrix import matrix_findings
 from gpuspec.rules.overrides import override_findings
 from gpuspec.rules.references import reference_findings
@@ -76,7 +77,8 @@ def policy_pack_names(policies_dir: Path | None) -> set[str] | None:
 
 def fleet_checks() -> list[FleetCheck]:
     """The checks that run on every usable fleet after the reference checks."""
-    return [matrix_findings, lambda fleet, _when: override_findings(fleet)]
+    return [matrix_findings, lambda fleet, _when: override_findings(fleet),
+            lambda fleet, _when: consumer_findings(fleet)]
 
 
 def credential_findings(fleet: Fleet, raw: Mapping[str, Any]) -> list[Finding]:
