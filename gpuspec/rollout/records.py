@@ -34,7 +34,7 @@ _RANK = {"none": 0, "operand-restart": 1, "driver-reload": 2, "mig-repartition":
 _LABEL = {
     "none": "no disruption",
     "operand-restart": "operand restart",
-    "driver-reload": "driver reload (GPU pods evicted, drain)",
+    "driver-reload": "driver reload (GPU pods evicted; nodes drained as rollout.drain says)",
     "mig-repartition": "MIG repartition (GPUs must be idle)",
     "driver-lost": "driver lost at once (no drain: GPU pods fail)",
 }

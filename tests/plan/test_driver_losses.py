@@ -62,3 +62,15 @@ def test_a_selector_that_stops_matching_and_a_switch_back_to_the_clusterpolicy(r
     back = driver_losses(base, _loaded(repo))
     assert {loss.pool for loss in back} == {"l40s-canary", "l40s", "t4-batch"}
     assert all("back from NVIDIADriver resources to the ClusterPolicy" in loss.why for loss in back)
+
+
+def test_a_reload_without_drain_is_not_called_a_drain(repo: FleetRepo) -> None:
+    """Issue 44: a step said both 'drain' (its class) and 'drain disabled' (its procedure)."""
+    with repo.cluster("infer-north") as data:
+        data["rollout"]["drain"] = {"enable": False}
+    repo.commit("no drain")
+    with repo.cluster("infer-north") as data:
+        pool(data, "l40s-canary")["driver"] = {"source": "operator", "branch": "595", "version": "595.91.07"}
+    [reload] = [c for c in repo.changes() if c.pool == "l40s-canary" and c.disruption is Disruption.DRIVER_RELOAD]
+    assert "no drain (drain disabled)" in reload.impact
+    assert "drain)" not in reload.disruption.label and "as rollout.drain says" in reload.disruption.label
