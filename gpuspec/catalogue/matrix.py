@@ -594,6 +594,27 @@ Passing: the same pool with `driver.source: host`, or an Ubuntu pool with `drive
     "per driver installer)",
 )
 
+NOTE_RULES_OUT = Entry(
+    id="GS224",
+    title="An NVIDIA support note rules out the pool's combination",
+    severity=Severity.ERROR,
+    rationale="Some notes of the platform-support pages restrict a cell of the matrix rather than describe it: the "
+    "combination lints clean against the tables, but the component it needs does not exist for it, so the driver "
+    "pods fail on every node of the pool.",
+    doc="""
+gpuspec reads every note of its support-matrix data (`gpuspec/matrix/data/notes-ledger.yaml` says, for each, the
+rule that reads it or why it is informational); the notes that restrict a combination are known issues with
+`restricts: true` in `gpuspec/matrix/data/domain.yaml`, reported here as errors.
+
+Failing: a GH200 pool (Grace, arm64) on RHEL 9 with the operator's non-precompiled driver container on 26.7.0
+("Non-precompiled driver containers for RHEL 9.2/9.4/9.6/9.7/9.8 are x86 only (not ARM)"). Passing: the same pool on
+Ubuntu 24.04, or an x86 pool (H100) on RHEL 9.
+""",
+    tags=("support-matrix", "driver"),
+    source="cloud-native-docs gpu-operator/platform-support.rst (notes under Supported Operating Systems and "
+    "Kubernetes Platforms) at the release-line docs tags of gpuspec/matrix/data/platforms.yaml",
+)
+
 #: This area's entries, in id order.
 ENTRIES: tuple[Entry, ...] = (
     CANNOT_VERIFY_PLATFORM,
@@ -620,6 +641,7 @@ ENTRIES: tuple[Entry, ...] = (
     CANNOT_VERIFY_RUNTIME,
     RUNTIME_SETTING_CONTRADICTED,
     MANAGED_PLATFORM_DRIVER,
+    NOTE_RULES_OUT,
     *openshift.ENTRIES,
     *operations.ENTRIES,  # lint rules of gpuspec/rules/operations.py, not support-matrix views
     CANNOT_VERIFY_MIG,

@@ -589,6 +589,11 @@ class KnownIssue(_Model):
     releases_note: str | None = None
     when: KnownIssueWhen
     note: str
+    #: The note rules the combination out (an error, GS224), rather than describing a fragile one (GS220).
+    restricts: bool = False
+    source: str | None = None
+    #: A regular expression one note of each listed release's line matches in the reference (platform os_notes).
+    reference_pattern: str | None = None
 
 
 class DomainData(_Model):

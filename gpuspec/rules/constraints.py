@@ -243,16 +243,20 @@ def _pool_matches(issue: KnownIssue, fleet: Fleet, cluster: Cluster, pool: Pool,
 def known_issues(
     fleet: Fleet, cluster: Cluster, release_version: str, tag: str, vfile: str, vpath: DocPath, res: Sink
 ) -> None:
-    """A warning per known issue of the release that applies to the cluster (or to one of its pools)."""
+    """A warning per known issue of the release that applies to the cluster (or to one of its pools); an error
+    (GS224) per issue whose note rules the combination out."""
     for issue in q.known_issues(release_version):
+        entry = cat.NOTE_RULES_OUT if issue.restricts else cat.KNOWN_ISSUE
+        hint = (f"NVIDIA does not ship this combination ({issue.source or 'support-matrix note'}): change the OS, "
+                "the driver source or the GPU of the pool") if issue.restricts else None
         if _matches(issue, fleet, cluster, None, release_version):
-            res.add(cat.KNOWN_ISSUE, f"GPU Operator {tag}: {issue.note}", vfile, vpath)
+            res.add(entry, f"GPU Operator {tag}: {issue.note}", vfile, vpath, hint)
             continue
         for index, pool in enumerate(cluster.pools):
             if _matches(issue, fleet, cluster, pool, release_version):
                 res.add(
-                    cat.KNOWN_ISSUE, f"GPU Operator {tag}, pool {pool.name!r}: {issue.note}", cluster.source_file,
-                    ("pools", index),
+                    entry, f"GPU Operator {tag}, pool {pool.name!r}: {issue.note}", cluster.source_file,
+                    ("pools", index), hint,
                 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +177,14 @@ def _release_notes(reference: dict[str, Any]) -> dict[str, list[str]]:
 def test_known_issues_are_quoted_from_the_release_notes(reference: dict[str, Any]) -> None:
     notes = _release_notes(reference)
     cross_line = reference["platforms"]["cross_line_notes"]
+    os_notes = {line["line"]: line.get("os_notes") or [] for line in reference["platforms"]["lines"]}
     for issue in load_matrix().domain.known_issues:
+        if issue.restricts and issue.reference_pattern is not None and issue.releases != "any":
+            # A restriction the platform-support notes state: every listed release's line carries the note.
+            for version in issue.releases:
+                line = ".".join(version.split(".")[:2])
+                assert any(re.search(issue.reference_pattern, n) for n in os_notes[line]), (issue.id, line)
+            continue
         listed = [v for v, facts in notes.items() if issue.note in facts]
         if issue.releases == "any" and issue.note in cross_line:
             continue  # a note the reference keeps across release lines (e.g. the RHEL 8 SELinux limitation)
