@@ -34,7 +34,9 @@ matrix, every image the cluster's GPU Operator release pins (operator,
 validator, driver, toolkit, device plugin, DCGM, MIG manager, … and the
 Node Feature Discovery subchart image when `operator.operands.nfd` is on)
 and checks that the image's registry is a key of the mirror's
-`registries` map in `fleet.yaml`.  It also reports a mirror whose
+`registries` map in `fleet.yaml`; on OpenShift also `registry.redhat.io`, the registry of the OpenShift CLI
+image gpuspec's InstallPlan approval Job runs (rendered through the mirror, with its pull secrets, and
+listed in `images.txt`).  It also reports a mirror whose
 target prefix is itself a public registry, since such a "mirror" still
 reaches the internet.  Releases the matrix does not know are left to the
 support-matrix checks.

@@ -18,6 +18,7 @@ from gpuspec.matrix.chartintent import chart_intent
 from gpuspec.matrix.chartspec import ChartSpec, chart_spec, defaults_tree
 from gpuspec.matrix.chartvalues import chart_index
 from gpuspec.render.context import ClusterContext
+from gpuspec.render.operand_images import rewrite
 from gpuspec.render.overlay import AFTER_CRDS, KEEP_NAMESPACE, metadata
 
 #: Name of the ClusterPolicy NVIDIA's OpenShift procedure creates (CSV alm-examples).
@@ -181,7 +182,7 @@ def installplan_approval(ctx: ClusterContext) -> list[dict[str, Any]]:
     if openshift_version is None:
         raise GpuspecError(f"cluster {ctx.name}: OpenShift clusters need kubernetes.openshiftVersion (the approval Job "
                            "runs the OpenShift CLI image of that release)")
-    image = f"{CLI_IMAGE}:v{ocp.openshift_minor(openshift_version)}"
+    image = rewrite(f"{CLI_IMAGE}:v{ocp.openshift_minor(openshift_version)}", ctx.mirror)
     rbac_wave = {"argocd.argoproj.io/sync-wave": "-1"}
     job_name = f"approve-{csv}".replace(".", "-")[:63].rstrip("-")
     hook = {
@@ -203,6 +204,7 @@ def installplan_approval(ctx: ClusterContext) -> list[dict[str, Any]]:
          "spec": {
              "backoffLimit": 2,
              "template": {"spec": {
+                 **({"imagePullSecrets": [{"name": s} for s in ctx.pull_secrets]} if ctx.pull_secrets else {}),
                  "serviceAccountName": APPROVER,
                  "restartPolicy": "Never",
                  "containers": [{
@@ -230,4 +232,5 @@ def openshift_images(ctx: ClusterContext) -> dict[str, str]:
     refs = [f"{CLI_IMAGE}:v{ocp.openshift_minor(version)}", ocp.catalog_image(version, ocp.olm().catalog_index)]
     if ctx.cluster.operator.operands.nfd:
         refs.append(ocp.catalog_image(version, ocp.nfd().catalog_index))
-    return {ref: ref for ref in refs}
+    # The approval Job pulls through the mirror like every operand; the catalog indexes are what oc-mirror copies.
+    return {ref: rewrite(ref, ctx.mirror) if ref.startswith(CLI_IMAGE + ":") else ref for ref in refs}

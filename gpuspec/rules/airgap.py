@@ -10,6 +10,7 @@ from gpuspec.catalogue import airgap as cat
 from gpuspec.matrix.query import component_images
 from gpuspec.model.models import DriverSource
 from gpuspec.model.resolve import operator_version, pool_path
+from gpuspec.render.openshift import CLI_IMAGE
 from gpuspec.rules.base import Problem, Rule, RuleContext
 from gpuspec.rules.common import air_gapped, host_of, is_public_host, mirror_index
 from gpuspec.rules.secrets import scan_files
@@ -40,6 +41,10 @@ class MirrorCoversRegistries(Rule):
                 if not _covered(image.repository, list(mirror.registries)):
                     host = host_of(image.repository) or image.repository
                     missing.setdefault(host, []).append(component)
+            openshift = cluster.kubernetes.distribution.value == "openshift"
+            if openshift and not _covered(CLI_IMAGE, list(mirror.registries)):
+                # gpuspec's InstallPlan approval Job runs Red Hat's OpenShift CLI image (render/openshift.py).
+                missing.setdefault(host_of(CLI_IMAGE) or CLI_IMAGE, []).append("the InstallPlan approval Job (ose-cli)")
             for host, components in sorted(missing.items()):
                 yield Problem(
                     f"operator {version} pulls {', '.join(components)} from {host}, "

@@ -170,3 +170,15 @@ def test_verify_builds_and_validates_the_olm_objects(tmp_path: Path, shared_dir:
     assert any("Subscription" in f.message and "installPlanApproval" in f.message for f in broken.findings), [
         (f.rule_id, f.message) for f in broken.findings]
     assert built == broken.clusters[0].objects
+
+
+def test_airgapped_approval_job_pulls_the_cli_image_through_the_mirror(tmp_path: Path) -> None:
+    settings = example_settings()
+    settings["mirrors"][0]["registries"]["registry.redhat.io"] = "harbor.dc-north.acme.internal/redhat"
+    plan = compile_dir(write_fleet(tmp_path, [_ocp_cluster(mirror="dc-north")], settings=settings))
+    job = _by_kind(_docs(plan, "clusters/ocp/olm/installplan-approval.yaml"))["Job"]
+    pod = job["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == "harbor.dc-north.acme.internal/redhat/openshift4/ose-cli:v4.19"
+    assert pod["imagePullSecrets"] == [{"name": "harbor-dc-north-pull"}]
+    assert plan.clusters[0].images["registry.redhat.io/openshift4/ose-cli:v4.19"] == (
+        "harbor.dc-north.acme.internal/redhat/openshift4/ose-cli:v4.19")
