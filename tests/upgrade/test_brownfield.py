@@ -95,3 +95,11 @@ def test_host_driver_pools_move_before_a_release_that_drops_their_branch(make_re
     kinds = [s["kind"] for s in steps]
     assert kinds.count("node-image") == 3 and kinds.index("operator") > max(
         i for i, k in enumerate(kinds) if k == "node-image")
+
+
+def test_no_path_names_the_options_that_would_open_one(make_repo: Callable[..., Repo]) -> None:
+    """Without --driver-branch, branch 550 blocks v26.3: the blocker says which option opens a path."""
+    repo = make_repo(brownfield("v24.9.2", "1.31", "550", "550.163.01"), own=False)
+    result = repo.run("upgrade", "--cluster", "infer-north", "--operator", "v26.7.0", "--kubernetes", "1.33")
+    assert result.code == 1 and "GS207" in result.out
+    assert "to open a path: --driver-branch with a branch GPU Operator v26.7.0 lists (610, 595, 580, 535)" in result.out

@@ -145,10 +145,13 @@ class Blocker:
 
     reached: str
     moves: tuple[tuple[str, tuple[str, ...]], ...]
+    #: Options of `gpuspec upgrade` that would open a path (e.g. a driver branch the target release lists).
+    options: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The blocker as JSON-ready data."""
-        return {"reached": self.reached, "moves": [{"move": m, "findings": list(f)} for m, f in self.moves]}
+        return {"reached": self.reached, "moves": [{"move": m, "findings": list(f)} for m, f in self.moves],
+                "options": list(self.options)}
 
 
 @dataclass(frozen=True)

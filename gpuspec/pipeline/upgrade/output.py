@@ -23,6 +23,7 @@ def render_text(plan: UpgradePlan) -> str:
         for move, findings in plan.blocker.moves:
             lines.append(f"  - {t(move)}")
             lines += [f"      {t(f)}" for f in findings]
+        lines += [f"  to open a path: {t(o)}" for o in plan.blocker.options]
         return "\n".join(lines) + "\n"
     if not plan.steps:
         lines.append("nothing to do: the selected clusters run the target")
@@ -66,6 +67,7 @@ def render_markdown(plan: UpgradePlan) -> str:
         for move, findings in plan.blocker.moves:
             out.append(f"- {m(move)}")
             out += [f"  - {m(f)}" for f in findings]
+        out += [f"- To open a path: {m(o)}" for o in plan.blocker.options]
         return "\n".join(out) + "\n"
     if not plan.steps:
         return "\n".join([*out, "Nothing to do: the selected clusters run the target.", ""])

@@ -208,6 +208,26 @@ def _duration(fleet: Fleet, title: str, changes: Sequence[Change]) -> tuple[int 
     return longest.total.seconds, longest.total.text, windows
 
 
+def opening_options(blocker: Blocker, target: Target) -> tuple[str, ...]:
+    """The options of `gpuspec upgrade` that would open a path where the blocker's findings say the target
+    release drops what the clusters run: a driver branch (GS207) or a Kubernetes minor (GS204) it lists."""
+    found = " ".join(f for _, findings in blocker.moves for f in findings)
+    release = query.release(target.operator) if target.operator else None
+    if release is None:
+        return ()
+    out: list[str] = []
+    if "GS207" in found and target.driver_branch is None:
+        branches = sorted({d.branch for d in release.drivers.versions}, key=int, reverse=True)
+        out.append(f"--driver-branch with a branch GPU Operator {target.operator} lists ({', '.join(branches)}): the "
+                   "drivers move while the running release still lists both")
+    if "GS204" in found and target.kubernetes is None:
+        out.append(f"--kubernetes with a minor GPU Operator {target.operator} supports on the cluster's distribution "
+                   f"(`gpuspec matrix {target.operator}` lists them)")
+    if "GS202" in found or "GS204" in found or "GS207" in found:
+        out.append("or a policy exception (owner, reason, expiry, values) for the state in between (docs/lint.md)")
+    return tuple(out)
+
+
 def build_steps(start: State, found: Found, fleet_texts: Mapping[str, str] | None = None) -> tuple[Step, ...]:
     """The numbered steps of a path, with what each changes, disrupts, and needs first; ``fleet_texts``: the spec
     texts of the whole fleet at the start, when the search held the selected clusters only (each step's starting
@@ -346,6 +366,7 @@ def plan_upgrade(
         start = checker.narrow(start, selection.clusters)
         result = search(checker, start, selection, target)
         if isinstance(result, Blocker):
+            result = replace(result, options=opening_options(result, target))
             return UpgradePlan(selection, target, blocker=result, checked=checker.checked)
         notes = tuple(
             f"{p.name} in {name}: driver.source host, the node image brings its driver (rolled outside gpuspec in "
