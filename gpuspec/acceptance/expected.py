@@ -7,8 +7,8 @@ a file that is not YAML is a `GpuspecError` naming file, line and column.
 
 from __future__ import annotations
 
+import hashlib
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,6 @@ from gpuspec.loader.safefile import UnsafeFile, read_bounded
 MAX_RENDERED_BYTES = 64 * 1024 * 1024
 #: Argo CD's hook deletion policy annotation: ``HookSucceeded`` deletes a hook Job once it succeeds.
 ARGOCD_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy"
-#: The input digest in the header `gpuspec render` writes on every file.
-_DIGEST = re.compile(r"^# (sha256:[0-9a-f]{64})\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,8 @@ class ExpectedJob:
 
 @dataclass(frozen=True)
 class RenderedAcceptance:
-    """The acceptance Jobs one cluster's rendered folder holds, and the input digest they were rendered from."""
+    """The acceptance Jobs one cluster's rendered folder holds, and the digest of the acceptance files that hold
+    them (``sha256:…``: the rendered revision a report names; the Job names carry the cluster's configuration)."""
 
     cluster: str
     jobs: tuple[ExpectedJob, ...]
@@ -151,23 +150,18 @@ def read_rendered(rendered_dir: Path, cluster: str) -> RenderedAcceptance:
     folder = cluster_dir / ACCEPTANCE_DIR
     shown_folder = f"{shown_root}/clusters/{cluster}/{ACCEPTANCE_DIR}"
     jobs: list[ExpectedJob] = []
-    digest: str | None = None
+    content = hashlib.sha256()
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
         display = f"{shown_folder}/{path.name}"
         text, docs = load_documents(path, display)
+        content.update(path.name.encode("utf-8", "surrogateescape") + b"\0" + text.encode() + b"\0")
         for index, doc in enumerate(docs):
             if not isinstance(doc, dict) or doc.get("kind") != "Job":
                 continue
             job = _expected(doc, display, index)
             if job is not None:
                 jobs.append(job)
-        if digest is None and jobs:
-            found = _DIGEST.search(text[:4096])
-            digest = found.group(1) if found else None
-    overlay = cluster_dir / "kustomization.yaml"
-    if digest is None and overlay.is_file():
-        found = _DIGEST.search(load_documents(overlay, f"{shown_root}/clusters/{cluster}/kustomization.yaml")[0][:4096])
-        digest = found.group(1) if found else None
+    digest = f"sha256:{content.hexdigest()}" if jobs else None
     seen: dict[str, ExpectedJob] = {}
     for job in jobs:
         if job.name in seen:

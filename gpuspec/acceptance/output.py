@@ -48,7 +48,7 @@ def verdict(report: AcceptanceReport) -> str:
 
 
 def _revision(report: AcceptanceReport) -> str:
-    return report.digest or "unknown (no input digest in the rendered header)"
+    return report.digest or "unknown (no acceptance Jobs rendered)"
 
 
 def to_text(report: AcceptanceReport) -> str:

@@ -1,8 +1,7 @@
 """Render the handover documents: one Markdown file per cluster plus a fleet index, as output bytes.
 
-Each document opens with an HTML comment naming the digest of its inputs (the cluster's spec digest and the
-fleet's template overrides), so ``gpuspec render`` recognises it as its own file and rewrites it only when
-something it depends on changed.
+Each document opens with the same HTML comment (:data:`HEADER`), so ``gpuspec render`` recognises it as its own
+file; it names no digest, so a document changes exactly when its text does.
 """
 
 from __future__ import annotations
@@ -39,10 +38,9 @@ def document_path(cluster: str) -> str:
     return f"{HANDOVER_DIR}/{cluster}.md"
 
 
-def header(digest: str) -> Md:
-    """The comment that opens every document: the input digest; no version, no timestamp."""
-    return Md(f"{MARKDOWN_HEADER_MARK} from the inputs with sha256:{digest}. Do not edit: change fleet/ "
-              "(or policies/, fleet/templates/) and run `gpuspec render`. -->")
+#: The comment that opens every document: no digest, version or time.
+HEADER = Md(f"{MARKDOWN_HEADER_MARK} from fleet/ and policies/. Do not edit: change fleet/ "
+            "(or policies/, fleet/templates/) and run `gpuspec render`. -->")
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,7 @@ def cluster_document(ctx: ClusterContext, plan: ClusterPlan,
                      settings: HandoverSettings) -> tuple[bytes, dict[str, Any]]:
     """The bytes of one cluster's document and the facts it was made from."""
     facts = cluster_facts(ctx, plan, settings.rules, settings.rendered_root)
-    text = environment.render(CLUSTER_TEMPLATE, {**facts, "header": header(settings.digest(plan.digest))},
+    text = environment.render(CLUSTER_TEMPLATE, {**facts, "header": HEADER},
                               settings.fleet_dir)
     return _finish(text), facts
 
@@ -209,17 +207,12 @@ def _wave_order(packed: bytes) -> tuple[Any, Any]:
     return brief["fleet_wave"], brief["name"]
 
 
-def index_document(fleet: Fleet, summaries: Sequence[bytes], shared_digest: str,
-                   settings: HandoverSettings) -> bytes:
+def index_document(fleet: Fleet, summaries: Sequence[bytes], settings: HandoverSettings) -> bytes:
     """The fleet index: every cluster (``summaries``: packed, see :func:`pack_summary`) with its document, in
-    fleet-wave order.  Its header digest covers what it shows and nothing else: the inputs every cluster shares
-    (``shared_digest``), the template overrides and the summaries, so an edit that leaves every summary as it
-    was leaves the index byte for byte as it was."""
+    fleet-wave order.  It shows the summaries and nothing else, so an edit that leaves every summary as it was
+    leaves the index byte for byte as it was."""
     clusters = _Unpacked(sorted(summaries, key=_wave_order))
-    digest = hashlib.sha256(shared_digest.encode())
-    for text in sorted(json.dumps(unpack_summary(packed), sort_keys=True) for packed in summaries):
-        digest.update(text.encode() + b"\n")
-    data = {"header": header(settings.digest(digest.hexdigest())), "fleet": {
+    data = {"header": HEADER, "fleet": {
         "name": fleet.settings.metadata.name, "description": fleet.settings.metadata.description or "",
     }, "clusters": clusters}
     return _finish(environment.render(INDEX_TEMPLATE, data, settings.fleet_dir))

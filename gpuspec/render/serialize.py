@@ -1,12 +1,12 @@
-"""Turn plan files into bytes: deterministic YAML (sorted keys, block style, LF) with a provenance header.
+"""Turn plan files into bytes: deterministic YAML (sorted keys, block style, LF) with a fixed provenance header.
 
 Documents are dumped by PyYAML's safe dumper, never assembled from strings, so a
 spec value containing ``: ``, ``#``, newlines or ``{{`` stays one scalar.  The
 text passes yamllint's default rules: a ``---`` document start after the
 header, sequences indented under their key (:func:`indent_sequences`), long
 scalars folded near :data:`FOLD_WIDTH` columns.  The header names no gpuspec
-version: output is byte-identical across gpuspec versions that do not change it
-(the generator version is recorded once, in :mod:`gpuspec.render.generator`).
+version and no input digest: output is byte-identical across gpuspec versions and input edits that do not change
+it (the generator version is recorded once, in :mod:`gpuspec.render.generator`; ``render --check`` compares bytes).
 """
 
 from __future__ import annotations
@@ -289,13 +289,11 @@ def dump_documents(documents: Iterable[Any]) -> str:
     return "".join(f"---\n{dump_document(doc)}" for doc in documents)
 
 
-def header(digest: str) -> str:
-    """The comment block that opens every generated file: the input hash; no version, no timestamp."""
-    return (
-        f"{HEADER_MARK} from the inputs with\n"
-        f"# sha256:{digest}\n"
-        "# Do not edit: change fleet/ (or policies/) and run `gpuspec render`.\n"
-    )
+#: The comment block that opens every generated file.  It is the same in every file and never names a digest,
+#: version or time, so a file changes exactly when its content does (a reviewer of rendered/ sees only those).
+HEADER = (f"{HEADER_MARK} from fleet/ and policies/.\n"
+          "# Do not edit: change fleet/ (or policies/) and run `gpuspec render`.\n")
+
 
 
 def _text_lines(spec: TextFile) -> str:
@@ -308,11 +306,15 @@ def _text_lines(spec: TextFile) -> str:
     return "".join(f"{line}\n" for line in spec.lines)
 
 
-def serialize(spec: FileSpec, digest: str) -> bytes:
-    """The exact bytes of one output file (UTF-8, LF line ends)."""
+def serialize(spec: FileSpec, digest: str = "") -> bytes:
+    """The exact bytes of one output file (UTF-8, LF line ends): :data:`HEADER`, then the content.
+
+    ``digest`` is not written (it was, and made every file of a cluster change with any of its inputs); the
+    argument stays accepted for callers that still pass one.
+    """
     if isinstance(spec, YamlFile):
         docs = spec.documents
         body = dump_documents(docs)
     else:
         body = _text_lines(spec)
-    return (header(digest) + body).encode("utf-8")
+    return (HEADER + body).encode("utf-8")
