@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gpuspec.plan.output import headline
+from gpuspec.plan.output import headline, rendered_title
+from gpuspec.plan.rendered import by_cluster
 from gpuspec.rollout.owners import owners_text
 from gpuspec.rollout.records import Change, Disruption, Plan
 from gpuspec.rollout.waves import FLEET, Step, fleet_waves, rollout_steps
@@ -158,7 +159,20 @@ def comment_data(plan: Plan) -> dict[str, Any]:
         "sections": sections, "notes": notes,
         "quiet": len([c for c in plan.changes if c.disruption is Disruption.NONE]),
         "cell": cell, "code": code, "disruption": disruption,
+        "rendered_title": rendered_title(plan).capitalize() if plan.rendered else "", "rendered": rendered_rows(plan),
+        "rendered_more": max(0, len(plan.rendered) - RENDERED_ROWS),
     }
+
+
+#: Most rendered files the comment lists one by one (GitHub refuses comments over 65,536 characters).
+RENDERED_ROWS = 200
+
+
+def rendered_rows(plan: Plan) -> list[dict[str, Any]]:
+    """The rendered files the change touches, as table rows for the comment (at most :data:`RENDERED_ROWS`)."""
+    rows = [{"cluster": cluster, "path": f.path, "status": f.status}
+            for cluster, files in by_cluster(plan.rendered).items() for f in files]
+    return rows[:RENDERED_ROWS]
 
 
 def render_markdown(plan: Plan, fleet_dir: Path | None = None) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuspec.plan.rendered import by_cluster
 from gpuspec.redaction import one_line
 from gpuspec.rollout.owners import owners_text
 from gpuspec.rollout.records import Disruption, Plan
@@ -13,15 +14,38 @@ from gpuspec.rollout.waves import fleet_waves, rollout_steps
 
 
 def headline(plan: Plan) -> str:
-    """One line: how many changes in how many clusters, by disruption class."""
+    """One line: how many changes in how many clusters, by disruption class, and how many rendered files change."""
+    files = len(plan.rendered)
     if not plan.changes:
+        if files:
+            return (f"rendered only: {files} rendered file(s) change since {plan.base_rev}, no change of the spec's "
+                    "meaning (nothing to roll out beyond applying them)")
         return f"no fleet changes since {plan.base_rev}"
     counts = ", ".join(f"{n} {d.label.split(' (')[0]}" for d, n in plan.counts().items() if n)
     clusters = [c for c in plan.clusters() if c != "(fleet)"]
+    rendered = f"; {files} rendered file(s) change" if files else ""
     return (
         f"{len(plan.changes)} change(s) in {len(clusters)} cluster(s): {counts}; "
-        f"most disruptive: {plan.worst.label}"
+        f"most disruptive: {plan.worst.label}{rendered}"
     )
+
+
+def rendered_title(plan: Plan) -> str:
+    """The heading of the list of rendered files: "rendered only" when no spec change explains them."""
+    if plan.changes:
+        return f"rendered files this change touches ({len(plan.rendered)})"
+    return f"rendered only: files that change without a change of the spec's meaning ({len(plan.rendered)})"
+
+
+def rendered_lines(plan: Plan) -> list[str]:
+    """The rendered files the change touches, by cluster, for the text report (empty when none)."""
+    if not plan.rendered:
+        return []
+    lines = ["", rendered_title(plan) + ":"]
+    for cluster, files in by_cluster(plan.rendered).items():
+        lines.append(f"  {one_line(cluster)}:")
+        lines.extend(f"    {one_line(f.path)}  [{f.status}]" for f in files)
+    return lines
 
 
 def duration_lines(duration: StepDuration) -> list[str]:
@@ -68,6 +92,7 @@ def render_text(plan: Plan) -> str:
         lines.extend(["", "objects this change removes (per GitOps unit) and what garbage collection deletes:"])
         for removal in plan.removals:
             lines.append(f"  {one_line(removal.cluster)} / {one_line(removal.unit)}: {one_line(removal.describe())}")
+    lines.extend(rendered_lines(plan))
     return "\n".join(lines) + "\n"
 
 
@@ -82,6 +107,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             "clusters": [c for c in plan.clusters() if c != "(fleet)"],
             "worst": plan.worst.value,
             "by_disruption": {d.value: n for d, n in plan.counts().items()},
+            "rendered_files": len(plan.rendered),
+            "rendered_only": bool(plan.rendered) and not plan.changes,
         },
         "steps": [
             {
@@ -97,6 +124,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         },
         "removals": [r.to_json() for r in plan.removals],
         "owners": plan.owners,
+        "rendered": [f.to_json() for f in plan.rendered],
     }
 
 

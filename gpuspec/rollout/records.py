@@ -170,6 +170,9 @@ class Plan:
     durations: dict[tuple[int, str, int], Any] = field(default_factory=dict)
     #: Cluster → its owner teams and the changed pools' own hardware teams (:func:`plan.owners.affected_owners`).
     owners: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Files of the rendered folder that differ from the base's (:class:`gpuspec.plan.rendered.RenderedChange`):
+    #: every file the change touches, also when no spec change above shows why (a label, a template).
+    rendered: list[Any] = field(default_factory=list)
 
     @property
     def worst(self) -> Disruption:
