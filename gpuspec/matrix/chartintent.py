@@ -167,6 +167,12 @@ def truthy(value: Any) -> bool:
 _TOKEN = re.compile(r'\(|\)|"(?:[^"\\]|\\.)*"|[^\s()]+')
 
 
+@functools.lru_cache(maxsize=4096)
+def _tokens(guard: str) -> tuple[str, ...]:
+    """The tokens of a guard (the same few hundred guards are evaluated for every cluster)."""
+    return tuple(_TOKEN.findall(guard))
+
+
 class _Unknown(Exception):
     """A guard uses something the evaluator does not know (``.Capabilities``, a variable, a function)."""
 
@@ -176,7 +182,7 @@ def evaluate(guard: str, values: Mapping[str, Any]) -> bool | None:
 
     Knows ``.Values.x``, literals, ``not``, ``and``, ``or``, ``eq``, ``ne`` and parentheses; None for anything else.
     """
-    tokens = _TOKEN.findall(guard)
+    tokens = list(_tokens(guard))
     try:
         value, rest = _expr(tokens, values)
         if rest:
@@ -275,6 +281,7 @@ def expected_fields(values: Mapping[str, Any], defaults: Mapping[str, Any], inte
     """
     merged = merge_values(defaults, values)
     out = ExpectedFields()
+    held_by: dict[str, bool | None] = {}  # one evaluation per guard: many values share their operand's guard
     for path, value in leaf_values(values):
         if path.split(".", 1)[0] in skip_roots:
             continue
@@ -291,7 +298,9 @@ def expected_fields(values: Mapping[str, Any], defaults: Mapping[str, Any], inte
             for guard in source.guards:
                 if guard == source.self_guard:
                     continue
-                held = evaluate(guard, merged)
+                if guard not in held_by:
+                    held_by[guard] = evaluate(guard, merged)
+                held = held_by[guard]
                 if held is None:
                     unknown = True
                     state = False

@@ -10,6 +10,7 @@ from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, accepta
 from gpuspec.render.alerts import prometheus_rule
 from gpuspec.render.autoscaling import AUTOSCALING_FILE, autoscaling_facts
 from gpuspec.render.bootstrap import bootstrap_files, entries_digest, fleet_entries
+from gpuspec.render.chart_reads import drop_unread
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import apply_overrides, deviation_records
 from gpuspec.render.filetree import ClusterPlan, RenderPlan, TextFile, YamlFile
@@ -100,6 +101,7 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
     if is_openshift(ctx):
         openshift_values(values)
     values = apply_overrides(values, cluster.overrides)
+    drop_unread(values, ctx.facts.tag, [o.path for o in cluster.overrides])  # only what the pinned chart reads
     if is_openshift(ctx):
         # OLM installs the operator; the ClusterPolicy (and the chart's default NVIDIADriver) are custom resources,
         # written as the chart would write them for the same values.

@@ -310,20 +310,28 @@ def apply_defaults(obj: Any, schema: Mapping[str, Any]) -> Any:
     """A copy of ``obj`` with the schema's ``default`` values filled in for absent fields.
 
     The API server defaults a custom resource before validating it, so a ``required`` field that
-    has a default may be left out.  ``obj`` itself is not changed.
+    has a default may be left out.  A ``null`` field whose schema is not ``nullable: true`` is dropped first
+    (then defaulted, when it has a default), as the API server does since Kubernetes 1.20 (docs: "Defaulting and
+    Nullable"; apiextensions-apiserver ``schema/defaulting/prunenulls.go``): a template line such as
+    ``name: {{ .Values.migManager.config.name }}`` with an empty value stores no field, it is not refused.
+    ``obj`` itself is not changed.
     """
     if isinstance(obj, Mapping):
         out = dict(obj)
         properties = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        known = properties if isinstance(properties, Mapping) else {}
+        for name in [n for n, v in out.items() if v is None]:
+            sub = known.get(name, extra if name not in known else None)
+            if isinstance(sub, Mapping) and sub.get("nullable") is not True:
+                del out[name]
         if isinstance(properties, Mapping):
             for name, sub in properties.items():
                 if name not in out and isinstance(sub, Mapping) and "default" in sub:
                     out[name] = copy.deepcopy(sub["default"])
                 if name in out and isinstance(sub, Mapping):
                     out[name] = apply_defaults(out[name], sub)
-        extra = schema.get("additionalProperties")
         if isinstance(extra, Mapping):
-            known = properties if isinstance(properties, Mapping) else {}
             for name in out:
                 if name not in known:
                     out[name] = apply_defaults(out[name], extra)

@@ -225,6 +225,19 @@ def test_required_fields_with_defaults_are_filled_first(upstream_dir: Path) -> N
     assert minimal["spec"] == {}  # the caller's object is not modified
 
 
+def test_null_of_a_non_nullable_field_is_dropped_before_validation(upstream_dir: Path) -> None:
+    # `name: {{ .Values.migManager.config.name }}` with the chart default "" (v24.9.2) writes `name: null`: the API
+    # server drops a null whose schema is not nullable (then defaults it), it does not refuse the object.
+    crds = CrdSet.from_paths([upstream_dir / "gpu-operator" / "v24.9.2" / "crds"])
+    assert crds.validate(_set(CLUSTER_POLICY, "spec.migManager.config.name", None)) == []
+    driver = _set(NVIDIA_DRIVER, "spec.driverType", None)  # has a default: dropped, then defaulted
+    assert crds.validate(driver) == []
+    assert crds.defaulted(driver)["spec"]["driverType"] == "gpu"
+    # A null is no value of a required field: the API server refuses that as missing.
+    missing = _set(CLUSTER_POLICY, "spec.toolkit", None)
+    assert _errors(crds, missing) == [(INVALID, "$.spec", "'toolkit' is a required property")]
+
+
 def test_unknown_crd_version_and_kind(upstream_dir: Path) -> None:
     crds = CrdSet.from_paths([upstream_dir / "gpu-operator" / "v25.10.1" / "crds"])
     wrong_version = _set(CLUSTER_POLICY, "apiVersion", "nvidia.com/v2")
