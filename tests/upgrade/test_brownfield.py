@@ -69,6 +69,34 @@ def test_a_brownfield_cluster_reaches_v26_7_0_and_580(make_repo: Callable[..., R
         assert step["disruption"] != "driver lost at once (no drain: GPU pods fail)", step["title"]
 
 
+def anchored(change: Callable[[Repo], None]) -> Callable[[Repo], None]:
+    """``change``, then the canary's driver block anchored and the l40s pool's an alias of it (one block, two
+    pools), as hand-written specs do."""
+
+    def both(repo: Repo) -> None:
+        change(repo)
+        text = repo.cluster("infer-north").read_text()
+        first = text.index("    driver:\n      source: operator\n")
+        block_end = text.index("    sharing:", first)
+        block = text[first:block_end]
+        text = text[:first] + block.replace("    driver:\n", "    driver: &l40s-driver\n", 1) + text[block_end:]
+        second = text.index(block, first + len(block))
+        text = text[:second] + "    driver: *l40s-driver\n" + text[second + len(block):]
+        repo.cluster("infer-north").write_text(text)
+
+    return both
+
+
+def test_a_driver_block_shared_by_a_yaml_anchor_is_written_out_per_pool(make_repo: Callable[..., Repo]) -> None:
+    """Issue 44: one anchored driver block for two pools got 'no path'; --apply writes it out where a step needs."""
+    repo = make_repo(anchored(brownfield("v25.3.4", "1.32", "535", "535.288.01")), own=False)
+    assert "*l40s-driver" in repo.cluster("infer-north").read_text()
+    steps = walk(repo, "--cluster", "infer-north", "--operator", "v26.7.0", "--kubernetes", "1.33",
+                 "--driver-branch", "580")
+    assert "canary pool l40s-canary" in str(next(s for s in steps if s["kind"] == "driver")["title"])
+    assert "l40s-driver" not in repo.cluster("infer-north").read_text()
+
+
 def eks_host_drivers(repo: Repo) -> None:
     """infer-north as an EKS cluster on v24.9.2 whose node images (the NVIDIA AMI) bring driver branch 560."""
     brownfield("v24.9.2", "1.31", "550", "550.163.01")(repo)

@@ -166,7 +166,89 @@ def _step(node: CommentedMap) -> int:
 
 
 def apply_edit(text: str, edit: KeyEdit) -> str:
-    """``text`` with ``edit`` applied in place; a GpuspecError when the path cannot be edited that way."""
+    """``text`` with ``edit`` applied in place; a GpuspecError when the path cannot be edited that way.
+
+    A node on the way that YAML shares (an anchor and its aliases) is written out at every use first, so the edit
+    changes this use only: one ``driver:`` block anchored for two pools stays what it was for the other pool."""
+    for _ in range(32):  # each round writes out one shared node
+        expanded = _unshare(text, edit)
+        if expanded is None:
+            return _apply_edit(text, edit)
+        text = expanded
+    raise GpuspecError(f"{edit.file}: cannot edit {edit.shown}: too many YAML anchors on the way")
+
+
+def _unshare(text: str, edit: KeyEdit) -> str | None:
+    """``text`` with the first shared (anchored) mapping on ``edit``'s path written out at each of its uses; None
+    when the path crosses none."""
+    doc = lookup(text, edit.file, ())
+    node: Any = doc
+    for key in edit.path:
+        if isinstance(node, CommentedMap) and node.merge:
+            raise GpuspecError(
+                f"{edit.file}: cannot edit {edit.shown}: the mapping on the way takes keys from a YAML merge key "
+                "(<<: *anchor)", hint="write those keys out in the file, then run the step again")
+        if not ((isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node))
+                or (isinstance(node, CommentedMap) and isinstance(key, str) and key in node)):
+            return None
+        child = node[key]
+        if isinstance(child, CommentedMap) and child.anchor.value:
+            return _write_out(text, doc, child, edit.file, edit.shown)
+        node = child
+    return None
+
+
+def _write_out(text: str, doc: Any, shared: CommentedMap, file: str, shown: str) -> str:
+    """``text`` with every alias of the anchored mapping ``shared`` replaced by a block copy and its anchor dropped."""
+    name = shared.anchor.value
+    lines = text.splitlines(keepends=True)
+    uses: list[tuple[int, int]] = []  # (line, column of the key) of each mapping key whose value is ``shared``
+
+    def walk(node: Any) -> None:
+        if isinstance(node, CommentedMap):
+            for key, value in node.items():
+                if value is shared:
+                    uses.append(tuple(node.lc.key(key)))
+                elif isinstance(value, (CommentedMap, CommentedSeq)):
+                    walk(value)
+        elif isinstance(node, CommentedSeq):
+            for value in node:
+                if value is shared:
+                    raise GpuspecError(f"{file}: cannot edit {shown}: a list item is the alias *{name}",
+                                       hint="write the item out in the file, then run the step again")
+                if isinstance(value, (CommentedMap, CommentedSeq)):
+                    walk(value)
+
+    walk(doc)
+    body = _plain(shared)
+    for line_no, col in sorted(uses, reverse=True):
+        line = lines[line_no]
+        alias = line.find(f"*{name}", col)
+        if alias >= 0 and line[col:alias].rstrip().endswith(":"):
+            end = alias + 1 + len(name)
+            block = _block_lines("", body, col, _step(shared) if len(shared) else 2)[1:]
+            lines[line_no:line_no + 1] = [line[:alias].rstrip() + line[end:].rstrip("\r\n") + "\n", *block]
+        else:
+            anchor = line.find(f"&{name}", col)
+            if anchor < 0:
+                raise GpuspecError(f"{file}: cannot edit {shown}: the anchor &{name} is not where YAML says",
+                                   hint="write the anchored value out at every use, then run the step again")
+            end = anchor + 1 + len(name)
+            lines[line_no] = line[:anchor].rstrip() + line[end:]
+    return "".join(lines)
+
+
+def _plain(node: Any) -> Any:
+    """A mapping of ruamel nodes as plain data (nested mappings kept, scalars as written)."""
+    if isinstance(node, CommentedMap):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, CommentedSeq):
+        raise GpuspecError("cannot write out an anchored list", hint="write the list out in the file")
+    return node
+
+
+def _apply_edit(text: str, edit: KeyEdit) -> str:
+    """:func:`apply_edit` of a path that crosses no shared node."""
     lines = text.splitlines(keepends=True)
     doc = lookup(text, edit.file, ())
     node: Any = doc
