@@ -238,7 +238,9 @@ def _check_driver(c: _Collector, fleet: Fleet, cluster: Cluster, pool: Pool, nod
 def _expected_operands(cluster: Cluster, pool: Pool) -> list[str]:
     if not pool.managed:
         return []  # hybrid mode: nvidia.com/gpu.deploy.operands=false is the spec
-    operands = ["container-toolkit", "device-plugin", "gpu-feature-discovery", "operator-validator"]
+    operands = ["device-plugin", "gpu-feature-discovery", "operator-validator"]
+    if not pool.toolkit.from_node_image:  # else the node image brings it: the operator's stays off
+        operands.insert(0, "container-toolkit")
     if pool.driver.source is not DriverSource.HOST:
         operands.append("driver")
     if cluster.operator.operands.dcgm_exporter.enabled:

@@ -47,8 +47,23 @@ MIG_DISABLED = "all-disabled"
 #: Driver upgrade states (nvidia.com/gpu-driver-upgrade-state) in which the node is being worked on.
 UPGRADE_IN_PROGRESS = frozenset({
     "upgrade-required", "cordon-required", "wait-for-jobs-required", "pod-deletion-required", "drain-required",
-    "pod-restart-required", "validation-required", "uncordon-required",
+    "node-maintenance-required", "post-maintenance-required", "pod-restart-required", "validation-required",
+    "uncordon-required",
 })
+#: The node labels and annotations the driver upgrade state machine acts on besides its state label, and what each
+#: says of a node: k8s-operator-libs pkg/upgrade/consts.go (NVIDIA/k8s-operator-libs main 11e747a; the GPU
+#: Operator names the driver "gpu": nvidia.com/gpu-driver-upgrade...).
+UPGRADE_SKIP = "nvidia.com/gpu-driver-upgrade.skip"
+UPGRADE_MARKS: dict[str, str] = {
+    "nvidia.com/gpu-driver-upgrade-requested": "an upgrade is requested: the controller moves it to upgrade-required",
+    "nvidia.com/gpu-driver-upgrade.driver-wait-for-safe-load":
+        "its driver waits for a safe load: the node is to be cordoned and emptied before the driver loads",
+    "nvidia.com/gpu-driver-upgrade-wait-for-pod-completion-start-time":
+        "the controller waits for its jobs to complete (wait-for-jobs)",
+    "nvidia.com/gpu-driver-upgrade-validation-start-time": "the controller waits for the new driver's validation",
+    "nvidia.com/gpu-driver-upgrade.node-initial-state.unschedulable":
+        "an upgrade started on it while it was cordoned and has not finished",
+}
 UPGRADE_FAILED = "upgrade-failed"
 
 
@@ -114,6 +129,8 @@ class NodeFacts:
     mig_strategy: str | None
     upgrade_state: str | None
     deploy: dict[str, str] = field(default_factory=dict)
+    #: Labels and annotations of the upgrade state machine besides its state (see :data:`UPGRADE_MARKS`), by key.
+    upgrade_marks: dict[str, str] = field(default_factory=dict)
     kernel: str = ""
     os_image: str = ""
     kubelet: str = ""
@@ -163,6 +180,8 @@ def node_facts(node: Node) -> NodeFacts:
         mig_strategy=labels.get(MIG_STRATEGY),
         upgrade_state=labels.get(UPGRADE_STATE) or None,
         deploy={k[len(DEPLOY_PREFIX):]: v for k, v in labels.items() if k.startswith(DEPLOY_PREFIX)},
+        upgrade_marks={k: v for k, v in {**node.annotations, **labels}.items()
+                       if k in UPGRADE_MARKS or k == UPGRADE_SKIP},
         kernel=node.status.node_info.kernel_version,
         os_image=node.status.node_info.os_image,
         kubelet=node.status.node_info.kubelet_version,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuspec.errors import GpuspecError
 from gpuspec.loader import exportread
@@ -39,11 +39,25 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
 
 
+#: The annotations kept of an exported object: NVIDIA's (the driver upgrade state machine's); the rest, which can be
+#: large (kubectl's last-applied-configuration), is never kept.
+KEPT_ANNOTATION_PREFIX = "nvidia.com/"
+
+
 class ObjectMeta(_Model):
-    """Name and labels of a Kubernetes object."""
+    """Name, labels and NVIDIA's annotations of a Kubernetes object."""
 
     name: str
     labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("annotations", mode="before")
+    @classmethod
+    def _nvidia_only(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: v for k, v in value.items() if isinstance(k, str) and k.startswith(KEPT_ANNOTATION_PREFIX)
+                    and isinstance(v, str) and len(v) <= 1024}
+        return value
 
 
 class NodeTaint(_Model):
@@ -106,6 +120,11 @@ class Node(_Model):
     def labels(self) -> dict[str, str]:
         """The node's labels."""
         return self.metadata.labels
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        """The node's NVIDIA annotations (see :data:`KEPT_ANNOTATION_PREFIX`)."""
+        return self.metadata.annotations
 
 
 class OperatorStatus(_Model):

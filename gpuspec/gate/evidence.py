@@ -32,7 +32,14 @@ from gpuspec.acceptance.expected import RenderedAcceptance
 from gpuspec.acceptance.report import AcceptanceReport
 from gpuspec.audit.check import advertised_problem, matches
 from gpuspec.audit.expect import expected_mig_config, expected_resources
-from gpuspec.audit.facts import MIG_DISABLED, NodeFacts, node_names, version_key
+from gpuspec.audit.facts import (
+    MIG_DISABLED,
+    UPGRADE_MARKS,
+    UPGRADE_SKIP,
+    NodeFacts,
+    node_names,
+    version_key,
+)
 from gpuspec.audit.inventory import OperatorResource
 from gpuspec.gate.rendered import RenderedDriver
 from gpuspec.matrix.query import default_driver
@@ -173,10 +180,20 @@ def driver_criterion(target: str | None, test: Callable[[str], bool] | None,
     return Criterion("driver", _verdict(details), summary, tuple(details))
 
 
+def _upgrade_problem(node: NodeFacts) -> str | None:
+    """What the driver upgrade state machine says is unfinished on ``node`` (None: nothing)."""
+    if node.upgrade_state not in (None, UPGRADE_DONE):
+        return f"nvidia.com/gpu-driver-upgrade-state={node.upgrade_state}"
+    if node.upgrade_marks.get(UPGRADE_SKIP, "").lower() == "true":
+        return f"{UPGRADE_SKIP}=true: the upgrade controller never moves it to a new driver"
+    marks = sorted(k for k in node.upgrade_marks if k in UPGRADE_MARKS)
+    return f"{marks[0]}: {UPGRADE_MARKS[marks[0]]}" if marks else None
+
+
 def upgrade_criterion(nodes: Sequence[NodeFacts]) -> Criterion:
-    """No node is in a driver upgrade or left by a failed one."""
-    details = _grouped(nodes, lambda n: None if n.upgrade_state in (None, UPGRADE_DONE)
-                       else f"nvidia.com/gpu-driver-upgrade-state={n.upgrade_state}")
+    """No node is in a driver upgrade, left by a failed one, marked for one, or skipped by the controller (every
+    label and annotation the upgrade state machine acts on)."""
+    details = _grouped(nodes, _upgrade_problem)
     done = sum(1 for n in nodes if n.upgrade_state == UPGRADE_DONE)
     summary = (f"{done} upgrade-done, {sum(1 for n in nodes if n.upgrade_state is None)} without an upgrade state"
                if not details else f"{_plural(len(nodes) - done, 'node')} not upgrade-done")

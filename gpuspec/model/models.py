@@ -592,6 +592,30 @@ class DriverSpec(SpecModel):
     )
 
 
+class ToolkitSource(StrEnum):
+    """Who provides the NVIDIA Container Toolkit on a pool's nodes."""
+
+    OPERATOR = "operator"
+    HOST = "host"
+
+
+class ToolkitSpec(SpecModel):
+    """The NVIDIA Container Toolkit of a pool's nodes."""
+
+    source: ToolkitSource = Field(
+        default=ToolkitSource.OPERATOR,
+        description="operator (the operator's toolkit container configures the runtime) or host (installed and "
+        "configured on the node image, e.g. the EKS-optimized accelerated AMI: the operator deploys no toolkit "
+        "there; NVIDIA's 'Pre-Installed NVIDIA GPU Drivers and NVIDIA Container Toolkit' install sets "
+        "toolkit.enabled=false).",
+    )
+
+    @property
+    def from_node_image(self) -> bool:
+        """True when the node image brings the toolkit (``source: host``)."""
+        return self.source is ToolkitSource.HOST
+
+
 class MigStrategy(StrEnum):
     """How MIG devices are advertised to Kubernetes."""
 
@@ -912,6 +936,7 @@ class Pool(SpecModel):
     gpu: GpuSpec = Field(description="GPUs of each node.")
     os: OsSpec = Field(description="Operating system of the nodes.")
     driver: DriverSpec = Field(default_factory=DriverSpec, description="NVIDIA driver.")
+    toolkit: ToolkitSpec = Field(default_factory=ToolkitSpec, description="NVIDIA Container Toolkit.")
     mig: MigSpec = Field(default_factory=MigSpec, description="MIG partitioning.")
     sharing: SharingSpec = Field(default_factory=SharingSpec, description="GPU sharing.")
     devices: DeviceNeeds = Field(default_factory=DeviceNeeds, description="Special device exposure this pool needs.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.data_models import Image
-from gpuspec.model.models import Mirror, Pool
+from gpuspec.model.models import Cluster, Mirror, Pool
 from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.render.context import ClusterContext, PoolDriver
 from gpuspec.render.facts import NFD, image_ref, image_tag, os_tag
@@ -41,9 +41,18 @@ def rewrite(reference: str, mirror: Mirror | None) -> str:
     return mirror.registries[best].rstrip("/") + reference[len(best):]
 
 
+def toolkit_on_every_node_image(cluster: Cluster) -> bool:
+    """True when every pool's node image brings the NVIDIA Container Toolkit (``toolkit.source: host``): the
+    operator's toolkit is turned off (``toolkit.enabled: false``), as NVIDIA's install with pre-installed drivers
+    and toolkit does."""
+    return bool(cluster.pools) and all(p.toolkit.from_node_image for p in cluster.pools)
+
+
 def component_enabled(ctx: ClusterContext, path: str) -> bool:
     """Whether the operand at Helm values ``path`` runs on this cluster."""
     operands = ctx.cluster.operator.operands
+    if path == "toolkit":
+        return not toolkit_on_every_node_image(ctx.cluster)
     if path in ALWAYS_COMPONENTS:
         return True
     if path in ("driver", "driver.manager"):

@@ -22,7 +22,7 @@ from gpuspec.render.context import (
     PoolDriver,
 )
 from gpuspec.render.facts import mig_layout_entries, mig_layout_profiles, nvidiadriver_has_field
-from gpuspec.render.operand_images import rewrite
+from gpuspec.render.operand_images import component_enabled, rewrite
 from gpuspec.render.poolresources import GPU_RESOURCE, SHARED_GPU_RESOURCE, gpu_quota_resources
 from gpuspec.render.serialize import dump_document
 from gpuspec.render.values import proxy_env, toleration, upgrade_policy
@@ -221,6 +221,8 @@ WORKLOAD_CONFIG_LABEL = "nvidia.com/gpu.workload.config"
 WORKLOAD_VM_PASSTHROUGH = "vm-passthrough"
 #: The node label that switches every GPU Operator operand off on a node (hybrid mode, `managed: false`).
 DEPLOY_OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
+#: The per-node switch of the operator's container-toolkit DaemonSet (the operator's deploy labels, one per operand).
+DEPLOY_TOOLKIT_LABEL = "nvidia.com/gpu.deploy.container-toolkit"
 
 
 def node_labels(ctx: ClusterContext) -> dict[str, Any]:
@@ -241,6 +243,9 @@ def node_labels(ctx: ClusterContext) -> dict[str, Any]:
         if not pool.managed:
             # Hybrid mode: the operator deploys no operand on the node (its deploy labels all default to this one).
             expected[DEPLOY_OPERANDS_LABEL] = "false"
+        elif pool.toolkit.from_node_image and component_enabled(ctx, "toolkit"):
+            # The node image brings the toolkit while other pools take the operator's: keep it off these nodes.
+            expected[DEPLOY_TOOLKIT_LABEL] = "false"
         pools[pool.name] = {"labels": expected}
     return {"pools": pools}
 

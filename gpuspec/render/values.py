@@ -207,7 +207,7 @@ def helm_values(ctx: ClusterContext) -> dict[str, Any]:
     _images(ctx, values)
     _nfd(ctx, values)
     _driver(ctx, values)
-    env = toolkit_env(ctx)
+    env = toolkit_env(ctx) if component_enabled(ctx, "toolkit") else []  # no toolkit container: no environment
     if env:
         set_path(values, TOOLKIT_ENV, env)
     for path, value in sorted(host_driver_values(ctx).items()):

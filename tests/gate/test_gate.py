@@ -105,6 +105,28 @@ def test_a_failed_upgrade_fails_the_gate(rendered_dir: Path, passing_jobs: str, 
     assert "| h100 | upgrade | **fail** |" in result.out
 
 
+@pytest.mark.parametrize(("key", "where", "value", "words"), [
+    ("nvidia.com/gpu-driver-upgrade-requested", "annotations", "true", "an upgrade is requested"),
+    ("nvidia.com/gpu-driver-upgrade.driver-wait-for-safe-load", "annotations", "true", "waits for a safe load"),
+    ("nvidia.com/gpu-driver-upgrade-validation-start-time", "annotations", "1755662400", "validation"),
+    ("nvidia.com/gpu-driver-upgrade.skip", "labels", "true", "never moves it to a new driver"),
+])
+def test_the_gate_reads_every_mark_of_the_upgrade_state_machine(rendered_dir: Path, passing_jobs: str,
+                                                                tmp_path: Path, key: str, where: str, value: str,
+                                                                words: str) -> None:
+    """Issue 44: a node labelled upgrade-done (or unlabelled) but marked for the upgrade controller
+    (k8s-operator-libs pkg/upgrade/consts.go) does not run the spec yet."""
+    nodes = after_upgrade()
+    node = next(n for n in nodes if n["metadata"]["name"] == "gpu-h100-1")
+    node["metadata"].setdefault(where, {})[key] = value
+    node["metadata"]["annotations"] = {**node["metadata"].get("annotations", {}),
+                                       "kubectl.kubernetes.io/last-applied-configuration": "{}"}
+    result = _gate(rendered_dir, tmp_path, nodes, operator=operator_export(), jobs=passing_jobs)
+    assert result.code == 1
+    [detail] = _failing(result)[("h100", "upgrade")]["details"]
+    assert detail.startswith(key) and words in detail and detail.endswith("gpu-h100-1")
+
+
 def test_the_canary_pool_alone(rendered_dir: Path, passing_jobs: str, tmp_path: Path) -> None:
     nodes = after_upgrade()
     l40s = next(n for n in nodes if n["metadata"]["name"] == "gpu-l40s-0")
