@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuspec.findings import DocPath, Finding, Severity
+from gpuspec.origin import origin
 
-#: Where gpuspec's documentation lives; every entry's help URL is an anchor in its rule reference.
-DOCS_URL = "https://github.com/gpuspec/gpuspec/blob/main/docs/rules.md"
+#: The rule reference, relative to gpuspec's repository; every entry's help is an anchor in it.
+RULES_PAGE = "docs/rules.md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +44,16 @@ class Entry:
     stage: str = field(default="custom", compare=False)
 
     @property
-    def help_url(self) -> str:
-        """The anchor of this id in the rule reference."""
-        return f"{DOCS_URL}#{self.id.lower()}"
+    def help_page(self) -> str:
+        """The anchor of this id in the rule reference, relative to gpuspec's repository."""
+        return f"{RULES_PAGE}#{self.id.lower()}"
+
+    @property
+    def help_url(self) -> str | None:
+        """The URL of :attr:`help_page` in gpuspec's repository at this version (:mod:`gpuspec.origin`); None
+        while this gpuspec names no repository (nothing links a repository the project does not own)."""
+        url = origin().docs_url(RULES_PAGE)
+        return f"{url}#{self.id.lower()}" if url else None
 
     @property
     def documentation(self) -> str:

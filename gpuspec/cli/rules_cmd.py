@@ -37,7 +37,7 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
         "id": entry.id, "title": entry.title, "severity": entry.severity.value, "stage": entry.stage,
         "tags": list(entry.tags), "rationale": entry.rationale, "doc": entry.documentation,
         "params": [param_dict(p) for p in entry.params], "configurable": configurable(entry),
-        "helpUri": entry.help_url, **({"source": entry.source} if entry.source else {}),
+        "helpUri": entry.help_url, "helpPage": entry.help_page, **({"source": entry.source} if entry.source else {}),
     }
 
 
@@ -68,7 +68,7 @@ def explain_text(entry: Entry) -> str:
         lines.append(f"parameters: none (enable it or change its severity under rules.{entry.id} in a policy pack)")
     else:
         lines.append("parameters: none (not configurable in policy packs)")
-    lines.append(f"more: {entry.help_url}")
+    lines.append(f"more: {entry.help_url or entry.help_page + ' of gpuspec'}")
     return "\n".join(lines) + "\n"
 
 

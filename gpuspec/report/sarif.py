@@ -58,7 +58,7 @@ def _rule(rule_id: str, doc: Entry | None) -> dict[str, object]:
         "name": "".join(w.capitalize() for w in doc.title.replace("-", " ").split() if w.isalnum()) or rule_id,
         "shortDescription": {"text": doc.title},
         "fullDescription": {"text": first},
-        "helpUri": doc.help_url,
+        **({"helpUri": doc.help_url} if doc.help_url else {}),
         "help": {"text": doc.help_markdown or doc.title, "markdown": doc.help_markdown or doc.title},
         "defaultConfiguration": {"level": _LEVELS.get(doc.severity.value, "warning")},
     }

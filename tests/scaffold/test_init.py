@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from audit.audit_cli import run_gpuspec
 
 from gpuspec import __version__
 
 REPO = Path(__file__).resolve().parents[2]
+SHA = "0123456789abcdef0123456789abcdef01234567"
+SOURCE = f"git+https://github.com/acme/gpuspec@{SHA}"
 EXPECTED = [
     ".github/workflows/gpuspec.yaml", ".gitignore", ".pre-commit-config.yaml", "README.md",
     "fleet/clusters/example.yaml", "fleet/fleet.yaml", "fleet/gpuspec.schema.json", "policies/site.yaml",
@@ -25,7 +29,8 @@ def _files(root: Path) -> list[str]:
 
 
 def test_init_then_validate_lint_render_pass(tmp_path: Path) -> None:
-    result = run_gpuspec("init", "gpu-fleet", "--repo-url", "https://git.acme.example/gpu-fleet.git", cwd=tmp_path)
+    result = run_gpuspec("init", "gpu-fleet", "--repo-url", "https://git.acme.example/gpu-fleet.git",
+                         "--source", SOURCE, cwd=tmp_path)
     assert result.code == 0, result.err
     root = tmp_path / "gpu-fleet"
     assert _files(root) == EXPECTED
@@ -44,29 +49,74 @@ def test_init_then_validate_lint_render_pass(tmp_path: Path) -> None:
     assert (root / "rendered" / "handover" / "example.md").is_file()
 
 
-def test_ci_files_use_this_repository_action_and_hooks(tmp_path: Path) -> None:
-    assert run_gpuspec("init", "repo", cwd=tmp_path).code == 0
+def test_ci_files_use_the_source_action_and_hooks_pinned_by_commit(tmp_path: Path) -> None:
+    assert run_gpuspec("init", "repo", "--source", SOURCE, cwd=tmp_path).code == 0
     root = tmp_path / "repo"
-    workflow = yaml.safe_load((root / ".github" / "workflows" / "gpuspec.yaml").read_text(encoding="utf-8"))
+    text = (root / ".github" / "workflows" / "gpuspec.yaml").read_text(encoding="utf-8")
+    workflow = yaml.safe_load(text)
     action_inputs = set(yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))["inputs"])
     checks = set()
     for job in workflow["jobs"].values():
         for step in job["steps"]:
-            if step["uses"].startswith("gpuspec/gpuspec@"):
-                assert step["uses"] == f"gpuspec/gpuspec@v{__version__}"
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+            if step["uses"].startswith("acme/gpuspec@"):
+                assert step["uses"] == f"acme/gpuspec@{SHA}"
                 assert set(step["with"]) <= action_inputs
-                assert step["with"]["gpuspec"] == f"gpuspec=={__version__}"
+                assert step["with"]["gpuspec"] == f"gpuspec @ git+https://github.com/acme/gpuspec@{SHA}"
                 checks.add(step["with"]["check"])
     assert checks == {"lint", "render-check", "plan"}
+    assert text.count(f"- uses: acme/gpuspec@{SHA} # v{__version__}\n") == 3, "the version in a comment"
     hooks = {h["id"] for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
-    config = yaml.safe_load((root / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    config_text = (root / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    config = yaml.safe_load(config_text)
+    assert [(r["repo"], r["rev"]) for r in config["repos"]] == [("https://github.com/acme/gpuspec", SHA)]
+    assert f"rev: {SHA}  # frozen: v{__version__}" in config_text
     used = {h["id"] for r in config["repos"] for h in r["hooks"]}
     assert used and used <= hooks
+    assert "[gpuspec](https://github.com/acme/gpuspec)" in (root / "README.md").read_text(encoding="utf-8")
     assert ".rendered.gpuspec-tmp-*" in (root / ".gitignore").read_text(encoding="utf-8").splitlines()
     actionlint = shutil.which("actionlint") or str(Path(sys.executable).parent / "actionlint")
     proc = subprocess.run([actionlint, str(root / ".github" / "workflows" / "gpuspec.yaml")], capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(("source", "workflow", "hooks", "install"), [
+    ("gpuspec==0.1.0", False, False, None),
+    ("https://files.acme.example/gpuspec-0.1.0-py3-none-any.whl", False, False, None),
+    (f"gpuspec[verify] @ git+https://git.acme.example/tools/gpuspec@{SHA}", False, True, None),
+    (f"gpuspec @ git+https://github.com/acme/gpuspec@{SHA}", True, True,
+     f"gpuspec @ git+https://github.com/acme/gpuspec@{SHA}"),
+])
+def test_ci_files_are_written_only_where_the_source_pins_them(
+    tmp_path: Path, source: str, workflow: bool, hooks: bool, install: str | None,
+) -> None:
+    result = run_gpuspec("init", "repo", "--source", source, cwd=tmp_path)
+    assert result.code == 0, result.err
+    root = tmp_path / "repo"
+    assert (root / ".github" / "workflows" / "gpuspec.yaml").exists() is workflow
+    assert (root / ".pre-commit-config.yaml").exists() is hooks
+    assert ("not written: .github/workflows/gpuspec.yaml" in result.err) is not workflow
+    if install:
+        text = (root / ".github" / "workflows" / "gpuspec.yaml").read_text(encoding="utf-8")
+        assert install in text
+
+
+def test_a_development_build_without_a_source_writes_no_ci_file(tmp_path: Path) -> None:
+    """This checkout's origin names no repository: a workflow it wrote could not install gpuspec."""
+    result = run_gpuspec("init", "repo", cwd=tmp_path)
+    assert result.code == 0, result.err
+    assert _files(tmp_path / "repo") == [f for f in EXPECTED if f not in (".github/workflows/gpuspec.yaml",
+                                                                          ".pre-commit-config.yaml")]
+    assert "not written: .github/workflows/gpuspec.yaml" in result.err and "--source" in result.err
+    assert "github.com" not in (tmp_path / "repo" / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("source", ["gpuspec", "git+https://github.com/acme/gpuspec@v0.1.0", "./dist"])
+def test_a_source_that_pins_nothing_is_refused(tmp_path: Path, source: str) -> None:
+    result = run_gpuspec("init", "repo", "--source", source, cwd=tmp_path)
+    assert result.code == 2 and "--source" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "repo").exists()
 
 
 def test_the_temporary_render_tree_is_ignored_by_git(tmp_path: Path) -> None:
@@ -88,7 +138,7 @@ def test_init_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
     assert result.code == 2
     assert "is not empty (notes.txt)" in result.err and "--force" in result.err
     assert _files(target) == ["notes.txt"]
-    forced = run_gpuspec("init", str(target), "--force", cwd=tmp_path)
+    forced = run_gpuspec("init", str(target), "--force", "--source", SOURCE, cwd=tmp_path)
     assert forced.code == 0, forced.err
     assert _files(target) == sorted([*EXPECTED, "notes.txt"])
     assert (target / "notes.txt").read_text(encoding="utf-8") == "mine\n"
