@@ -88,6 +88,16 @@ JOBS_FILE = "jobs.json"
 CHART_DIR = "chart"
 CHART_FILES = ("chart/Chart.yaml", "chart/values.yaml", "chart/templates/clusterpolicy.yaml",
                "chart/templates/_helpers.tpl")
+#: A template override linked to .git/config, planted in the workspace (a gate case may take it away, to reach the
+#: check of the changed clusters only).
+LEAK = "fleet/templates/leak.txt"
+#: The rendered tree committed at the base revision, which `render --check --base HEAD` trusts.
+GATE_OUT = "out-gate"
+#: Where reports and CODEOWNERS are written (replaced by special files).
+REPORT_FILE = "report.out"
+CODEOWNERS_FILE = ".github/CODEOWNERS"
+#: An export of tens of megabytes, written per case from one node (or Job) repeated.
+BIG_EXPORT = "big-export.json"
 #: A fleet's override of the handover template (render and handover read it).
 TEMPLATE_FILE = "fleet/templates/handover/cluster.md.j2"
 SHIPPED_TEMPLATE = REPO / "gpuspec" / "templating" / "templates" / "handover" / "cluster.md.j2"
@@ -123,10 +133,22 @@ COMMANDS: dict[str, list[list[str]]] = {
                  ["verify", "--rendered", "out-base", "--chart", CHART_DIR]],
     # The same commands with the user cache on, after one of its entries was tampered with.
     "cache": [["validate"], ["lint"], ["lint", "--format", "json"], ["render", "--out", "out"], ["images"]],
+    # The pull-request gate: a rendered tree committed at the base, changed by the "pull request" (hand edits,
+    # special files) or left stale by a changed input; a hand edit of the bytes must never pass.
+    "gate-base": [["render", "--check", "--out", GATE_OUT, "--base", "HEAD"]],
+    # Every path gpuspec writes by name, replaced by a link (into .git, out of the repository), a FIFO, a device.
+    "output": [["lint", "--format", "json", "--output", REPORT_FILE], ["validate", "--output", REPORT_FILE],
+               ["plan", "--base", "HEAD", "--output", REPORT_FILE],
+               ["audit", "--cluster", "train-east", "--nodes", NODES_FILE, "--output", REPORT_FILE],
+               ["codeowners", "--write"], ["codeowners", "--check"]],
+    # Exports of tens of megabytes (a kubectl list of many nodes), read within their memory budget.
+    "big-export": [["audit", "--cluster", "train-east", "--nodes", BIG_EXPORT],
+                   ["acceptance", "report", "--cluster", "train-east", "--jobs", BIG_EXPORT, "--rendered", "out-base"]],
 }
 #: How often each command is picked, relative to the others (verify runs helm: fewer of those).
 WEIGHTS: dict[str, int] = {name: 10 for name in COMMANDS} | {"verify": 1, "plan": 5, "lint-base": 5, "rendered": 3,
-                                                             "cache": 4, "gate": 5, "acceptance": 5}
+                                                             "cache": 4, "gate": 5, "acceptance": 5, "gate-base": 6,
+                                                             "output": 4, "big-export": 1}
 
 
 @dataclass
@@ -383,6 +405,19 @@ class Workspace:
         meta.write_text(meta.read_text().replace("v25.10.1", pinned))
         self.outside = root.parent / "outside.yaml"
         self.outside.write_text(f"apiVersion: gpuspec.io/v1alpha1\nsecret: {OUTSIDE_MARK}\n")
+        from gpuspec.cli.main import run as run_cli
+
+        argv = sys.argv
+        sys.argv = ["gpuspec", "render", "--out", str(root / GATE_OUT)]
+        try:  # committed with the base: what the pull-request gate trusts
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                run_cli()
+        finally:
+            sys.argv = argv
+        self.pristine_gate = root.parent / "gate-pristine"
+        shutil.copytree(root / GATE_OUT, self.pristine_gate, symlinks=True)
+        self.gate_files = sorted(p.relative_to(root).as_posix() for p in (root / GATE_OUT).rglob("*")
+                                 if p.is_file())
         git = ["git", "-c", "user.name=fuzz", "-c", "user.email=fuzz@example.invalid", "-c", "commit.gpgsign=false"]
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
         subprocess.run(["git", "add", "-A"], cwd=root, check=True)
@@ -393,14 +428,12 @@ class Workspace:
         subprocess.run(["git", "config", "--local", "http.https://github.com/.extraheader",
                         f"AUTHORIZATION: basic {GIT_MARK}"], cwd=root, check=True)
         (root / "fleet" / "templates").mkdir(exist_ok=True)
-        (root / "fleet" / "templates" / "leak.txt").symlink_to(root / ".git" / "config")
+        (root / LEAK).symlink_to(root / ".git" / "config")
         self.originals = {rel: (root / rel).read_bytes()
                           for rel in (*FLEET_FILES, *POLICY_FILES, NODES_FILE, *EXPORT_FILES, *CHART_FILES)}
         self.docs = {rel: (json.loads(data) if rel.endswith(".json") else yaml.safe_load(data))
                      for rel, data in self.originals.items() if not rel.startswith(f"{CHART_DIR}/templates/")}
-        from gpuspec.cli.main import run as run_cli
-
-        argv = sys.argv
+        self.git_config = (root / ".git" / "config").read_bytes()
         sys.argv = ["gpuspec", "render", "--out", str(root / "out-base")]
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -540,6 +573,8 @@ class Workspace:
                 path.write_bytes(b"a: " + b"x" * (1024 * 1024 + 10) + b"\n")
             elif kind == "latin1":
                 path.write_bytes(self.originals.get(rel, b"a: 1\n") + b"\nnote: caf\xe9\n")
+            elif kind == "big-export":
+                self._big_export(path, spec)
 
     def reset(self, case: Case) -> None:
         """Put back what the case changed."""
@@ -553,12 +588,19 @@ class Workspace:
             self._remove(path)
             if rel in self.originals:
                 path.write_bytes(self.originals[rel])
+            elif rel == LEAK:
+                path.symlink_to(self.root / ".git" / "config")
         if "@cache" in case.files:
             if self.cache.exists():
                 for folder in (p for p in self.cache.rglob("*") if p.is_dir() and not p.is_symlink()):
                     folder.chmod(0o700)
             shutil.rmtree(self.cache, ignore_errors=True)
             shutil.copytree(self.pristine_cache, self.cache, symlinks=True)
+        if any(rel.startswith(f"{GATE_OUT}/") for rel in case.files):
+            shutil.rmtree(self.root / GATE_OUT, ignore_errors=True)
+            shutil.copytree(self.pristine_gate, self.root / GATE_OUT, symlinks=True)
+        for rel in (REPORT_FILE, CODEOWNERS_FILE, BIG_EXPORT):
+            self._remove(self.root / rel)
         if any(rel.startswith("out-base/") for rel in case.files) or case.args[-2:] == ["--out", "out-base"]:
             shutil.rmtree(self.root / "out-base", ignore_errors=True)
             shutil.copytree(self.pristine_out, self.root / "out-base", symlinks=True)
@@ -567,6 +609,18 @@ class Workspace:
         draft = self.root / "fleet" / "clusters" / "drafted.yaml"
         if draft.exists():
             draft.unlink()
+
+    def _big_export(self, path: Path, spec: dict[str, str]) -> None:
+        """Write a kubectl list of about ``spec['size']`` bytes: the first item of the source export repeated."""
+        items = json.loads(self.originals[spec["source"]]).get("items") or [{}]
+        item = json.dumps(items[0]).encode()
+        count = max(1, int(spec["size"]) // (len(item) + 2))
+        with path.open("wb") as handle:
+            handle.write(b'{"apiVersion": "v1", "kind": "List", "items": [')
+            for index in range(count):
+                handle.write((b"," if index else b"") + item)
+            if spec.get("cut") != "True":
+                handle.write(b"]}")
 
     @staticmethod
     def _remove(path: Path) -> None:
@@ -615,11 +669,58 @@ def _base_case(ws: Workspace, rng: random.Random, args: list[str]) -> Case | Non
     return Case(args, {f"@base:{target}": {"kind": "text", "text": text}}, f"base {target} {note}")
 
 
+def _gate_case(ws: Workspace, rng: random.Random, args: list[str]) -> Case:
+    """A pull request against the committed rendered tree: a hand edit or special file there (a forgery), or a
+    changed input left unrendered (stale output), or both."""
+    files: dict[str, dict[str, str]] = {}
+    notes = []
+    if rng.random() < 0.8:
+        target = rng.choice(ws.gate_files)
+        if rng.random() < 0.15:
+            files[target] = _special(rng)
+            notes.append(f"gate special {target}")
+        else:
+            original = (ws.root / target).read_bytes().decode("utf-8", errors="replace")
+            text, note = mutate_text(original, rng)
+            files[target] = {"kind": "text", "text": text}
+            notes.append(f"gate forged {target} {note}")
+    if rng.random() < 0.7:  # without the planted link the unchanged clusters are taken from the base
+        files[LEAK] = {"kind": "absent"}
+    if len(files) < 2 or rng.random() < 0.3:
+        target = rng.choice(FLEET_FILES)
+        mutated, note = mutate_data(ws.docs[target], rng)
+        files[target] = {"kind": "text", "text": _dump(mutated, False)}
+        notes.append(f"gate input {target} {note}")
+    return Case(args, files, "; ".join(notes))
+
+
+def _output_case(rng: random.Random, args: list[str]) -> Case:
+    """A report or CODEOWNERS path replaced by a link, a FIFO or a device (or left alone)."""
+    target = CODEOWNERS_FILE if args[0] == "codeowners" else REPORT_FILE
+    if rng.random() < 0.2:
+        return Case(args, {}, f"{target} absent")
+    return Case(args, {target: _special(rng)}, f"{target} special")
+
+
+def _big_export_case(rng: random.Random, args: list[str]) -> Case:
+    """An export of 8-48 MB: one item repeated (nodes, or Jobs and Pods), sometimes cut short."""
+    size = rng.choice((8, 24, 48)) * 1024**2
+    return Case(args, {BIG_EXPORT: {"kind": "big-export", "size": str(size), "cut": str(rng.random() < 0.2),
+                                    "source": JOBS_FILE if args[0] == "acceptance" else NODES_FILE}},
+                f"export of {size // 1024**2} MB")
+
+
 def make_case(ws: Workspace, rng: random.Random, command: str) -> Case:
     """A random input for ``command``."""
     args = list(rng.choice(COMMANDS[command]))
     if command == "rendered":
         return _rendered_case(ws, rng, args)
+    if command == "gate-base":
+        return _gate_case(ws, rng, args)
+    if command == "output":
+        return _output_case(rng, args)
+    if command == "big-export":
+        return _big_export_case(rng, args)
     if command == "cache":
         tamper = {"entry": str(rng.randrange(1 << 30)), "how": rng.choice(_CACHE_TAMPERING),
                   "at": str(rng.randrange(1 << 30))}
@@ -751,6 +852,13 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
         problems.append("the .git/config extraheader reached the output")
     if ENV_MARK in text:
         problems.append("a secret of the environment reached the output")
+    if case.args[:1] == ["render"] and "--base" in case.args and code == 0 and _forged(ws, case):
+        problems.append("a hand-edited rendered file passed the pull-request gate")
+    if (ws.root / ".git" / "config").read_bytes() != ws.git_config:
+        problems.append(".git/config was changed")
+        (ws.root / ".git" / "config").write_bytes(ws.git_config)
+    if OUTSIDE_MARK not in ws.outside.read_text(errors="replace"):
+        problems.append("the file outside the repository was changed")
     peak = _peak_bytes()
     if peak_before <= MEMORY_BOUND < peak:
         problems.append(f"peak memory {peak / 1024**2:.0f} MiB")
@@ -773,6 +881,18 @@ def run_case(ws: Workspace, case: Case) -> Outcome:
             break
     ws.reset(case)
     return Outcome(code, seconds, problems)
+
+
+def _forged(ws: Workspace, case: Case) -> bool:
+    """True when the case changed the bytes of a file of the committed rendered tree (a forgery to refuse)."""
+    for rel, spec in case.files.items():
+        if not rel.startswith(f"{GATE_OUT}/"):
+            continue
+        if spec.get("kind") != "text":
+            return True
+        if spec["text"].encode("utf-8", "surrogatepass") != (ws.pristine_gate / rel.split("/", 1)[1]).read_bytes():
+            return True
+    return False
 
 
 def _reset_peak() -> int:

@@ -160,7 +160,7 @@ def _override_states(fleet_dir: Path) -> InputStates:
             for name in names:
                 path = os.path.join(root, name)
                 with suppress(OSError):  # the render itself reports a file it cannot read
-                    states[f"override:{path}"] = (path, file_state(os.stat(path, follow_symlinks=False)))
+                    states[f"override:{path}"] = (path, file_state(os.stat(path)))
     return states
 
 

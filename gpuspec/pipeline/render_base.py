@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gpuspec.catalogue.engine import EXCEPTION_EXPIRED
-from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
 from gpuspec.handover.documents import HandoverSettings, cluster_document, summary, unpack_summary
 from gpuspec.history.gitread import TreeEntry, list_tree, read_blobs, relative_to_repo, repo_root, resolve_commit
@@ -143,10 +142,15 @@ def _listing(repo: Path, commit: str, folder: str, prefix: str) -> dict[str, Tre
     return {prefix + e.path[start:]: e for e in list_tree(repo, commit, folder)}
 
 
+#: The blob id given a file that cannot be read safely: it matches no blob, so the inputs count as changed and every
+#: cluster is rendered (whose validation says what is wrong with the file, as a check without --base does).
+_UNREADABLE = "unreadable"
+
+
 def _head_inputs(folder: Path, prefix: str) -> dict[str, _Input]:
-    """Every file below ``folder`` now (none when it does not exist), as :func:`_listing` names them.  A file
-    the loader would refuse (a link out of the repository, a FIFO or device, an oversized file) is a GpuspecError:
-    validation would refuse it as well."""
+    """Every file below ``folder`` now (none when it does not exist), as :func:`_listing` names them; a file the
+    loader would refuse (a link out of the repository or into .git, a FIFO or device, an oversized file) is not
+    read and counts as changed."""
     found: dict[str, _Input] = {}
     if not folder.is_dir():
         return found
@@ -155,12 +159,12 @@ def _head_inputs(folder: Path, prefix: str) -> dict[str, _Input]:
         dirs[:] = sorted(d for d in dirs if d != ".git")
         for name in sorted(names):
             path = os.path.join(root, name)
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
             try:
                 data = read_bounded(Path(path), MAX_INPUT_BYTES)
-            except (UnsafeFile, OSError) as exc:
-                raise GpuspecError(f"{path} cannot be read: {getattr(exc, 'message', None) or exc}",
-                                   hint="fleet and policy files must be regular files inside the repository") from None
-            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            except (UnsafeFile, OSError):
+                found[prefix + rel] = _Input(_UNREADABLE, _UNREADABLE)
+                continue
             found[prefix + rel] = _Input(blob_id(data), hashlib.sha256(data).hexdigest())
     return found
 

@@ -207,3 +207,13 @@ def test_a_base_that_names_no_commit_is_unusable(repo: tuple[Path, str]) -> None
     result = gpuspec(root, "render", "--check", "--base", "no-such-branch")
     assert result.returncode == 2 and "unknown git revision" in result.stderr
     assert gpuspec(root, "render", "--base", "HEAD").returncode == 2
+
+
+def test_an_input_that_cannot_be_read_checks_every_cluster(repo: tuple[Path, str]) -> None:
+    """A link into .git among the fleet files is never read: the check renders every cluster, as without --base."""
+    root, base = repo
+    (root / "fleet" / "templates").mkdir()
+    (root / "fleet" / "templates" / "leak.txt").symlink_to(root / ".git" / "config")
+    result = gpuspec(root, "render", "--check", "--base", base)
+    assert "checking every cluster: fleet/templates/leak.txt added" in result.stderr
+    assert result.returncode == gpuspec(root, "render", "--check").returncode == 0, result.stderr
