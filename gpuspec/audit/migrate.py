@@ -1,229 +1,100 @@
-"""The node-by-node migration of hand-configured GPU nodes onto the spec (pure; prints nothing, runs nothing).
+"""The node-by-node migration of hand-configured GPU nodes onto the spec, pool by pool (pure; runs nothing).
 
-For every node of the cluster that is configured by hand today (a host-installed driver, hand-set labels, a
-device plugin outside the operator, or a node of a `managed: false` pool), the exact `kubectl` commands that
-move it onto its pool: cordon, drain, record and remove the hand-set labels, remove the host driver where the
-operator takes over, apply the pool labels, wait for the operator's validator, run a test pod, uncordon; and a
-one-step rollback.  Nodes go in batches no larger than the rollout's ``maxUnavailable``.
+For every node of the cluster that is configured by hand today (a host-installed driver, hand-set labels or
+labels that switch an operand off, a device plugin outside the operator, a MIG config label or taint the pool
+does not have, or a node of a `managed: false` pool), the exact `kubectl` commands that move it onto its pool and
+a one-step rollback (:mod:`gpuspec.audit.migrate_steps`).
+
+Batches are per pool: never more nodes of a pool at once than its ``maxUnavailable`` (the rollout's value scaled
+over the pool's GPU nodes, rounded up as the upgrade controller rounds), less the pool's nodes that are out of
+service already (not ready, cordoned, a driver upgrade or MIG reconfiguration failed or under way), and never a
+whole pool.  Every node audit flags (:mod:`gpuspec.audit.node_flags`) gets its steps or is listed as left out,
+with the reason: a condition the migration must not go on top of, a pool with no room, or nothing of the node
+to migrate.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gpuspec.audit.facts import DEPLOY_PREFIX, NodeFacts
-from gpuspec.audit.host import hand_set_labels
-from gpuspec.model.models import Cluster, DrainSpec, DriverSource, Pool
+from gpuspec.audit.facts import NodeFacts
+from gpuspec.audit.migrate_steps import NodeMigration, drain_command, migration_reasons, node_migration
+from gpuspec.audit.node_flags import Flag, node_flags
+from gpuspec.model.models import Cluster, DrainSpec, IntOrPercent, Pool
 
-#: The operator's validator pods (DaemonSet nvidia-operator-validator).
-VALIDATOR_SELECTOR = "app=nvidia-operator-validator"
-#: The label that switches every operand off on a node (hybrid mode).
-DEPLOY_OPERANDS = DEPLOY_PREFIX + "operands"
-DEPLOY_DRIVER = DEPLOY_PREFIX + "driver"
-DEPLOY_DEVICE_PLUGIN = DEPLOY_PREFIX + "device-plugin"
-#: The value the operator's driver container sets on ``nvidia.com/gpu.deploy.driver`` when it finds a driver on
-#: the host, disabling itself there (GPU Operator release notes: "NVIDIA driver container will auto-disable itself
-#: on the node with pre-installed drivers by applying label nvidia.com/gpu.deploy.driver=pre-installed"); the
-#: validator (cmd/nvidia-validator, validateHostDriver) likewise prefers a working ``nvidia-smi`` on the host.  The
-#: label stays after the host driver is gone, so the migration sets it back to ``true``.
-PREINSTALLED = "pre-installed"
-
-#: Host commands that remove a package-installed NVIDIA driver, per OS distribution of the spec (and version where
-#: the package manager differs: Amazon Linux 2 has yum, Amazon Linux 2023 dnf).
-HOST_DRIVER_REMOVAL: dict[str, tuple[str, ...]] = {
-    "ubuntu": ("sudo apt-get purge -y '^nvidia-.*' '^libnvidia-.*'", "sudo apt-get autoremove -y"),
-    "rhel": ("sudo dnf remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'",),
-    "rocky": ("sudo dnf remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'",),
-    "amazonlinux": ("sudo dnf remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'",),
-    "amazonlinux 2": ("sudo yum remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'",),
-    "sles": ("sudo zypper --non-interactive remove 'nvidia-*'",),
-    "azurelinux": ("sudo tdnf remove -y 'nvidia-*' 'cuda-*'",),
-}
-#: Distributions whose GPU nodes come from a cloud node group image: a package removal lasts until the node is
-#: replaced, so the node group's image must change (the accelerated/GPU image carries the driver).
-NODE_GROUP_IMAGES: dict[str, str] = {
-    "eks": "set the node group's AMI type to one without the NVIDIA driver (e.g. AL2023_x86_64_STANDARD, not the "
-           "*_NVIDIA accelerated AMI) and replace the node, instead of removing packages",
-    "gke": "GKE installs its own driver unless the node pool has gpu-driver-version=disabled: recreate the node "
-           "pool with driver installation disabled and replace the node",
-    "aks": "add a node pool that skips AKS's driver install (az aks nodepool add --gpu-driver none, Azure CLI "
-           "2.72.2 or later; before: --skip-gpu-driver-install); existing nodes keep theirs, so move or scale the "
-           "pool to zero and back",
-}
+__all__ = ["LeftOut", "MigrationPlan", "NodeMigration", "PoolBudget", "drain_command", "format_plan",
+           "migration_plan", "pool_budget", "scaled_max_unavailable"]
 
 
 @dataclass(frozen=True)
-class Step:
-    """One step of a node's procedure: a title and its commands (``host``: run on the node, not with kubectl)."""
-
-    title: str
-    commands: tuple[str, ...]
-    host: bool = False
-
-
-@dataclass(frozen=True)
-class NodeMigration:
-    """The procedure of one node: why it is migrated, its steps and its one-step rollback."""
+class LeftOut:
+    """A node audit flags or that is configured by hand, which this plan does not migrate, and why."""
 
     node: str
     pool: str
-    reasons: tuple[str, ...]
-    steps: tuple[Step, ...]
-    rollback: str
+    why: str
+
+
+@dataclass(frozen=True)
+class PoolBudget:
+    """How many nodes of one pool may be migrated at once, and how that was derived."""
+
+    pool: str
+    nodes: int
+    size: int
+    rule: str
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Nodes of one pool migrated together."""
+
+    pool: str
+    nodes: tuple[NodeMigration, ...]
 
 
 @dataclass
 class MigrationPlan:
-    """Every node to migrate, in batches, and the batch size with how it was derived."""
+    """Every node to migrate in per-pool batches, the pools' budgets, and the nodes left out."""
 
     cluster: str
-    batch_size: int
-    batch_rule: str
-    batches: list[list[NodeMigration]] = field(default_factory=list)
+    budgets: list[PoolBudget] = field(default_factory=list)
+    batches: list[Batch] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
 
     @property
     def nodes(self) -> int:
         """How many nodes the plan migrates."""
-        return sum(len(b) for b in self.batches)
+        return sum(len(b.nodes) for b in self.batches)
 
 
-def scaled_max_unavailable(value: int | str, total: int) -> int:
+def scaled_max_unavailable(value: IntOrPercent, total: int) -> int:
     """``maxUnavailable`` as the upgrade controller scales it over ``total`` nodes (a percentage rounds up), at
     least 1."""
+    return max(1, _scaled(value, total))
+
+
+def _scaled(value: IntOrPercent, total: int) -> int:
     if isinstance(value, int):
-        return max(1, value)
-    percent = int(value.rstrip("%"))
-    return max(1, math.ceil(percent * total / 100))
+        return value
+    return math.ceil(float(int(value.rstrip("%"))) * float(total) / 100)
 
 
-def _q(text: str) -> str:
-    return shlex.quote(text)
-
-
-def migration_reasons(node: NodeFacts, cluster: Cluster, pool: Pool) -> list[str]:
-    """Why ``node`` is configured by hand today (empty: the operator and the spec already own it)."""
-    reasons: list[str] = []
-    if not pool.managed:
-        reasons.append("its pool is managed: false (hybrid mode)")
-    deploy_driver = node.labels.get(DEPLOY_DRIVER)
-    operator_driver = pool.managed and pool.driver.source is not DriverSource.HOST
-    if deploy_driver == PREINSTALLED and operator_driver:
-        reasons.append(f"host-installed driver ({DEPLOY_DRIVER}={PREINSTALLED})")
-    elif deploy_driver is None and operator_driver:
-        reasons.append(f"no operator driver labels ({DEPLOY_DRIVER} absent)")
-    if node.advertised > 0 and DEPLOY_DEVICE_PLUGIN not in node.labels and pool.managed:
-        reasons.append(f"advertises GPUs without the operator's device plugin ({DEPLOY_DEVICE_PLUGIN} absent)")
-    hand = hand_set_labels(node, cluster)
-    if hand:
-        reasons.append("hand-set labels: " + ", ".join(f"{k}={v}" for k, v in hand.items()))
-    return reasons
-
-
-def drain_command(node: str, drain: DrainSpec) -> str:
-    """The `kubectl drain` of ``node`` with the rollout's drain settings."""
-    parts = ["kubectl", "drain", node, "--ignore-daemonsets", f"--timeout={drain.timeout_seconds}s"]
-    if drain.delete_empty_dir:
-        parts.append("--delete-emptydir-data")
-    if drain.force:
-        parts.append("--force")
-    if drain.pod_selector:
-        parts.append(f"--pod-selector={_q(drain.pod_selector)}")
-    return " ".join(parts)
-
-
-def _test_pod(node: str, pool: Pool, resource: str, image: str) -> tuple[str, ...]:
-    name = f"gpuspec-migrate-{node}"[:63].rstrip("-.")
-    spec = {
-        "spec": {
-            "nodeName": node,  # a cordoned node takes no scheduled pod; nodeName bypasses the scheduler
-            "restartPolicy": "Never",
-            "tolerations": [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
-                            for t in pool.taints],
-            "containers": [{"name": "gpu-test", "image": image, "resources": {"limits": {resource: 1}}}],
-        }
-    }
-    overrides = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-    return (
-        f"kubectl run {name} --image={_q(image)} --restart=Never --overrides={_q(overrides)}",
-        f"kubectl wait pod/{name} --for=jsonpath='{{.status.phase}}'=Succeeded --timeout=300s",
-        f"kubectl logs pod/{name}",
-        f"kubectl delete pod/{name}",
-    )
-
-
-def node_migration(node: NodeFacts, cluster: Cluster, pool: Pool, reasons: Sequence[str], resource: str,
-                   image: str, drain: DrainSpec) -> NodeMigration:
-    """The steps and the rollback of one node."""
-    name = node.name
-    hand = hand_set_labels(node, cluster)
-    record = f"gpuspec-migrate-{name}"
-    wanted = dict(pool.node_selector)
-    if not pool.managed:
-        wanted[DEPLOY_OPERANDS] = "false"
-    added = {k: v for k, v in sorted(wanted.items()) if node.labels.get(k) != v}
-    missing_taints = [t for t in pool.taints if (t.key, t.value, t.effect) not in node.taints]
-    takes_over = pool.managed and pool.driver.source is not DriverSource.HOST
-    host_driver = takes_over and node.labels.get(DEPLOY_DRIVER) in (PREINSTALLED, None)
-    steps: list[Step] = [
-        Step("cordon", (f"kubectl cordon {name}",)),
-        Step("drain", (drain_command(name, drain),)),
-        Step("record labels and taints", (
-            f"kubectl get node {name} -o jsonpath='{{.metadata.labels}}' > {record}.labels.json",
-            f"kubectl get node {name} -o jsonpath='{{.spec.taints}}' > {record}.taints.json",
-        )),
-    ]
-    if hand:
-        steps.append(Step("remove hand-set labels",
-                          ("kubectl label node " + name + " " + " ".join(f"{k}-" for k in hand),)))
-    if host_driver:
-        removal = (HOST_DRIVER_REMOVAL.get(f"{pool.os.distribution} {pool.os.version}")
-                   or HOST_DRIVER_REMOVAL.get(pool.os.distribution))
-        node_image = NODE_GROUP_IMAGES.get(cluster.kubernetes.distribution.value)
-        commands = (
-            (f"# {cluster.kubernetes.distribution.value}: {node_image}",) if node_image else
-            (*removal, "sudo reboot") if removal else
-            (f"# {pool.os.distribution}: no host package step; reimage the node without the NVIDIA driver",)
-        )
-        steps.append(Step(f"remove the host driver (on the node, {pool.os.distribution} {pool.os.version}; "
-                          "a runfile install: sudo nvidia-uninstall)", commands, host=True))
-        steps.append(Step("let the operator install its driver", (
-            f"kubectl wait node/{name} --for=condition=Ready --timeout=900s",
-            f"kubectl label node {name} {DEPLOY_DRIVER}=true --overwrite",
-        )))
-    label_commands = []
-    if added:
-        label_commands.append(f"kubectl label node {name} "
-                              + " ".join(f"{k}={_q(v)}" for k, v in added.items()) + " --overwrite")
-    label_commands += [f"kubectl taint node {name} {t.key}={t.value}:{t.effect} --overwrite" for t in missing_taints]
-    if label_commands:
-        steps.append(Step("apply the pool's labels" + (" and taints" if missing_taints else ""),
-                          tuple(label_commands)))
-    namespace = cluster.operator.namespace
-    if pool.managed:
-        steps.append(Step("wait for the operator's validator", (
-            f"kubectl -n {namespace} wait pod -l {VALIDATOR_SELECTOR} --field-selector spec.nodeName={name} "
-            "--for=condition=Ready --timeout=1200s",
-            f"kubectl wait node/{name} --for=jsonpath='{{.metadata.labels.nvidia\\.com/gpu\\.present}}'=true "
-            "--timeout=300s",
-        )))
-    steps.append(Step(f"run a test pod that requests {resource}", _test_pod(name, pool, resource, image)))
-    steps.append(Step("uncordon", (f"kubectl uncordon {name}",)))
-    restore = [f"{k}={_q(v)}" for k, v in hand.items()] + [f"{k}-" for k in added if k not in node.labels]
-    restore += [f"{k}={_q(node.labels[k])}" for k in added if k in node.labels]
-    rollback = [f"kubectl cordon {name}"]
-    if restore:
-        rollback.append(f"kubectl label node {name} " + " ".join(restore) + " --overwrite")
-    rollback += [f"kubectl taint node {name} {t.key}={t.value}:{t.effect}-" for t in missing_taints]
-    if host_driver:
-        rollback.append(f"kubectl label node {name} {DEPLOY_DRIVER}={node.labels.get(DEPLOY_DRIVER, '')}"
-                        if DEPLOY_DRIVER in node.labels else f"kubectl label node {name} {DEPLOY_DRIVER}-")
-    rollback.append(f"kubectl uncordon {name}")
-    return NodeMigration(name, pool.name, tuple(reasons), tuple(steps), " && ".join(rollback))
+def pool_budget(pool: Pool, value: IntOrPercent, total: int, out_of_service: Sequence[str]) -> PoolBudget:
+    """At most how many of the pool's ``total`` GPU nodes may be taken at once: ``maxUnavailable`` over the pool,
+    never the whole pool, less the nodes already out of service."""
+    limit = _scaled(value, total)
+    rule = f"maxUnavailable {value} of {total} GPU node(s) = {limit}" + (
+        ", rounded up" if isinstance(value, str) and limit * 100 != int(value.rstrip('%')) * total else "")
+    size = min(limit, total - 1)
+    if size < limit:
+        rule += f"; never all {total}" if total > 1 else "; it is the pool's only node"
+    if out_of_service:
+        rule += f"; less {len(out_of_service)} out of service ({', '.join(out_of_service)})"
+    return PoolBudget(pool.name, total, max(0, size - len(out_of_service)), rule)
 
 
 def _pool_resource(pool: Pool) -> str:
@@ -233,46 +104,84 @@ def _pool_resource(pool: Pool) -> str:
     return sorted(counts)[0] if counts else "nvidia.com/gpu"
 
 
-def migration_plan(cluster: Cluster, nodes: Sequence[NodeFacts], members: dict[str, list[Pool]],
-                   image: str) -> MigrationPlan:
-    """The batches of hand-configured nodes of ``cluster`` with their procedures; ``members`` maps a node to the
-    pools whose nodeSelector matches it (a node of no pool is listed in ``unmatched``, not migrated)."""
+def _listed(flags: Sequence[Flag]) -> str:
+    return "; ".join(str(f) for f in flags)
+
+
+def migration_plan(cluster: Cluster, nodes: Sequence[NodeFacts], members: dict[str, list[Pool]], image: str,
+                   pinned: Callable[[Pool], str | None] | None = None) -> MigrationPlan:
+    """The per-pool batches of hand-configured nodes of ``cluster`` with their procedures, and every node left out.
+
+    ``members`` maps a node to the pools whose nodeSelector matches it (a GPU node of no pool is listed in
+    ``unmatched``); ``pinned`` gives the driver version a pool expects (for audit's driver check).
+    """
     rollout = cluster.rollout
     drain = rollout.drain or DrainSpec()
-    managed_total = sum(1 for n in nodes if members.get(n.name) and n.has_gpus)
-    size = scaled_max_unavailable(rollout.max_unavailable, managed_total)
-    rule = (f"maxUnavailable {rollout.max_unavailable} of {managed_total} GPU nodes"
-            + (", rounded up" if isinstance(rollout.max_unavailable, str) else ""))
+    plan = MigrationPlan(cluster.name)
     canary = rollout.canary_pool
-    todo: list[tuple[tuple[int, int, str, str], NodeMigration]] = []
-    unmatched: list[str] = []
-    for node in nodes:
-        pools = members.get(node.name, [])
-        if not pools:
-            if node.has_gpus:
-                unmatched.append(node.name)
+    order = sorted(cluster.pools, key=lambda p: (0 if p.name == canary else 1, p.wave, p.name))
+    plan.unmatched = sorted(n.name for n in nodes if not members.get(n.name) and n.has_gpus)
+    for pool in order:
+        in_pool = sorted((n for n in nodes if members.get(n.name) and members[n.name][0] is pool and n.has_gpus),
+                         key=lambda n: n.name)
+        if not in_pool:
             continue
-        pool = pools[0]
-        reasons = migration_reasons(node, cluster, pool)
-        if not reasons:
+        flags = {n.name: node_flags(n, cluster, members[n.name], pinned(pool) if pinned else None) for n in in_pool}
+        down = [n.name for n in in_pool if any(f.unavailable for f in flags[n.name])]
+        budget = pool_budget(pool, rollout.max_unavailable, len(in_pool), down)
+        plan.budgets.append(budget)
+        todo: list[NodeMigration] = []
+        for node in in_pool:
+            node_flags_ = flags[node.name]
+            reasons = migration_reasons(node, cluster, pool)
+            blocking = [f for f in node_flags_ if f.blocks]
+            if blocking:
+                plan.left_out.append(LeftOut(node.name, pool.name, f"{_listed(blocking)}: fix this first, then run "
+                                                                   "gpuspec migrate again"))
+                continue
+            if not reasons:
+                if node_flags_:
+                    plan.left_out.append(LeftOut(node.name, pool.name, f"{_listed(node_flags_)}: nothing of the node "
+                                                                       "is configured by hand, so there is nothing to "
+                                                                       "migrate; see gpuspec audit"))
+                continue
+            notes = [str(f) for f in node_flags_ if not f.handled]
+            todo.append(node_migration(node, cluster, pool, reasons, _pool_resource(pool), image, drain, notes))
+        if budget.size <= 0:
+            plan.left_out += [LeftOut(m.node, pool.name, _waits(pool, budget, down)) for m in todo]
             continue
-        order = (0 if pool.name == canary else 1, pool.wave, pool.name, node.name)
-        todo.append((order, node_migration(node, cluster, pool, reasons, _pool_resource(pool), image, drain)))
-    ordered = [m for _, m in sorted(todo, key=lambda item: item[0])]
-    batches = [ordered[i:i + size] for i in range(0, len(ordered), size)]
-    return MigrationPlan(cluster.name, size, rule, batches, sorted(unmatched))
+        plan.batches += [Batch(pool.name, tuple(todo[i:i + budget.size])) for i in range(0, len(todo), budget.size)]
+    return plan
+
+
+def _waits(pool: Pool, budget: PoolBudget, down: Sequence[str]) -> str:
+    """Why a node to migrate waits: its pool has no room to take it out now."""
+    if down:
+        what = (f"migrate it once {', '.join(down)} {'is' if len(down) == 1 else 'are'} back in service "
+                "(audit says why each is out)")
+    elif budget.nodes == 1:
+        what = ("it is the pool's only node, and draining it takes the whole pool down: add a node to the pool "
+                "first, or migrate it by hand in a maintenance window that allows the pool's outage")
+    else:
+        what = "raise rollout.maxUnavailable, or add nodes to the pool"
+    return f"waits: pool {pool.name} has no room to take a node out ({budget.rule}); {what}"
 
 
 def _node_text(m: NodeMigration, markdown: bool) -> list[str]:
     lines: list[str] = []
     if markdown:
         lines += [f"#### Node `{m.node}` (pool `{m.pool}`)", "", "Why: " + "; ".join(m.reasons) + ".", ""]
+        if m.notes:
+            lines += ["Audit also says (left as it is): " + "; ".join(m.notes) + ".", ""]
         for number, step in enumerate(m.steps, start=1):
             lines.append(f"{number}. {step.title}" + (" — **host step, on the node itself**" if step.host else ""))
             lines += ["", "   ```sh", *(f"   {c}" for c in step.commands), "   ```", ""]
-        lines += ["Rollback (one step; the recorded labels and taints restored):", "", "```sh", m.rollback, "```", ""]
+        lines += ["Rollback (one step; every label the procedure touched restored as it was):", "", "```sh",
+                  m.rollback, "```", ""]
         return lines
     lines += [f"  node {m.node} (pool {m.pool})", "    why: " + "; ".join(m.reasons)]
+    if m.notes:
+        lines.append("    audit also says (left as it is): " + "; ".join(m.notes))
     for number, step in enumerate(m.steps, start=1):
         lines.append(f"    {number}. {step.title}" + (" [HOST STEP: run on the node]" if step.host else ""))
         lines += [f"       {c}" for c in step.commands]
@@ -282,16 +191,31 @@ def _node_text(m: NodeMigration, markdown: bool) -> list[str]:
 
 def format_plan(plan: MigrationPlan, markdown: bool = False) -> str:
     """The plan as text (``markdown`` False) or as a Markdown section."""
-    head = (f"{plan.nodes} node(s) of cluster {plan.cluster} to migrate, in batches of at most {plan.batch_size} "
-            f"({plan.batch_rule}). gpuspec runs nothing: run each batch, check it, then the next.")
+    head = (f"{plan.nodes} node(s) of cluster {plan.cluster} to migrate, pool by pool, in batches within each "
+            "pool's maxUnavailable and never a whole pool. gpuspec runs nothing: run each batch, check it, then "
+            "the next.")
     lines = [f"## Node-by-node migration: cluster `{plan.cluster}`", "", head, ""] if markdown else [head, ""]
+    for b in plan.budgets:
+        at_once = f"at most {b.size} node(s) at a time" if b.size > 0 else "no node now"
+        text = f"pool {b.pool}: {at_once} ({b.rule})"
+        lines.append(f"- {text}" if markdown else text)
+    lines.append("")
     if not plan.batches:
-        lines.append("Every node of a pool is already configured by the operator and the spec: nothing to migrate.")
+        lines += ["Nothing to migrate now: every node of a pool is configured by the operator and the spec, or "
+                  "left out below.", ""]
     for index, batch in enumerate(plan.batches, start=1):
-        names = ", ".join(m.node for m in batch)
-        lines += [f"### Batch {index}: {names}", ""] if markdown else [f"batch {index}: {names}"]
-        for m in batch:
+        names = ", ".join(m.node for m in batch.nodes)
+        lines += ([f"### Batch {index} (pool `{batch.pool}`): {names}", ""] if markdown
+                  else [f"batch {index} (pool {batch.pool}): {names}"])
+        for m in batch.nodes:
             lines += _node_text(m, markdown)
+    if plan.left_out:
+        title = f"Left out ({len(plan.left_out)} node(s)), because:"
+        lines += ([f"### {title}", ""] if markdown else [title])
+        for item in plan.left_out:
+            lines.append(f"- `{item.node}` (pool `{item.pool}`): {item.why}" if markdown
+                         else f"  node {item.node} (pool {item.pool}): {item.why}")
+        lines.append("")
     if plan.unmatched:
         text = "GPU nodes matched by no pool (not migrated; add a pool first): " + ", ".join(plan.unmatched)
         lines += ["", text] if markdown else [text]

@@ -11,6 +11,7 @@ from gpuspec.audit.check import matches
 from gpuspec.audit.facts import node_facts
 from gpuspec.audit.inventory import parse_nodes, read_input
 from gpuspec.audit.migrate import format_plan, migration_plan
+from gpuspec.audit.node_flags import pinned_driver
 from gpuspec.cli.common import emit_report, fleet_argument, output_option, write_report
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.fleetload import load_fleet
@@ -30,13 +31,17 @@ def migrate_command(cluster_name: str, nodes_source: str, output_format: str, fl
                     output_file: Path | None) -> None:
     """Print the node-by-node procedure that moves hand-configured GPU nodes onto the spec (runs nothing).
 
-    For nodes with a host-installed driver, hand-set labels, a device plugin
-    outside the operator, and all nodes of managed: false pools: per node, in
-    batches no larger than the rollout's maxUnavailable, the kubectl commands
-    to cordon, drain, record and remove hand-set labels, remove the host
-    driver, apply the pool labels, wait for the validator, run a test pod and
-    uncordon, and a one-step rollback. Exit 0 printed, 1 no node of the export
-    belongs to the cluster, 2 input error.
+    For nodes with a host-installed driver, hand-set labels or labels that
+    switch an operand off, a device plugin outside the operator, a missing
+    taint or another MIG config, and all nodes of managed: false pools: per
+    node, pool by pool in batches within the pool's maxUnavailable (less its
+    nodes already out of service, never the whole pool), the kubectl commands
+    to cordon, drain, record and remove those labels, remove the host driver,
+    apply the pool labels, wait for the validator, run a test pod and
+    uncordon, and a one-step rollback that restores every label as it was.
+    Every node audit flags that gets no steps is listed as left out, with
+    why. Exit 0 printed, 1 no node of the export belongs to the cluster, 2
+    input error.
     """
     load = load_fleet(fleet_dir)
     if load.fleet is None:
@@ -57,6 +62,6 @@ def migrate_command(cluster_name: str, nodes_source: str, output_format: str, fl
                    err=True)
         raise SystemExit(exitcodes.FINDINGS)
     image = rewrite(sample_image(), fleet.mirror(cluster.mirror))
-    plan = migration_plan(cluster, nodes, members, image)
+    plan = migration_plan(cluster, nodes, members, image, lambda pool: pinned_driver(fleet, cluster, pool))
     write_report(format_plan(plan, markdown=output_format == "markdown"), output_file)
     raise SystemExit(exitcodes.OK)

@@ -705,16 +705,20 @@ class _Builder:
         return {"checks": checks, "jobs": jobs, "job_commands": job_commands}
 
     def migration(self) -> dict[str, Any]:
-        """How hand-configured nodes move onto the spec: batch size, drain command, unmanaged pools."""
-        from gpuspec.audit.migrate import drain_command, scaled_max_unavailable
+        """How hand-configured nodes move onto the spec: per pool the batch size (its maxUnavailable over its
+        declared nodes, never the whole pool), the drain command, the unmanaged pools."""
+        from gpuspec.audit.migrate import drain_command, pool_budget
         from gpuspec.model.models import DrainSpec
 
         rollout = self.cluster.rollout
-        total = sum(p.nodes for p in self.cluster.pools)
+        pools = []
+        for pool in self.cluster.pools:
+            if pool.nodes:
+                budget = pool_budget(pool, rollout.max_unavailable, pool.nodes, ())
+                pools.append({"name": pool.name, "nodes": pool.nodes, "batch": budget.size})
         return {
-            "batch": scaled_max_unavailable(rollout.max_unavailable, total),
+            "pools": pools,
             "max_unavailable": str(rollout.max_unavailable),
-            "total": total,
             "drain": drain_command("<node>", rollout.drain or DrainSpec()),
             "unmanaged": [p.name for p in self.cluster.pools if not p.managed],
             "command": f"gpuspec migrate --cluster {self.cluster.name} --nodes nodes.json --format markdown",

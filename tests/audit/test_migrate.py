@@ -54,7 +54,7 @@ pools:
   - name: legacy
     nodeSelector:
       eks.amazonaws.com/nodegroup: gpu-legacy
-    nodes: 1
+    nodes: 2
     managed: false
     gpu:
       product: H100-SXM5-80GB
@@ -106,7 +106,10 @@ def _export() -> dict[str, Any]:
     hand["metadata"]["labels"]["acme.example/driver"] = "535"
     legacy = _without_deploy_labels(_node("ip-10-0-2-21", "gpu-legacy"))
     legacy["metadata"]["labels"]["nvidia.com/gpu.deploy.operands"] = "false"
-    items = [preinstalled, bare, hand, _node("ip-10-0-1-14", "gpu-h100"), _node("ip-10-0-1-15", "gpu-h100"), legacy]
+    legacy_too = copy.deepcopy(legacy)
+    legacy_too["metadata"]["name"] = legacy_too["metadata"]["labels"]["kubernetes.io/hostname"] = "ip-10-0-2-22"
+    items = [preinstalled, bare, hand, _node("ip-10-0-1-14", "gpu-h100"), _node("ip-10-0-1-15", "gpu-h100"), legacy,
+             legacy_too]
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
@@ -122,10 +125,12 @@ def test_migrate_batches_order_and_rollback(tmp_path: Path) -> None:
     result = run_gpuspec("migrate", "--cluster", "train", "--nodes", "nodes.json", "fleet", cwd=root)
     assert result.code == 0, result.err
     out = result.out
-    # 40% of 6 GPU nodes is 2.4: the upgrade controller rounds up, so batches of 3.
-    assert "in batches of at most 3 (maxUnavailable 40% of 6 GPU nodes, rounded up)" in out
-    batches = re.findall(r"^batch \d+: (.*)$", out, re.M)
-    assert batches == ["ip-10-0-1-11, ip-10-0-1-12, ip-10-0-1-13", "ip-10-0-2-21"]
+    # Per pool: 40% of h100's 5 GPU nodes is 2; 40% of legacy's 2 is 0.8, rounded up to 1 (never both).
+    assert "pool h100: at most 2 node(s) at a time (maxUnavailable 40% of 5 GPU node(s) = 2)" in out
+    assert "pool legacy: at most 1 node(s) at a time (maxUnavailable 40% of 2 GPU node(s) = 1, rounded up)" in out
+    batches = re.findall(r"^batch \d+ (.*)$", out, re.M)
+    assert batches == ["(pool h100): ip-10-0-1-11, ip-10-0-1-12", "(pool h100): ip-10-0-1-13",
+                       "(pool legacy): ip-10-0-2-21", "(pool legacy): ip-10-0-2-22"]
     assert "ip-10-0-1-14" not in out and "ip-10-0-1-15" not in out  # already owned by the operator and the spec
     first = out[out.index("node ip-10-0-1-11"):out.index("node ip-10-0-1-12")]
     order = ["kubectl cordon ip-10-0-1-11",
@@ -145,15 +150,15 @@ def test_migrate_batches_order_and_rollback(tmp_path: Path) -> None:
              "kubectl uncordon ip-10-0-1-11"]
     positions = [first.index(text) for text in order]
     assert positions == sorted(positions)
-    assert ("kubectl cordon ip-10-0-1-11 && kubectl label node ip-10-0-1-11 team=research --overwrite && "
-            "kubectl label node ip-10-0-1-11 nvidia.com/gpu.deploy.driver=pre-installed && "
-            "kubectl uncordon ip-10-0-1-11") in first
+    # One label command restores every label the procedure touched, as it was, over what the procedure set.
+    assert ("kubectl cordon ip-10-0-1-11 && kubectl label node ip-10-0-1-11 team=research "
+            "nvidia.com/gpu.deploy.driver=pre-installed --overwrite && kubectl uncordon ip-10-0-1-11") in first
     hand = out[out.index("node ip-10-0-1-13"):out.index("node ip-10-0-2-21")]
     assert "kubectl label node ip-10-0-1-13 acme.example/driver-" in hand
     assert "HOST STEP" not in hand  # the operator already installs its driver there
     assert ("kubectl cordon ip-10-0-1-13 && kubectl label node ip-10-0-1-13 acme.example/driver=535 --overwrite && "
             "kubectl uncordon ip-10-0-1-13") in hand
-    legacy = out[out.index("node ip-10-0-2-21"):]
+    legacy = out[out.index("node ip-10-0-2-21"):out.index("node ip-10-0-2-22")]
     assert "managed: false" in legacy
     assert "HOST STEP" not in legacy and "nvidia-operator-validator" not in legacy  # the operator stays away
 
@@ -165,7 +170,8 @@ def test_migrate_markdown(tmp_path: Path) -> None:
     assert result.code == 0, result.err
     text = (root / "migrate.md").read_text(encoding="utf-8")
     assert text.startswith("## Node-by-node migration: cluster `train`")
-    assert "### Batch 1: ip-10-0-1-11, ip-10-0-1-12, ip-10-0-1-13" in text
+    assert "### Batch 1 (pool `h100`): ip-10-0-1-11, ip-10-0-1-12" in text
+    assert "- pool h100: at most 2 node(s) at a time" in text
     assert "**host step, on the node itself**" in text
 
 
@@ -206,19 +212,24 @@ def test_host_driver_pool_keeps_its_driver(tmp_path: Path) -> None:
     assert "ip-10-0-1-12 (pool h100)\n    why: advertises GPUs without the operator's device plugin" in result.out
 
 
-@pytest.mark.parametrize(("kubernetes", "os_spec", "wanted", "absent"), [
-    ('version: "1.33"', 'distribution: amazonlinux\n      version: "2"',
+@pytest.mark.parametrize(("kubernetes", "os_spec", "os_image", "wanted", "absent"), [
+    ('version: "1.33"', 'distribution: amazonlinux\n      version: "2"', "Amazon Linux 2",
      "sudo yum remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'", "dnf"),
-    ('version: "1.33"', 'distribution: amazonlinux\n      version: "2023"',
+    ('version: "1.33"', 'distribution: amazonlinux\n      version: "2023"', "Amazon Linux 2023.8.20250808",
      "sudo dnf remove -y 'nvidia-*' 'kmod-nvidia*' 'libnvidia-*'", "yum"),
-    ('version: "1.33"\n  distribution: eks', 'distribution: ubuntu\n      version: "22.04"',
+    ('version: "1.33"\n  distribution: eks', 'distribution: ubuntu\n      version: "22.04"', None,
      "# eks: set the node group's AMI type to one without the NVIDIA driver", "apt-get purge"),
 ])
 def test_host_driver_removal_follows_the_os_and_the_node_group_image(tmp_path: Path, kubernetes: str, os_spec: str,
-                                                                       wanted: str, absent: str) -> None:
+                                                                       os_image: str | None, wanted: str,
+                                                                       absent: str) -> None:
     """The package manager of the OS version removes the host driver; on a cloud node group a package removal
     would last only until the node is replaced, so the step is the node group's image instead."""
-    root = _repo(tmp_path, _export())
+    export = _export()
+    if os_image is not None:  # the nodes run the OS the spec declares (another OS is left out: GS795)
+        for item in export["items"]:
+            item["status"]["nodeInfo"]["osImage"] = os_image
+    root = _repo(tmp_path, export)
     spec = root / "fleet" / "clusters" / "train.yaml"
     text = spec.read_text(encoding="utf-8").replace('version: "1.33"', kubernetes, 1)
     text = text.replace('distribution: ubuntu\n      version: "22.04"', os_spec, 1)
