@@ -691,7 +691,9 @@ class _Builder:
             + " > operator.json",
             _cmd("gpuspec", "audit", "--cluster", self.cluster.name, "--nodes", "nodes.json",
                  "--clusterpolicies", "operator.json")]})
-        if self.values.get("dcgmExporter", {}).get("enabled"):
+        exporter = self.values.get("dcgmExporter", {})
+        if exporter.get("enabled") and exporter.get("serviceMonitor", {}).get("enabled"):
+            # Only where the chart's ServiceMonitor has Prometheus scrape the exporter: else no target to count.
             total = sum(p["nodes"] for p in pools)
             checks.append({"check": f"Prometheus scrapes {total} DCGM exporter target(s) (one per GPU node)",
                            "commands": [], "promql": f'count(up{{job="{DCGM_JOB}",namespace="{ns}"}} == 1)'})

@@ -3,6 +3,11 @@
 Metric sources: DCGM exporter (``DCGM_FI_*``; ECC counters need the exporter's
 metrics config to include them), the operator's own metrics
 (``gpu_operator_*``) and kube-state-metrics (``kube_*``).
+
+An alert is rendered only where what it watches is on (:func:`alert_sources`): the DCGM alerts where the
+exporter runs and the chart's ServiceMonitor has Prometheus scrape it (else ``absent(up{...})`` fires forever and
+the ``DCGM_FI_*`` alerts never can); the driver DaemonSet alert where the operator installs a driver; the upgrade
+alert where its upgrade controller rolls driver upgrades (``autoUpgrade``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,35 @@ HIGH_TEMPERATURE_C = 85
 HARDWARE_ALERTS = frozenset({"GPUXidError", "GPUUncorrectableECCErrors", "GPUHighTemperature"})
 #: The labels Alertmanager routes on, besides ``severity``.
 CLUSTER_LABEL, TEAM_LABEL, POOL_LABEL = "cluster", "team", "pool"
+#: What an alert watches (see :func:`alert_sources`); kube-state-metrics and the operator's own metrics are always on.
+DCGM, DRIVER, DRIVER_UPGRADES, ALWAYS = "dcgm-exporter", "driver", "driver-upgrades", "always"
+#: Each alert's source.
+ALERT_SOURCE = {
+    "GPUOperatorDCGMExporterTargetMissing": DCGM,
+    "GPUXidError": DCGM,
+    "GPUUncorrectableECCErrors": DCGM,
+    "GPUHighTemperature": DCGM,
+    "GPUOperatorOperandCrashLooping": ALWAYS,
+    "GPUOperatorDriverValidationFailing": ALWAYS,
+    "GPUOperatorClusterPolicyNotReady": ALWAYS,
+    "GPUOperatorDriverNotReady": DRIVER,
+    "GPUOperatorDriverUpgradeFailed": DRIVER_UPGRADES,
+}
+
+
+def alert_sources(ctx: ClusterContext) -> frozenset[str]:
+    """What the cluster's values turn on that alerts watch: the DCGM exporter with its ServiceMonitor
+    (``dcgmExporter.enabled`` and ``dcgmExporter.serviceMonitor.enabled``), operator-installed drivers (some pool's
+    driver from the operator: the driver DaemonSets exist) and their upgrade controller (``autoUpgrade``)."""
+    exporter = ctx.cluster.operator.operands.dcgm_exporter
+    on = {ALWAYS}
+    if exporter.enabled and exporter.service_monitor:
+        on.add(DCGM)
+    if ctx.driver_mode != "none":
+        on.add(DRIVER)
+        if ctx.cluster.rollout.auto_upgrade:
+            on.add(DRIVER_UPGRADES)
+    return frozenset(on)
 
 
 def _rule(name: str, expr: str, duration: str, severity: str, summary: str, description: str) -> dict[str, Any]:
@@ -43,7 +77,7 @@ def _vector(metric: str, *matchers: str, indent: int = 2) -> str:
 
 
 def alert_rules(ctx: ClusterContext) -> list[dict[str, Any]]:
-    """The alerting rules, scoped to the cluster's operator namespace."""
+    """The alerting rules of what the cluster runs (:func:`alert_sources`), scoped to its operator namespace."""
     ns = ctx.namespace
     sel = f'namespace="{ns}"'
     up = _vector("up", f'job="{DCGM_JOB}"', sel)
@@ -121,7 +155,8 @@ def alert_rules(ctx: ClusterContext) -> list[dict[str, Any]]:
             "The upgrade controller marked nodes upgrade-failed; see label nvidia.com/gpu-driver-upgrade-state.",
         ),
     ]
-    return _routed(ctx, rules)
+    on = alert_sources(ctx)
+    return _routed(ctx, [r for r in rules if ALERT_SOURCE[r["alert"]] in on])
 
 
 def alert_owner(alert: str) -> str:
