@@ -36,8 +36,12 @@ def pool_resources(pool: Pool) -> tuple[str, ...]:
 
 def has_acceptance_check(pool: Pool) -> bool:
     """True when the pool gets an acceptance Job: managed by the operator, enabled, with nodes, advertising a known
-    resource (an unmanaged pool's GPUs are not the rollout's to check)."""
-    return pool.managed and pool.acceptance.enabled and pool.nodes > 0 and bool(pool_resources(pool))
+    resource to containers (an unmanaged pool's GPUs are not the rollout's to check; a VM pool, ``devices.sandbox``,
+    runs the sandbox stack, whose device plugin advertises its GPUs to VMs under a per-device name (KubeVirt
+    host-devices: e.g. ``nvidia.com/GP102GL_Tesla_P40``) and no
+    ``nvidia.com/gpu``: a Job requesting it would stay pending until its deadline)."""
+    return (pool.managed and pool.acceptance.enabled and pool.nodes > 0 and not pool.devices.sandbox
+            and bool(pool_resources(pool)))
 
 
 #: The whole-GPU resource names the device plugin advertises: plain, and with sharing ``renameByDefault``.

@@ -363,3 +363,11 @@ def test_a_changed_image_pin_renames_the_job(tmp_path: Path, monkeypatch: pytest
     assert after["spec"]["template"]["spec"]["containers"][0]["image"] == "nvcr.io/nvidia/pytorch:25.02-py3"
     assert after["metadata"]["name"] != before  # same spec, new content: a new Job
     assert after["spec"]["template"]["metadata"]["labels"]["gpuspec.io/job"] == after["metadata"]["name"]
+
+
+def test_a_vm_pool_gets_no_job_it_could_never_schedule(tmp_path: Path) -> None:
+    """A sandbox (VM passthrough) pool runs no container device plugin, so nothing advertises nvidia.com/gpu there."""
+    out = render_dir(write_fleet(tmp_path, [cluster(
+        "c1", operator={"version": "v26.7.0", "operands": {"sandboxWorkloads": True}},
+        pools=[pool("vm", devices={"sandbox": True}), pool("containers")])]))
+    assert set(_checks(out, "c1")) == {"containers"}
