@@ -245,6 +245,12 @@ def publish_report(
     )
     text = reporter(output_format).render(report.findings, context)
     write_report(text, output_file, err)
+    if output_file is not None and not report.usable and report.findings:
+        # Unusable input (exit 2) is never silent: the report went to a file (a CI artifact nobody opens), so the
+        # errors are also written to standard error, where the job log shows them.
+        plain = replace(context, color=False)
+        write_report(f"gpuspec: the input is unusable; the {output_format} report is in {output_file}:\n"
+                     + reporter("text").render(report.findings, plain), None, err=True)
 
 
 def exit_code(findings: Sequence[Finding], fail_on: Severity = Severity.ERROR) -> int:

@@ -174,9 +174,10 @@ class Runner:
                 own.skipped.append(step.get("name", step.get("uses", "")))
                 continue
             ok = self._step(step, contexts, own, action_path=folder)
-            own.failed = own.failed or not ok
+            own.failed = own.failed or not (ok or self._continues(step, contexts, own))
         job.log += own.log
         job.summary += own.summary
+        job.failed = job.failed or own.failed
         job.recorded += own.recorded
         job.skipped += own.skipped
         if step_id:
@@ -203,7 +204,15 @@ class Runner:
             assert "${{" not in str(step["run"]), "inputs reach run scripts only through env"
             return self._shell(str(step["run"]), env, job, step.get("id"), contexts)
         inputs = {k: self.expand(v, contexts, job) for k, v in (step.get("with") or {}).items()}
-        return self._uses(str(step["uses"]), inputs, job, step.get("id"))
+        ok = self._uses(str(step["uses"]), inputs, job, step.get("id"))
+        if step.get("id"):
+            contexts["steps"].setdefault(step["id"], {"outputs": job.outputs.get(step["id"], {})})
+            contexts["steps"][step["id"]]["outcome"] = "success" if ok else "failure"
+        return ok
+
+    def _continues(self, step: Mapping[str, Any], contexts: Mapping[str, Any], job: Job) -> bool:
+        """Whether the step's ``continue-on-error`` is true (a failure then does not fail the job)."""
+        return self.expand(step.get("continue-on-error", False), contexts, job).lower() == "true"
 
     def job(self, workflow: Mapping[str, Any], name: str) -> Job:
         """Run job ``name`` of ``workflow``; a job whose ``if:`` is false runs no step (``skipped`` says so)."""
@@ -219,7 +228,7 @@ class Runner:
                 job.skipped.append(step.get("name", step.get("uses", "")))
                 continue
             ok = self._step(step, contexts, job, action_path=None)
-            job.failed = job.failed or not ok
+            job.failed = job.failed or not (ok or self._continues(step, contexts, job))
         return job
 
 

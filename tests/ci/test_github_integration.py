@@ -60,3 +60,11 @@ def test_workflows_pass_only_known_inputs_to_the_action(workflow: Path) -> None:
             if step.get("uses") == "./":
                 assert set(step.get("with", {})) <= inputs
                 assert step["with"]["check"] in ("lint", "render-check", "plan", "verify")
+
+
+@pytest.mark.parametrize("path", ["action.yml", "ci/gitlab/gpuspec.gitlab-ci.yml"])
+def test_shipped_ci_yaml_passes_yamllint_defaults(path: str) -> None:
+    """What fleet repositories include or use passes yamllint as they run it: default rules, no problem at all."""
+    proc = subprocess.run([_tool("yamllint"), "--strict", "-d", "default", str(REPO / path)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -50,6 +50,7 @@ def action_check(repo: Path, base_sha: str | None,
     values = {f"inputs.{k}": str(v.get("default", "")) for k, v in ACTION["inputs"].items()}
     values |= {f"inputs.{k}": v for k, v in (inputs or {}).items()}
     values["github.event.pull_request.base.sha"] = base_sha or ""
+    values["runner.temp"] = str(temp)
     assert "${{" not in step["run"], "inputs reach run scripts only through env"
     env = {"PATH": _PATH, "HOME": str(temp), "NO_COLOR": "1", "GPUSPEC_CACHE_DIR": str(temp / "cache"),
            "GITHUB_OUTPUT": str(temp / "github_output"), "GITHUB_STEP_SUMMARY": str(temp / "summary"),

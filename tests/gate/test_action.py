@@ -40,6 +40,7 @@ def _step(name: str, repo: Path, temp: Path, inputs: Mapping[str, str], outputs:
     values |= {f"steps.export.outputs.{k}": v for k, v in outputs.items()}
     values["runner.temp"] = str(temp)
     env = {"PATH": path, "HOME": str(temp), "NO_COLOR": "1", "GPUSPEC_CACHE_DIR": str(temp / "cache"),
+           "RUNNER_TEMP": str(temp), "GITHUB_ACTION_PATH": str(REPO),
            "GITHUB_OUTPUT": str(temp / "github_output"), "GITHUB_STEP_SUMMARY": str(temp / "summary"),
            **{k: _EXPR.sub(lambda m: values.get(m.group(1), ""), str(v)) for k, v in step.get("env", {}).items()}}
     assert "${{" not in step["run"], "inputs reach run scripts only through env"

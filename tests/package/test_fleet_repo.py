@@ -49,6 +49,7 @@ class Runner:
         env = {"PATH": f"{self.bin_dir}:/usr/bin:/bin", "HOME": str(self.temp), "NO_COLOR": "1",
                "GPUSPEC_CACHE_DIR": str(self.temp / "cache"), "GITHUB_OUTPUT": str(self.output),
                "GITHUB_STEP_SUMMARY": str(self.summary), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+               "GITHUB_ACTION_PATH": str(REPO), "RUNNER_TEMP": str(self.temp),
                **{k: expand(str(v)) for k, v in step.get("env", {}).items()}}
         assert "${{" not in step["run"], "inputs reach run scripts only through env"
         return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
