@@ -79,6 +79,10 @@ def test_ci_files_use_the_source_action_and_hooks_pinned_by_commit(tmp_path: Pat
     proc = subprocess.run([actionlint, str(root / ".github" / "workflows" / "gpuspec.yaml")], capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    zizmor = shutil.which("zizmor") or str(Path(sys.executable).parent / "zizmor")
+    proc = subprocess.run([zizmor, "--offline", "--no-progress", str(root)], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert proc.returncode == 0 and "No findings to report" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize(("source", "workflow", "hooks", "install"), [
