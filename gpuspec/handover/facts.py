@@ -39,8 +39,6 @@ from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcg
 from gpuspec.render.alerts import CLUSTER_LABEL, DCGM_JOB, POOL_LABEL, TEAM_LABEL
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
-    DEVICE_PLUGIN_CONFIGMAP,
-    MIG_CONFIGMAP,
     ClusterContext,
 )
 from gpuspec.render.filetree import ClusterPlan, YamlFile
@@ -245,11 +243,12 @@ class _Builder:
                 "kernel": pool.os.kernel or "",
                 "driver": self.driver_of(pool),
                 "mig": {"strategy": pool.mig.strategy.value, "layout": mig_layout,
-                        "text": mig_text(pool.mig), "configmap": MIG_CONFIGMAP if pool.mig.custom else ""},
+                        "text": mig_text(pool.mig), "configmap": self.ctx.mig_configmap if pool.mig.custom else ""},
                 "sharing": {"mode": sharing.mode.value,
                             "replicas": sharing.replicas if sharing.mode is not SharingMode.NONE else 1,
                             "justification": sharing.justification or "",
-                            "config": pool.name if sharing.mode is not SharingMode.NONE else ""},
+                            "config": (sharing.config_name or pool.name)
+                            if sharing.mode is not SharingMode.NONE else ""},
                 "taints": [_taint(t.key, t.value, t.effect) for t in pool.taints],
                 "selector": _selector(pool.node_selector),
                 "labels": [f"{k}={v}" for k, v in sorted(self.node_labels.get(pool.name, {}).items())],
@@ -328,9 +327,9 @@ class _Builder:
             "cdi": bool(values.get("cdi", {}).get("enabled")),
             "nfd": bool(values.get("nfd", {}).get("enabled")),
             "mig_strategy": values.get("mig", {}).get("strategy", ""),
-            "device_plugin_config": DEVICE_PLUGIN_CONFIGMAP if self.ctx.sharing_pools else "",
+            "device_plugin_config": self.ctx.device_plugin_configmap if self.ctx.sharing_pools else "",
             "device_plugin_label": DEVICE_PLUGIN_CONFIG_LABEL,
-            "mig_config": MIG_CONFIGMAP if self.ctx.custom_mig else "",
+            "mig_config": self.ctx.mig_configmap if self.ctx.custom_mig else "",
             "mig_label": MIG_CONFIG,
             "gfd_labels": [GPU_PRODUCT, GPU_COUNT, GPU_REPLICAS, SHARING_STRATEGY, MIG_STATE],
             "upgrade_label": UPGRADE_STATE,
@@ -629,7 +628,7 @@ class _Builder:
                  [_cmd("kubectl", "get", "nodes", "-l", p["selector"], "-L", f"{MIG_CONFIG},{MIG_STATE}")
                   for p in mig_pools]),
                 ("MIG manager", [_cmd("kubectl", "-n", ns, "logs", "-l", "app=nvidia-mig-manager", "--tail=100")]
-                 + ([_cmd("kubectl", "-n", ns, "get", "configmap", MIG_CONFIGMAP, "-o", "yaml")]
+                 + ([_cmd("kubectl", "-n", ns, "get", "configmap", self.ctx.mig_configmap, "-o", "yaml")]
                     if self.ctx.custom_mig else [])),
             ]})
         shared = [p for p in pools if p["sharing"]["config"]]
@@ -639,7 +638,7 @@ class _Builder:
                  [_cmd("kubectl", "get", "nodes", "-l", p["selector"], "-L",
                        f"{DEVICE_PLUGIN_CONFIG_LABEL},{GPU_REPLICAS},{SHARING_STRATEGY}") for p in shared]),
                 ("The config the device plugin reads (it does not watch it: restart the DaemonSet after a change)",
-                 [_cmd("kubectl", "-n", ns, "get", "configmap", DEVICE_PLUGIN_CONFIGMAP, "-o", "yaml"),
+                 [_cmd("kubectl", "-n", ns, "get", "configmap", self.ctx.device_plugin_configmap, "-o", "yaml"),
                   _cmd("kubectl", "-n", ns, "rollout", "restart", "daemonset/nvidia-device-plugin-daemonset")]),
             ]})
         gitops = self.gitops()

@@ -338,6 +338,36 @@ class Operands(SpecModel):
     alerts: bool = Field(default=True, description="Render a PrometheusRule with GPU and operator alerts.")
 
 
+#: The device-plugin ConfigMap gpuspec renders (operator namespace) when a pool shares GPUs.
+DEVICE_PLUGIN_CONFIGMAP = "gpuspec-device-plugin-config"
+#: The key of that ConfigMap the device plugin takes on nodes without a ``nvidia.com/device-plugin.config`` label.
+DEVICE_PLUGIN_DEFAULT_KEY = "default"
+#: The mig-parted ConfigMap gpuspec renders (operator namespace) when a pool has a custom MIG layout.
+MIG_CONFIGMAP = "gpuspec-mig-config"
+
+
+class OperatorConfigMaps(SpecModel):
+    """Names of the ConfigMaps gpuspec renders for the device plugin and MIG Manager (chart values
+    ``devicePlugin.config`` and ``migManager.config``); `gpuspec import` keeps the names an adopted cluster uses."""
+
+    device_plugin: Name = Field(
+        default=DEVICE_PLUGIN_CONFIGMAP, alias="devicePlugin",
+        description="The device-plugin ConfigMap holding one config per sharing pool (devicePlugin.config.name).",
+    )
+    device_plugin_default: Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}"
+                                                                    r"[A-Za-z0-9])?)?$")] = Field(
+        default=DEVICE_PLUGIN_DEFAULT_KEY, alias="devicePluginDefault",
+        description="Key of the config (no sharing) the device plugin takes on nodes without a "
+                    "nvidia.com/device-plugin.config label (devicePlugin.config.default); \"\" renders none, as a "
+                    "ConfigMap of NVIDIA's time-slicing procedure has none.",
+    )
+    mig: Name = Field(
+        default=MIG_CONFIGMAP,
+        description="The mig-parted ConfigMap holding the custom MIG layouts (migManager.config.name), rendered when "
+                    "a pool has a custom layout.",
+    )
+
+
 class OperatorSpec(SpecModel):
     """The GPU Operator installation of a cluster."""
 
@@ -347,6 +377,10 @@ class OperatorSpec(SpecModel):
     channel: Name | None = Field(default=None, description="Follow a channel from fleet.yaml instead of a pin.")
     namespace: Name = Field(default="gpu-operator", description="Namespace the operator and its operands run in.")
     operands: Operands = Field(default_factory=Operands, description="Which operands run.")
+    config_maps: OperatorConfigMaps = Field(
+        default_factory=OperatorConfigMaps, alias="configMaps",
+        description="Names of the device-plugin and MIG Manager ConfigMaps gpuspec renders.",
+    )
     driver_management: Literal["auto", "clusterpolicy", "nvidiadriver"] = Field(
         default="auto", alias="driverManagement",
         description="Who manages operator-installed drivers: the ClusterPolicy (one driver for the cluster), "
@@ -683,6 +717,18 @@ class SharingSpec(SpecModel):
     justification: str | None = Field(
         default=None, description="Why sharing is acceptable here (no memory or fault isolation between pods)."
     )
+    config_name: MigConfigName | None = Field(
+        default=None, alias="configName",
+        description="Key of the pool's config in the device-plugin ConfigMap, the nvidia.com/device-plugin.config "
+                    "value its nodes carry (default: the pool's name); `gpuspec import` keeps the name an adopted "
+                    "cluster's nodes carry, so adoption does not relabel them.",
+    )
+
+    @model_validator(mode="after")
+    def _config_name_needs_sharing(self) -> SharingSpec:
+        if self.config_name is not None and self.mode is SharingMode.NONE:
+            raise ValueError("configName names a sharing config: it needs mode time-slicing or mps")
+        return self
 
 
 class DeviceNeeds(SpecModel):
@@ -923,6 +969,18 @@ class AutoscalingSpec(SpecModel):
         description="Taints new nodes start with (Karpenter NodePool `startupTaints`, or cluster-autoscaler "
                     "`--startup-taint`), each with the controller that removes it.",
     )
+    node_overlay: bool = Field(
+        default=False, alias="nodeOverlay",
+        description="Karpenter only: the cluster applies the NodeOverlay gpuspec renders into `autoscaling.yaml` "
+                    "(Karpenter v1.7.0 or later, feature gate `NodeOverlay=true`), so the pool's instance types offer "
+                    "what its nodes advertise (MIG profiles, shared GPUs) and Karpenter can launch nodes for them.",
+    )
+
+    @model_validator(mode="after")
+    def _node_overlay_is_karpenters(self) -> AutoscalingSpec:
+        if self.node_overlay and self.autoscaler is not AutoscalerKind.KARPENTER:
+            raise ValueError("nodeOverlay is a Karpenter API: it needs autoscaler karpenter")
+        return self
 
 
 class Pool(SpecModel):
@@ -1085,6 +1143,23 @@ class Cluster(SpecModel):
             if config in seen:
                 raise ValueError(f"pools {seen[config]!r} and {pool.name!r} both name their custom MIG layout "
                                  f"{config!r}; the rendered mig-parted config holds one entry per name")
+            seen[config] = pool.name
+        return self
+
+    @model_validator(mode="after")
+    def _sharing_config_names_distinct(self) -> Cluster:
+        default = self.operator.config_maps.device_plugin_default
+        seen: dict[str, str] = {}
+        for pool in self.pools:
+            if pool.sharing.mode is SharingMode.NONE:
+                continue
+            config = pool.sharing.config_name or pool.name
+            if default and config == default:
+                raise ValueError(f"pool {pool.name!r}: sharing configName {config!r} is the device plugin's default "
+                                 "config (operator.configMaps.devicePluginDefault); choose another name")
+            if config in seen:
+                raise ValueError(f"pools {seen[config]!r} and {pool.name!r} both name their sharing config "
+                                 f"{config!r}; the rendered device-plugin ConfigMap holds one entry per name")
             seen[config] = pool.name
         return self
 

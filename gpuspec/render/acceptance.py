@@ -114,6 +114,8 @@ def _pool_facts(pool: Pool) -> dict[str, Any]:
     data["os"].pop("selinux", None)
     if data["mig"].get("configName") is None:  # a field added later: absent, it changes no Job name
         data["mig"].pop("configName", None)
+    if data["sharing"].get("configName") is None:  # the same
+        data["sharing"].pop("configName", None)
     data.pop("managed", None)  # only managed pools get a Job at all
     data.pop("autoscaling", None)  # how many nodes the autoscaler keeps changes nothing one node must show
     return data

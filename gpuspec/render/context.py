@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuspec.errors import GpuspecError
+from gpuspec.model import models
 from gpuspec.model.models import (
     Cluster,
     DriverSource,
@@ -18,12 +19,15 @@ from gpuspec.model.models import (
 from gpuspec.model.resolve import custom_layout_name, effective_driver, operator_version
 from gpuspec.render.facts import ReleaseFacts, driver_version, nvidiadriver_has_field, release_facts
 
-#: ConfigMap (operator namespace) holding the mig-parted config when any pool has a custom layout.
-MIG_CONFIGMAP = "gpuspec-mig-config"
-#: ConfigMap (operator namespace) holding one device-plugin config per sharing pool.
-DEVICE_PLUGIN_CONFIGMAP = "gpuspec-device-plugin-config"
-#: Device-plugin config key applied to nodes without a ``nvidia.com/device-plugin.config`` label.
-DEVICE_PLUGIN_DEFAULT_KEY = "default"
+#: ConfigMap (operator namespace) holding the mig-parted config when any pool has a custom layout, unless the cluster
+#: names its own (``operator.configMaps.mig``: :attr:`ClusterContext.mig_configmap`).
+MIG_CONFIGMAP = models.MIG_CONFIGMAP
+#: ConfigMap (operator namespace) holding one device-plugin config per sharing pool, unless the cluster names its own
+#: (``operator.configMaps.devicePlugin``: :attr:`ClusterContext.device_plugin_configmap`).
+DEVICE_PLUGIN_CONFIGMAP = models.DEVICE_PLUGIN_CONFIGMAP
+#: Device-plugin config key applied to nodes without a ``nvidia.com/device-plugin.config`` label, unless the cluster
+#: names its own (:attr:`ClusterContext.device_plugin_default`).
+DEVICE_PLUGIN_DEFAULT_KEY = models.DEVICE_PLUGIN_DEFAULT_KEY
 #: MIG layout applied to MIG-capable nodes without a ``nvidia.com/mig.config`` label.
 MIG_DEFAULT_LAYOUT = "all-disabled"
 #: Node label that selects a pool's MIG layout.
@@ -102,6 +106,21 @@ class ClusterContext:
     def name(self) -> str:
         """The cluster's name."""
         return self.cluster.name
+
+    @property
+    def device_plugin_configmap(self) -> str:
+        """The device-plugin ConfigMap's name (``operator.configMaps.devicePlugin``)."""
+        return self.cluster.operator.config_maps.device_plugin
+
+    @property
+    def device_plugin_default(self) -> str:
+        """The device-plugin config key of nodes without a config label ("" = none)."""
+        return self.cluster.operator.config_maps.device_plugin_default
+
+    @property
+    def mig_configmap(self) -> str:
+        """The mig-parted ConfigMap's name (``operator.configMaps.mig``)."""
+        return self.cluster.operator.config_maps.mig
 
     @property
     def namespace(self) -> str:

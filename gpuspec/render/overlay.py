@@ -13,10 +13,7 @@ from gpuspec.matrix.runtime import managed_platform
 from gpuspec.model.models import MigStrategy, Pool, SharingMode, Tenant
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
-    DEVICE_PLUGIN_CONFIGMAP,
-    DEVICE_PLUGIN_DEFAULT_KEY,
     MIG_CONFIG_LABEL,
-    MIG_CONFIGMAP,
     MIG_DEFAULT_LAYOUT,
     ClusterContext,
     PoolDriver,
@@ -169,7 +166,7 @@ def mig_configmap(ctx: ClusterContext) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": metadata(ctx, MIG_CONFIGMAP, ctx.namespace),
+        "metadata": metadata(ctx, ctx.mig_configmap, ctx.namespace),
         "data": {"config.yaml": dump_document(mig_config(ctx))},
     }
 
@@ -203,15 +200,23 @@ def sharing_config(ctx: ClusterContext, pool: Pool | None) -> dict[str, Any]:
     return config
 
 
+def sharing_config_name(pool: Pool) -> str:
+    """The key of a sharing pool's config in the device-plugin ConfigMap, its nodes' config label value."""
+    return pool.sharing.config_name or pool.name
+
+
 def device_plugin_configmap(ctx: ClusterContext) -> dict[str, Any]:
-    """The ConfigMap devicePlugin.config.name points at: a ``default`` key plus one key per sharing pool."""
-    data = {DEVICE_PLUGIN_DEFAULT_KEY: dump_document(sharing_config(ctx, None))}
+    """The ConfigMap devicePlugin.config.name points at: the default key (unless none) plus one key per sharing
+    pool (its ``sharing.configName``, else its name)."""
+    data = {}
+    if ctx.device_plugin_default:
+        data[ctx.device_plugin_default] = dump_document(sharing_config(ctx, None))
     for pool in ctx.sharing_pools:
-        data[pool.name] = dump_document(sharing_config(ctx, pool))
+        data[sharing_config_name(pool)] = dump_document(sharing_config(ctx, pool))
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": metadata(ctx, DEVICE_PLUGIN_CONFIGMAP, ctx.namespace),
+        "metadata": metadata(ctx, ctx.device_plugin_configmap, ctx.namespace),
         "data": data,
     }
 
@@ -234,7 +239,7 @@ def node_labels(ctx: ClusterContext) -> dict[str, Any]:
         if layout is not None:
             expected[MIG_CONFIG_LABEL] = layout
         if pool.sharing.mode is not SharingMode.NONE:
-            expected[DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
+            expected[DEVICE_PLUGIN_CONFIG_LABEL] = sharing_config_name(pool)
         if ctx.sandbox and pool.devices.sandbox:
             # Without this label the operator gives the node the chart's default workload, `container`
             # (controllers/state_manager.go getWorkloadConfig; sandboxWorkloads.defaultWorkload): the VM pool

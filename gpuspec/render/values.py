@@ -7,13 +7,7 @@ from typing import Any
 from gpuspec.matrix.query import template_only_values
 from gpuspec.matrix.runtime import TOOLKIT_ENV, host_driver_install, rendered_env, runtime_cell
 from gpuspec.model.models import Taint
-from gpuspec.render.context import (
-    DEVICE_PLUGIN_CONFIGMAP,
-    DEVICE_PLUGIN_DEFAULT_KEY,
-    MIG_CONFIGMAP,
-    MIG_DEFAULT_LAYOUT,
-    ClusterContext,
-)
+from gpuspec.render.context import MIG_DEFAULT_LAYOUT, ClusterContext
 from gpuspec.render.facts import NFD, image_tag
 from gpuspec.render.operand_images import component_enabled, rewrite
 
@@ -48,10 +42,13 @@ def toleration(taint: Taint) -> dict[str, str]:
 
 
 def pool_tolerations(ctx: ClusterContext) -> list[dict[str, str]]:
-    """Tolerations of every distinct pool taint, in a stable order."""
+    """Tolerations of every distinct pool taint, in a stable order; not the taints the chart's default toleration
+    (:data:`GPU_TOLERATION`, any value) tolerates already, such as EKS's ``nvidia.com/gpu=present:NoSchedule``."""
     seen: dict[tuple[str, str, str], dict[str, str]] = {}
     for pool in ctx.cluster.pools:
         for taint in pool.taints:
+            if taint.key == GPU_TOLERATION["key"] and taint.effect == GPU_TOLERATION["effect"]:
+                continue
             seen.setdefault((taint.key, taint.value, taint.effect), toleration(taint))
     return [seen[k] for k in sorted(seen)]
 
@@ -216,8 +213,8 @@ def helm_values(ctx: ClusterContext) -> dict[str, Any]:
              operands.dcgm_exporter.enabled and operands.dcgm_exporter.service_monitor)
     set_path(values, "migManager.config.default", MIG_DEFAULT_LAYOUT)
     if ctx.custom_mig:
-        set_path(values, "migManager.config.name", MIG_CONFIGMAP)
+        set_path(values, "migManager.config.name", ctx.mig_configmap)
     if ctx.sharing_pools:
-        set_path(values, "devicePlugin.config.name", DEVICE_PLUGIN_CONFIGMAP)
-        set_path(values, "devicePlugin.config.default", DEVICE_PLUGIN_DEFAULT_KEY)
+        set_path(values, "devicePlugin.config.name", ctx.device_plugin_configmap)
+        set_path(values, "devicePlugin.config.default", ctx.device_plugin_default)
     return values
