@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpuspec.model.models import Cluster, Fleet
+from gpuspec.redaction import redact_text
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, acceptance_files
 from gpuspec.render.alerts import prometheus_rule
 from gpuspec.render.autoscaling import AUTOSCALING_FILE, autoscaling_facts
@@ -49,6 +50,19 @@ OLM_DIR = "olm"
 DEVIATIONS_FILE = "deviations.yaml"
 #: The PrometheusRule's file, in the monitoring folder.
 ALERTS_FILE = "alerts.yaml"
+
+
+def redact_strings(data: Any) -> Any:
+    """``data`` with every string passed through :func:`gpuspec.redaction.redact_text`: the free text of deviation
+    records (reasons, justifications) is written as people wrote it, and a credential-shaped part of it
+    (``apiKey: ...`` inside a sentence, which GS405 does not refuse in prose) never reaches rendered/."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, dict):
+        return {key: redact_strings(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [redact_strings(value) for value in data]
+    return data
 
 
 def _overlay(ctx: ClusterContext) -> dict[str, list[Any]]:
@@ -128,7 +142,7 @@ def compile_cluster(fleet: Fleet, cluster: Cluster, digest: str,
         record: dict[str, Any] = {"cluster": cluster.name, "release": ctx.facts.tag, "deviations": plan.deviations}
         if plan.accepted:
             record["accepted"] = plan.accepted
-        plan.files[f"{base}/{DEVIATIONS_FILE}"] = YamlFile((record,))
+        plan.files[f"{base}/{DEVIATIONS_FILE}"] = YamlFile((redact_strings(record),))
     checks = acceptance_checks(ctx, {p: f.documents for p, f in plan.files.items() if isinstance(f, YamlFile)})
     plan.acceptance = [c.to_data() for c in checks]
     autoscaling = autoscaling_facts(ctx, labels)  # after the checks: autoscaler bounds rename no acceptance Job
