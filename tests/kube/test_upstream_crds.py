@@ -105,3 +105,26 @@ def test_real_crd_transition_rule_refuses_the_switch(upstream: Path) -> None:
     refused = refused_updates(old, new, rules)
     assert [(r.path, r.verified) for r in refused] == [(("spec", "usePrecompiled"), True)]
     assert "usePrecompiled is an immutable field" in refused[0].message
+
+
+def test_shipped_crd_defaults_are_those_of_every_release_crds(upstream: Path) -> None:
+    from gpuspec.kube.crddefaults import defaults_of_crd, shipped_defaults
+
+    releases = sorted(p.name for p in (upstream / "gpu-operator").iterdir() if (p / "crds").is_dir())
+    for release in releases:
+        found = {(kind, path, repr(default)) for crd in _crds(upstream / "gpu-operator" / release / "crds")
+                 for kind, path, default in defaults_of_crd(crd) if kind in ("ClusterPolicy", "NVIDIADriver")}
+        shipped = {(d.kind, d.path, repr(d.default)) for d in shipped_defaults() if release in d.releases}
+        assert found == shipped, f"{release}: run scripts/refresh-crd-defaults"
+
+
+def test_crd_defaults_fill_absent_fields_under_present_parents() -> None:
+    from gpuspec.kube.crddefaults import defaulted, release_of
+
+    obj = {"spec": {"driver": {"upgradePolicy": {"drain": {}}}, "migManager": {"config": {"name": ""}}}}
+    stored = defaulted(obj, "ClusterPolicy", "v24.9.2")
+    drain = stored["spec"]["driver"]["upgradePolicy"]["drain"]
+    assert drain == {"deleteEmptyDir": False, "enable": False, "force": False, "timeoutSeconds": 300}
+    assert stored["spec"]["migManager"]["config"] == {"name": "", "default": "all-disabled"}  # "" is a value
+    assert "toolkit" not in stored["spec"] and obj["spec"]["driver"]["upgradePolicy"]["drain"] == {}
+    assert (release_of("v24.9.1"), release_of("v24.9.2"), release_of("v24.12.0")) == ("v24.9.2", "v24.9.2", "v24.9.2")
