@@ -7,6 +7,7 @@ validate reports GS009 until a person fills them in.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 
 from ruamel.yaml import YAML
@@ -23,11 +24,20 @@ def pack_name(cluster: str) -> str:
     return f"adopted-{cluster}"[:63].rstrip("-")
 
 
+#: The findings an adoption accepts: the support matrix's, about the release and the platform the cluster runs
+#: (GS2xx) and its MIG and sharing facts (GS3xx).  Air-gap, security and every other finding of the draft is
+#: fixed in the draft (import carries what runs), never accepted.
+ADOPTED_RULES = re.compile(r"^GS[23][0-9]{2}$")
+
+
 def needed_rules(findings: Sequence[Finding], cluster_file: str) -> dict[str, list[str]]:
-    """Rule id → messages of the error findings in ``cluster_file`` an exception may accept."""
+    """Rule id → messages of the error findings in ``cluster_file`` an adoption accepts (release and support-matrix
+    findings, :data:`ADOPTED_RULES`)."""
     out: dict[str, list[str]] = {}
     for finding in findings:
         if finding.severity is not Severity.ERROR or refusal(finding.rule_id) is not None:
+            continue
+        if not ADOPTED_RULES.match(finding.rule_id):
             continue
         if finding.file is not None and not finding.file.replace("\\", "/").endswith(cluster_file):
             continue

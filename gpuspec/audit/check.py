@@ -19,13 +19,16 @@ from gpuspec.audit.facts import (
 from gpuspec.audit.host import audit_hosts
 from gpuspec.audit.inventory import OperatorResource
 from gpuspec.catalogue import audit as R
+from gpuspec.catalogue import audit_operator as OP
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix.query import default_driver
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
+from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
 from gpuspec.model.resolve import effective_driver, operator_version, pool_path
 from gpuspec.redaction import one_line
 
+#: The node label that selects a node's device-plugin config (a key of the device-plugin ConfigMap).
+DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 #: Deploy-label values (nvidia.com/gpu.deploy.driver) that mean the driver is installed on the host.
 PREINSTALLED = "pre-installed"
 
@@ -293,6 +296,25 @@ def _check_mig(c: _Collector, cluster: Cluster, pool: Pool, nodes: Sequence[Node
               "gpuspec render sets the MIG config through the operator; a hand-set node label overrides it")
 
 
+def _check_sharing(c: _Collector, cluster: Cluster, pool: Pool, nodes: Sequence[NodeFacts]) -> None:
+    """GS783: nodes of a sharing pool whose device-plugin config label names another config than the pool's."""
+    if pool.sharing.mode is SharingMode.NONE:
+        return
+    want = pool.sharing.config_name or pool.name
+    label = _pool_label(pool)
+
+    def differs(n: NodeFacts) -> str | None:
+        have = n.labels.get(DEVICE_PLUGIN_CONFIG)
+        return have if have is not None and have != want else None
+
+    c.grouped(OP.SHARING_CONFIG_MISMATCH, nodes, differs,
+              lambda v, ns: f"{label} expects {DEVICE_PLUGIN_CONFIG}={want} but {_plural(len(ns), 'node')} "
+                            f"{_v(len(ns), 'carries', 'carry')} {v}: {node_names(ns)}",
+              pool_path(cluster, pool, "sharing", "configName" if pool.sharing.config_name else "mode"),
+              "keep the nodes' config name with sharing.configName (the first sync would relabel the nodes and "
+              "restart their device plugin)")
+
+
 def _check_nodes(c: _Collector, cluster: Cluster, pool: Pool, nodes: Sequence[NodeFacts]) -> int:
     label = _pool_label(pool)
     not_ready = [n for n in nodes if not n.ready]
@@ -350,6 +372,7 @@ def _check_pool(c: _Collector, fleet: Fleet, cluster: Cluster, pool: Pool, nodes
     _check_driver(c, fleet, cluster, pool, gpu_nodes)
     _check_operands(c, cluster, pool, gpu_nodes)
     _check_mig(c, cluster, pool, gpu_nodes)
+    _check_sharing(c, cluster, pool, gpu_nodes)
     advertised: dict[str, int] = defaultdict(int)
     for n in nodes:
         for name, count in n.allocatable.items():

@@ -13,35 +13,45 @@ import io
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from gpuspec.audit.draft_base import (
+    TODO,
+    DraftPool,
+    PoolKey,
+    as_int,
+    cmap,
+    from_cluster,
+    majority,
+    todo,
+)
 from gpuspec.audit.facts import (
     GPU_REPLICAS,
     MIG_DISABLED,
-    MIG_RESOURCE_PREFIX,
     NFD_KERNEL,
     NFD_OS_ID,
     NFD_OS_VERSION,
-    SHARED_SUFFIX,
     SHARING_STRATEGY,
     NodeFacts,
 )
 from gpuspec.audit.inventory import Node
+from gpuspec.audit.mig_draft import infer_custom_layout as infer_custom_layout
+from gpuspec.audit.mig_draft import mig_map
 from gpuspec.audit.mirror_match import matching_mirror, registry_prefixes
 from gpuspec.audit.products import base_product
 from gpuspec.audit.running import RunningState
+from gpuspec.audit.settings_draft import config_maps, mirror_settings
 from gpuspec.errors import GpuspecError
-from gpuspec.matrix.query import mig_layout, mig_profiles
 from gpuspec.model.models import API_VERSION, DNS_LABEL_PATTERN, Cluster
 
+#: The node label that selects a node's device-plugin config (its key in the device-plugin ConfigMap).
+DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 #: The label gpuspec proposes when no existing label selects exactly one pool.
 POOL_LABEL = "gpuspec.io/pool"
-TODO = "TODO: review"
 
 #: NFD os_release.ID values → the spec's OS distribution names.
 OS_IDS = {"ubuntu": "ubuntu", "rhel": "rhel", "rhcos": "rhcos", "rocky": "rocky", "sles": "sles", "cos": "cos",
@@ -61,43 +71,6 @@ _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 _DRIVER_VERSION = re.compile(r"^[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?$")
 
 
-@dataclass(frozen=True, order=True)
-class PoolKey:
-    """What makes nodes one pool: identical GPUs, OS, kernel, driver, MIG and sharing."""
-
-    product: str
-    count: int
-    os_id: str
-    os_version: str
-    kernel: str
-    driver: str
-    driver_host: bool
-    mig_strategy: str
-    mig_config: str
-    sharing: str
-    replicas: int
-
-
-@dataclass
-class DraftPool:
-    """A proposed pool: its nodes, name and selector."""
-
-    key: PoolKey
-    nodes: list[NodeFacts]
-    name: str = ""
-    selector: dict[str, str] = field(default_factory=dict)
-    selector_proposed: bool = False
-    product_known: bool = True
-    taints: list[tuple[str, str, str]] = field(default_factory=list)
-
-
-def _int(text: str | None, default: int) -> int:
-    try:
-        return int(text) if text is not None else default
-    except ValueError:
-        return default
-
-
 def pool_key(node: NodeFacts) -> PoolKey:
     """The grouping key of a GPU node."""
     labels = node.labels
@@ -105,7 +78,7 @@ def pool_key(node: NodeFacts) -> PoolKey:
     mig_config = node.mig_config or MIG_DISABLED
     mig_on = mig_config != MIG_DISABLED
     sharing = labels.get(SHARING_STRATEGY, "none")
-    replicas = _int(labels.get(GPU_REPLICAS), 1)
+    replicas = as_int(labels.get(GPU_REPLICAS), 1)
     return PoolKey(
         product=product,
         count=node.gpu_count or node.capacity.get("nvidia.com/gpu", 0),
@@ -180,18 +153,10 @@ PROVISIONING_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-node
                        "cluster.x-k8s.io/deployment-name")
 
 
-def _majority(values: Sequence[Any]) -> Any:
-    """The most common value (ties: the one that sorts first as text)."""
-    counts: dict[Any, int] = defaultdict(int)
-    for value in values:
-        counts[value] += 1
-    return sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))[0][0]
-
-
 def _majority_key(members: Sequence[NodeFacts]) -> PoolKey:
     healthy = [n for n in members if n.product_label is not None and n.advertised > 0] or list(members)
     keys = [pool_key(n) for n in healthy]
-    fields = {name: _majority([getattr(k, name) for k in keys]) for name in PoolKey.__dataclass_fields__}
+    fields = {name: majority([getattr(k, name) for k in keys]) for name in PoolKey.__dataclass_fields__}
     return PoolKey(**fields)
 
 
@@ -277,17 +242,6 @@ def group_pools(nodes: Sequence[NodeFacts], pool_label: str | None = None) -> tu
 # ---------------------------------------------------------------------------------------------- YAML
 
 
-def _map(*items: tuple[str, Any]) -> CommentedMap:
-    cm = CommentedMap()
-    for key, value in items:
-        cm[key] = value
-    return cm
-
-
-def _todo(cm: CommentedMap, key: str, text: str = TODO) -> None:
-    cm.yaml_add_eol_comment(text if text.startswith("TODO") else f"{TODO}: {text}", key)
-
-
 _OS_IMAGES = (("ubuntu", "ubuntu", r"([0-9]{2}\.[0-9]{2})"),
               ("red hat enterprise linux coreos", "rhcos", r"([0-9]+\.[0-9]+)"),
               ("red hat enterprise linux", "rhel", r"([0-9]+\.[0-9]+)"), ("rocky", "rocky", r"([0-9]+\.[0-9]+)"),
@@ -332,14 +286,10 @@ def _kube_facts(nodes: Sequence[Node]) -> tuple[str | None, tuple[str, str] | No
     runtimes = [n.status.node_info.container_runtime_version for n in nodes]
     kube = None
     if versions:
-        match = re.match(r"^v?(1\.[0-9]{1,2})\.", _majority(versions))
+        match = re.match(r"^v?(1\.[0-9]{1,2})\.", majority(versions))
         kube = match.group(1) if match else None
     runtime = "cri-o" if any(r.startswith("cri-o://") for r in runtimes) else "containerd"
     return kube, _distribution(nodes), runtime
-
-
-def _from(cm: CommentedMap, key: str, origin: str) -> None:
-    cm.yaml_add_eol_comment(f"from the cluster: {origin}", key)
 
 
 def _pool_map(pool: DraftPool, nodes: dict[str, Node], state: RunningState, keep_strategy: bool) -> CommentedMap:
@@ -352,32 +302,32 @@ def _pool_map(pool: DraftPool, nodes: dict[str, Node], state: RunningState, keep
             f"{' '.join(n.name for n in pool.nodes)} {POOL_LABEL}={pool.name}", POOL_LABEL)
     else:
         for label in pool.selector:
-            _from(selector, label, "the node group's provisioning label" if label in PROVISIONING_LABELS
+            from_cluster(selector, label, "the node group's provisioning label" if label in PROVISIONING_LABELS
                   else "a label these nodes share")
-    gpu = _map(("product", key.product), ("count", key.count))
-    _from(gpu, "count", "GFD labels nvidia.com/gpu.product, nvidia.com/gpu.count")
+    gpu = cmap(("product", key.product), ("count", key.count))
+    from_cluster(gpu, "count", "GFD labels nvidia.com/gpu.product, nvidia.com/gpu.count")
     if not pool.product_known:
-        _todo(gpu, "product", "TODO: GFD product string not in gpuspec's map; write the support-matrix product id")
+        todo(gpu, "product", "TODO: GFD product string not in gpuspec's map; write the support-matrix product id")
     if key.mig_strategy == "single":
-        _todo(gpu, "count", "TODO: with MIG strategy single GFD reports MIG devices; write physical GPUs per node")
+        todo(gpu, "count", "TODO: with MIG strategy single GFD reports MIG devices; write physical GPUs per node")
     images = [os_from_image(nodes[n].status.node_info.os_image) for n in names]
-    image = _majority([i for i in images if i]) if any(images) else None
+    image = majority([i for i in images if i]) if any(images) else None
     kernels = [nodes[n].status.node_info.kernel_version for n in names if nodes[n].status.node_info.kernel_version]
     if image:
-        os_map = _map(("distribution", image[0]), ("version", image[1]))
-        _from(os_map, "version", "status.nodeInfo.osImage")
+        os_map = cmap(("distribution", image[0]), ("version", image[1]))
+        from_cluster(os_map, "version", "status.nodeInfo.osImage")
     else:
-        os_map = _map(("distribution", OS_IDS.get(key.os_id, key.os_id or "ubuntu")),
+        os_map = cmap(("distribution", OS_IDS.get(key.os_id, key.os_id or "ubuntu")),
                       ("version", key.os_version or "22.04"))
         if key.os_id not in OS_IDS:
-            _todo(os_map, "distribution", f"TODO: NFD reported OS id {key.os_id or '<none>'!r}; set a supported one")
+            todo(os_map, "distribution", f"TODO: NFD reported OS id {key.os_id or '<none>'!r}; set a supported one")
         if not key.os_version:
-            _todo(os_map, "version", "TODO: the export reports no OS version")
-    kernel = _majority(kernels) if kernels else key.kernel
+            todo(os_map, "version", "TODO: the export reports no OS version")
+    kernel = majority(kernels) if kernels else key.kernel
     if kernel:
         os_map["kernel"] = kernel
-        _from(os_map, "kernel", "status.nodeInfo.kernelVersion" if kernels else "NFD kernel label")
-    driver = _map(("source", "host" if key.driver_host else "operator"))
+        from_cluster(os_map, "kernel", "status.nodeInfo.kernelVersion" if kernels else "NFD kernel label")
+    driver = cmap(("source", "host" if key.driver_host else "operator"))
     version = key.driver if _DRIVER_VERSION.match(key.driver) else None
     origin = "node labels nvidia.com/cuda.driver-version.*"
     if version is None and state.driver_version is not None and not key.driver_host:
@@ -385,90 +335,44 @@ def _pool_map(pool: DraftPool, nodes: dict[str, Node], state: RunningState, keep
     if version:
         driver["branch"] = version.split(".", 1)[0]
         driver["version"] = version
-        _from(driver, "version", origin)
+        from_cluster(driver, "version", origin)
     else:
-        _todo(driver, "source", "TODO: review: the export reports no driver version; pin branch/version")
+        todo(driver, "source", "TODO: review: the export reports no driver version; pin branch/version")
     if state.kernel_module_type is not None and not key.driver_host:
         driver["kernelModuleType"] = state.kernel_module_type.value
-        _from(driver, "kernelModuleType", state.kernel_module_type.origin)
-    out = _map(("name", pool.name), ("nodeSelector", selector), ("nodes", len(pool.nodes)), ("gpu", gpu),
+        from_cluster(driver, "kernelModuleType", state.kernel_module_type.origin)
+    out = cmap(("name", pool.name), ("nodeSelector", selector), ("nodes", len(pool.nodes)), ("gpu", gpu),
                ("os", os_map), ("driver", driver))
     if key.mig_strategy != "none":
-        out["mig"] = _mig_map(pool)
+        out["mig"] = mig_map(pool)
     elif keep_strategy:
-        running = _majority([n.mig_strategy or "" for n in pool.nodes])
+        running = majority([n.mig_strategy or "" for n in pool.nodes])
         origin = "node label nvidia.com/mig.strategy"
         if not running and state.mig_strategy is not None:
             running, origin = state.mig_strategy.value, state.mig_strategy.origin
-        if running in ("single", "mixed") and _majority([n.mig_config or "" for n in pool.nodes]) == MIG_DISABLED:
+        if running in ("single", "mixed") and majority([n.mig_config or "" for n in pool.nodes]) == MIG_DISABLED:
             # MIG-capable GPUs with MIG off under a single/mixed strategy: keep the strategy the operator runs
-            mig = _map(("strategy", running), ("layout", MIG_DISABLED))
-            _from(mig, "strategy", origin)
-            _from(mig, "layout", "node label nvidia.com/mig.config")
+            mig = cmap(("strategy", running), ("layout", MIG_DISABLED))
+            from_cluster(mig, "strategy", origin)
+            from_cluster(mig, "layout", "node label nvidia.com/mig.config")
             out["mig"] = mig
     if key.sharing != "none":
-        out["sharing"] = _map(("mode", key.sharing), ("replicas", key.replicas),
-                              ("justification", "TODO: why sharing GPUs without memory or fault isolation is "
-                                                "acceptable on this pool"))
+        sharing = cmap(("mode", key.sharing), ("replicas", key.replicas),
+                       ("justification", "TODO: why sharing GPUs without memory or fault isolation is "
+                                         "acceptable on this pool"))
+        config = majority([n.labels.get(DEVICE_PLUGIN_CONFIG, "") for n in pool.nodes])
+        if config and config != pool.name and re.match(_LABEL_VALUE, config):
+            sharing["configName"] = config
+            from_cluster(sharing, "configName", f"node label {DEVICE_PLUGIN_CONFIG} (kept: a new name would relabel "
+                                                "the nodes and restart their device plugin)")
+        out["sharing"] = sharing
     if pool.taints:
         taints = CommentedSeq()
         for t_key, t_value, effect in pool.taints:
-            taints.append(_map(("key", t_key), ("value", t_value), ("effect", effect)))
+            taints.append(cmap(("key", t_key), ("value", t_value), ("effect", effect)))
         out["taints"] = taints
         out.yaml_add_eol_comment("from the cluster: taints most of the pool's nodes carry", "taints")
     return out
-
-
-def infer_custom_layout(pool: DraftPool) -> list[tuple[list[int], str, int]] | None:
-    """A custom MIG layout (devices, profile, instances per GPU) that explains the MIG resources a pool advertises.
-
-    Node labels give only totals per profile, not which GPU holds what, so
-    this assumes the common shape: each GPU carries one profile as many times
-    as it fits (the support matrix's per-profile limit), GPUs in index order.
-    None when the totals do not fit that shape.
-    """
-    key = pool.key
-    totals = {name[len(MIG_RESOURCE_PREFIX):]: count for name, count in pool.nodes[0].allocatable.items()
-              if name.startswith(MIG_RESOURCE_PREFIX) and count > 0 and not name.endswith(SHARED_SUFFIX)}
-    profiles = {p.name: p.max_instances for p in (mig_profiles(key.product) or [])}
-    if not totals or key.mig_strategy != "mixed" or any(p not in profiles for p in totals):
-        return None
-    groups: list[tuple[list[int], str, int]] = []
-    next_gpu = 0
-    for profile, total in sorted(totals.items()):
-        per_gpu = profiles[profile]
-        if total % per_gpu:
-            return None
-        gpus = total // per_gpu
-        groups.append((list(range(next_gpu, next_gpu + gpus)), profile, per_gpu))
-        next_gpu += gpus
-    return groups if next_gpu <= key.count else None
-
-
-def _mig_map(pool: DraftPool) -> CommentedMap:
-    key = pool.key
-    mig = _map(("strategy", key.mig_strategy))
-    if mig_layout(key.mig_config) is not None:
-        mig["layout"] = key.mig_config
-        _todo(mig, "layout", "TODO: review: the nvidia.com/mig.config the nodes use")
-        return mig
-    groups = infer_custom_layout(pool)
-    if groups is None:
-        mig["layout"] = key.mig_config
-        _todo(mig, "layout", f"TODO: {key.mig_config!r} is not a named layout; write its custom: layout")
-        return mig
-    custom = CommentedSeq()
-    for devices, profile, instances in groups:
-        custom.append(_map(("devices", CommentedSeq(devices)), ("profiles", _map((profile, instances)))))
-        custom[-1]["devices"].fa.set_flow_style()
-    mig["custom"] = custom
-    if key.mig_config != f"custom-{pool.name}":
-        mig["configName"] = key.mig_config
-        _from(mig, "configName", "node label nvidia.com/mig.config (kept: a new name would relabel the nodes and "
-                                 "MIG Manager would repartition them)")
-    _todo(mig, "custom", f"TODO: review: inferred from the MIG resources of config {key.mig_config!r}; "
-                         "which GPU holds which profile is not in the node labels")
-    return mig
 
 
 def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], operator_version: str | None,
@@ -492,52 +396,52 @@ def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], 
     doc = CommentedMap()
     doc["apiVersion"] = API_VERSION
     doc["kind"] = "Cluster"
-    doc["metadata"] = _map(("name", name))
-    kubernetes = _map(("version", kube or TODO), ("distribution", distribution[0] if distribution else "upstream"),
+    doc["metadata"] = cmap(("name", name))
+    kubernetes = cmap(("version", kube or TODO), ("distribution", distribution[0] if distribution else "upstream"),
                       ("runtime", runtime))
     if kube is None:
-        _todo(kubernetes, "version", "TODO: review: the inventory reports no kubelet version")
+        todo(kubernetes, "version", "TODO: review: the inventory reports no kubelet version")
     else:
-        _from(kubernetes, "version", "status.nodeInfo.kubeletVersion")
+        from_cluster(kubernetes, "version", "status.nodeInfo.kubeletVersion")
     if distribution:
-        _from(kubernetes, "distribution", distribution[1])
+        from_cluster(kubernetes, "distribution", distribution[1])
     else:
-        _todo(kubernetes, "distribution", "TODO: review: no provider ID or label names the distribution")
-    _from(kubernetes, "runtime", "status.nodeInfo.containerRuntimeVersion")
+        todo(kubernetes, "distribution", "TODO: review: no provider ID or label names the distribution")
+    from_cluster(kubernetes, "runtime", "status.nodeInfo.containerRuntimeVersion")
     doc["kubernetes"] = kubernetes
     namespace = state.namespace.value if state.namespace else "gpu-operator"
     if operator_version is not None:
-        operator = _map(("version", operator_version), ("namespace", namespace))
+        operator = cmap(("version", operator_version), ("namespace", namespace))
         operator.yaml_add_eol_comment("chosen with --operator-version", "version")
     elif state.operator_version is not None:
-        operator = _map(("version", state.operator_version.value), ("namespace", namespace))
-        _from(operator, "version", state.operator_version.origin)
+        operator = cmap(("version", state.operator_version.value), ("namespace", namespace))
+        from_cluster(operator, "version", state.operator_version.origin)
     else:
-        operator = _map(("version", TODO), ("namespace", namespace))
-        _todo(operator, "version", "TODO: review: no export names the running release; pass --helm-release or "
+        operator = cmap(("version", TODO), ("namespace", namespace))
+        todo(operator, "version", "TODO: review: no export names the running release; pass --helm-release or "
                                    "--clusterpolicies, or write the release the cluster runs")
     if state.namespace is None:
-        _todo(operator, "namespace", "TODO: review: the namespace the operator runs in")
+        todo(operator, "namespace", "TODO: review: the namespace the operator runs in")
     else:
-        _from(operator, "namespace", state.namespace.origin)
+        from_cluster(operator, "namespace", state.namespace.origin)
     operands = CommentedMap()
     if "dcgmExporter" in state.operands:
-        dcgm = _map(("enabled", state.operands["dcgmExporter"].value))
-        _from(dcgm, "enabled", state.operands["dcgmExporter"].origin)
+        dcgm = cmap(("enabled", state.operands["dcgmExporter"].value))
+        from_cluster(dcgm, "enabled", state.operands["dcgmExporter"].origin)
         if state.service_monitor is not None:
             dcgm["serviceMonitor"] = state.service_monitor.value
-            _from(dcgm, "serviceMonitor", state.service_monitor.origin)
+            from_cluster(dcgm, "serviceMonitor", state.service_monitor.origin)
         operands["dcgmExporter"] = dcgm
     for key in ("nfd", "cdi", "gds", "gdrcopy", "rdma", "sandboxWorkloads"):
         if key in state.operands:
             operands[key] = state.operands[key].value
-            _from(operands, key, state.operands[key].origin)
+            from_cluster(operands, key, state.operands[key].origin)
     if operands:
         operator["operands"] = operands
     doc["operator"] = operator
     release = operator.get("version")
     prefixes = registry_prefixes(state.repositories, release if isinstance(release, str) else None)
-    matched = matching_mirror(prefixes, mirrors)
+    matched = matching_mirror(prefixes, mirrors, mirror_settings(state))
     if matched is not None:
         doc["mirror"] = matched
         doc.yaml_add_eol_comment(f"from the cluster: its image repositories follow fleet mirror {matched}", "mirror")
@@ -549,8 +453,8 @@ def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], 
             f" (pull secrets: {', '.join(state.pull_secrets) or 'none'}"
             + (f"; registries {rewrite}" if rewrite else "") + "); declare that mirror in fleet.yaml "
             "mirrors: (with its chart repository) and name it here with `mirror: <name>`", after_indent=0)
-    gitops = _map(("tool", gitops_tool))
-    _todo(gitops, "tool", "TODO: review: argocd or flux, with their settings")
+    gitops = cmap(("tool", gitops_tool))
+    todo(gitops, "tool", "TODO: review: argocd or flux, with their settings")
     doc["gitops"] = gitops
     doc["rollout"] = _rollout_map(state, pools)
     # MIG off under a single/mixed strategy keeps that strategy, unless a MIG pool sets the cluster's anyway
@@ -566,6 +470,9 @@ def draft_cluster(name: str, nodes: Sequence[Node], facts: Sequence[NodeFacts], 
         more = f" and {len(pool.nodes) - 6} more" if len(pool.nodes) > 6 else ""
         seq.yaml_set_comment_before_after_key(index, before=f"{len(pool.nodes)} node(s): {names}{more}", indent=2)
     doc["pools"] = seq
+    kept = config_maps(state, any("sharing" in p for p in seq), any("custom" in p.get("mig", {}) for p in seq))
+    if kept:
+        operator["configMaps"] = kept
     read = ", ".join(["node inventory", *state.sources])
     doc.yaml_set_start_comment(
         f"Drafted by `gpuspec import` from cluster {name} as it runs ({read}): {len(pools)} pool(s).\n"
@@ -591,20 +498,20 @@ def _rollout_map(state: RunningState, pools: Sequence[DraftPool]) -> CommentedMa
     canary = [p.name for p in pools if "canary" in p.name]
     if len(canary) == 1 and len(pools) > 1:
         rollout["canaryPool"] = canary[0]
-        _from(rollout, "canaryPool", "a node group named canary")
+        from_cluster(rollout, "canaryPool", "a node group named canary")
     defaults = {"autoUpgrade": True, "maxParallelUpgrades": 1, "maxUnavailable": "25%"}
     for key, default in defaults.items():
         read = state.upgrade.get(key)
         rollout[key] = read.value if read else default
         if read:
-            _from(rollout, key, read.origin)
+            from_cluster(rollout, key, read.origin)
         else:
-            _todo(rollout, key, "TODO: review: not in the exports (chart default)")
+            todo(rollout, key, "TODO: review: not in the exports (chart default)")
     if state.drain:
         drain = CommentedMap()
         for key, read in state.drain.items():
             drain[key] = read.value
-            _from(drain, key, read.origin)
+            from_cluster(drain, key, read.origin)
         rollout["drain"] = drain
     return rollout
 

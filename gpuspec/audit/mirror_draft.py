@@ -14,6 +14,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from gpuspec.audit.adopt import TODO
 
+#: Mirror fields that carry a driver setting -> the ClusterPolicy field it renders.
+MIRROR_SETTINGS = {"packageRepoConfigMap": "driver.repoConfig.configMapName", "caConfigMap": "driver.certConfig.name"}
 #: The mirror name's longest form (a DNS label, like every spec name).
 _NAME_LIMIT = 40
 
@@ -31,8 +33,9 @@ def mirror_name(prefixes: Mapping[str, str], taken: Iterable[str]) -> str:
 
 
 def draft_mirror(cluster: str, prefixes: Mapping[str, str], pull_secrets: Sequence[str],
-                 taken: Iterable[str]) -> CommentedMap:
-    """The fleet.yaml ``mirrors`` entry for a cluster whose images come through ``prefixes``, commented."""
+                 taken: Iterable[str], settings: Mapping[str, str | None] | None = None) -> CommentedMap:
+    """The fleet.yaml ``mirrors`` entry for a cluster whose images come through ``prefixes``, commented;
+    ``settings`` are the mirror's ``packageRepoConfigMap`` and ``caConfigMap`` as the cluster's driver runs them."""
     mirror = CommentedMap()
     mirror["name"] = mirror_name(prefixes, taken)
     registries = CommentedMap()
@@ -49,4 +52,8 @@ def draft_mirror(cluster: str, prefixes: Mapping[str, str], pull_secrets: Sequen
     if pull_secrets:
         mirror["pullSecrets"] = CommentedSeq(sorted(set(pull_secrets)))
         mirror.yaml_add_eol_comment(f"from cluster {cluster}: its ClusterPolicy's imagePullSecrets", "pullSecrets")
+    for key, value in sorted((settings or {}).items()):
+        if value:
+            mirror[key] = value
+            mirror.yaml_add_eol_comment(f"from cluster {cluster}: {MIRROR_SETTINGS[key]} of its driver", key)
     return mirror

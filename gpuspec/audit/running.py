@@ -24,6 +24,10 @@ _DRIVER = re.compile(r"^([0-9]{3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?)")
 IMAGE_KEYS = ("operator", "validator", "driver", "toolkit", "devicePlugin", "dcgm", "dcgmExporter",
               "gfd", "migManager", "nodeStatusExporter", "gds", "gdrcopy", "vgpuManager", "sandboxDevicePlugin",
               "vfioManager", "kataManager", "ccManager")
+#: Settings the ClusterPolicy and the Helm values name alike that the spec expresses: the device-plugin and MIG
+#: ConfigMaps, the driver's package repository and CA ConfigMaps (paths as in both).
+SETTINGS = ("devicePlugin.config.name", "devicePlugin.config.default", "migManager.config.name",
+            "driver.repoConfig.configMapName", "driver.certConfig.name")
 #: Spec operand toggle → ClusterPolicy / Helm path of its ``enabled`` flag.
 OPERAND_FLAGS = {"dcgmExporter": ("dcgmExporter", "enabled"), "cdi": ("cdi", "enabled"),
                  "gds": ("gds", "enabled"), "gdrcopy": ("gdrcopy", "enabled"), "rdma": ("driver", "rdma", "enabled"),
@@ -54,6 +58,11 @@ class RunningState:
     repositories: dict[str, str] = field(default_factory=dict)
     pull_secrets: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    #: ClusterPolicy / Helm values path of a setting gpuspec expresses (:data:`SETTINGS`) -> what runs.
+    settings: dict[str, Read] = field(default_factory=dict)
+    #: NFD's image repository and tag from the Helm values (the ClusterPolicy does not carry NFD).
+    nfd_repository: Read | None = None
+    nfd_tag: Read | None = None
 
 
 def _get(data: Any, *path: str) -> Any:
@@ -148,6 +157,15 @@ def read_cluster_policies(source: str | Export, display: str) -> tuple[list[dict
     return specs, list(resources)
 
 
+def read_operator_objects(source: str | Export, display: str) -> list[dict[str, Any]]:
+    """The ClusterPolicy and NVIDIADriver objects of `kubectl get clusterpolicies,nvidiadrivers -o json`, whole (for
+    the round trip of :mod:`gpuspec.audit.roundtrip`; read item by item, the shape checked by
+    :func:`~gpuspec.audit.inventory.parse_operator_resources` first)."""
+    parse_operator_resources(source, display)
+    return [item for item in ListReader(source, display).objects(OPERATOR_KINDS)
+            if isinstance(item, dict) and item.get("kind") in OPERATOR_KINDS]
+
+
 def _operator_from_images(spec: dict[str, Any], where: str) -> Read | None:
     for key in ("operator", "validator"):
         tag = _get(spec, key, "version")
@@ -214,6 +232,19 @@ def running_state(policy_specs: list[dict[str, Any]], helm_values: dict[str, Any
                 for secret in secrets:
                     if isinstance(secret, str) and secret not in state.pull_secrets:
                         state.pull_secrets.append(secret)
+        for setting in SETTINGS:
+            value = _get(spec, *setting.split("."))
+            if setting not in state.settings and isinstance(value, (str, bool)):
+                state.settings[setting] = Read(value, f"{where} {setting}")
+        if where == "helm values":
+            nfd = _get(spec, "node-feature-discovery", "image")
+            repo, tag = (nfd.get("repository"), nfd.get("tag")) if isinstance(nfd, dict) else (None, None)
+            if isinstance(repo, str) and repo:
+                state.nfd_repository = Read(repo, "helm values node-feature-discovery.image.repository")
+                if not repo.startswith("registry.k8s.io/"):
+                    state.repositories.setdefault("node-feature-discovery", repo)
+            if isinstance(tag, str) and tag:
+                state.nfd_tag = Read(tag, "helm values node-feature-discovery.image.tag")
         namespace = _get(spec, "operator", "namespace") if where == "helm values" else None
         if state.namespace is None and isinstance(namespace, str):
             state.namespace = Read(namespace, f"{where} operator.namespace")

@@ -1,9 +1,10 @@
 """Findings of `gpuspec audit` (GS750-GS79x): exported node state compared with the spec (GS794-GS799 in
-:mod:`gpuspec.catalogue.audit_host`)."""
+:mod:`gpuspec.catalogue.audit_host`; the operator's settings, GS783, GS785 and GS786, in
+:mod:`gpuspec.catalogue.audit_operator`)."""
 
 from __future__ import annotations
 
-from gpuspec.catalogue import audit_host
+from gpuspec.catalogue import audit_host, audit_operator
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Severity
 
@@ -275,4 +276,5 @@ ENTRIES: tuple[Entry, ...] = (
     OPERATOR_RESOURCE_MISSING,
     NVIDIADRIVER_VERSION_MISMATCH,
     *audit_host.ENTRIES,
+    *audit_operator.ENTRIES,
 )

@@ -8,6 +8,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,14 @@ import click
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from gpuspec import exitcodes
 from gpuspec.audit.adopt import adoption_pack, needed_rules, pack_name
 from gpuspec.audit.draft import draft_cluster, dump_yaml
 from gpuspec.audit.facts import NodeFacts, node_facts
 from gpuspec.audit.inventory import OperatorResource, parse_nodes, read_input
 from gpuspec.audit.mirror_draft import draft_mirror
 from gpuspec.audit.mirror_match import registry_prefixes
+from gpuspec.audit.roundtrip import Carried
 from gpuspec.audit.running import (
     Read,
     RunningState,
@@ -28,9 +31,12 @@ from gpuspec.audit.running import (
     read_helm_release,
     read_helm_values,
     read_namespace,
+    read_operator_objects,
     running_state,
 )
+from gpuspec.audit.settings_draft import add_overrides, mirror_settings
 from gpuspec.cli.common import outside_git
+from gpuspec.cli.operator_check import CHART_HELP
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
 from gpuspec.redaction import redact_text
@@ -119,19 +125,27 @@ def _select_pack(fleet_file: Path, name: str) -> str | None:
               help="GPU Operator release to pin [default: the one the Helm release or ClusterPolicy runs].")
 @click.option("--gitops", "gitops_tool", type=click.Choice(["argocd", "flux"]), default="argocd", show_default=True,
               help="GitOps tool to put in the draft.")
+@click.option("--chart", "chart", type=click.Path(path_type=Path, exists=True), default=None, help=CHART_HELP)
 def import_command(nodes_source: str, policies_source: str | None, values_source: str | None,
                    release_source: str | None, cluster_name: str, pool_label: str | None, out_file: Path | None,
-                   output_dir: Path | None, force: bool, operator_version: str | None, gitops_tool: str) -> None:
+                   output_dir: Path | None, force: bool, operator_version: str | None, gitops_tool: str,
+                   chart: Path | None) -> None:
     """Draft a cluster spec from what a cluster runs.
 
     Pools follow the nodes' provisioning (node group labels, or --pool-label),
     then GPU product; the nodeSelector is that label. The draft pins the
-    operator release, driver, MIG and operands the cluster runs, says in a
-    comment where each value was read, and marks what it could not read
-    `# TODO: review`. Nodes that differ from their pool's majority are
-    reported as audit reports them. With --output the exceptions the draft
-    needs are written as a policy pack (owner and expiry TODO). Exit 0 when
-    drafted, 2 on input errors or when a file exists (use --force).
+    operator release, driver, MIG, sharing, operands, mirror and ConfigMaps
+    the cluster runs, says in a comment where each value was read, and marks
+    what it could not read `# TODO: review`. Nodes that differ from their
+    pool's majority are reported as audit reports them. With
+    --clusterpolicies the draft is rendered and the ClusterPolicy (and
+    NVIDIADrivers) the chart writes from it are compared with the cluster's,
+    field by field and image by image: each difference is an error at the
+    draft line that causes it (GS785, GS786). With --output the exceptions the
+    draft needs (release and support-matrix findings only) are written as a
+    policy pack (owner and expiry TODO). Exit 0 when drafted, 1 when the draft
+    would change what the operator runs, 2 on input errors or when a file
+    exists (use --force).
     """
     if operator_version is not None and not re.match(r"^v[0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2}$", operator_version):
         raise GpuspecError(f"--operator-version {operator_version!r} is not a GPU Operator release such as v26.7.0")
@@ -143,6 +157,7 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
     nodes = parse_nodes(*read_input(nodes_source))
     policies_text, policies_display = read_input(policies_source) if policies_source else (None, "")
     specs, resources = read_cluster_policies(policies_text, policies_display) if policies_text is not None else ([], [])
+    objects = read_operator_objects(policies_text, policies_display) if policies_text is not None else []
     values = read_helm_values(*read_input(values_source)) if values_source else None
     release: Read | None = None
     release_text, release_display = read_input(release_source) if release_source else (None, "")
@@ -153,13 +168,19 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
     facts = [node_facts(n) for n in nodes]
     mirrors = _fleet_mirrors(output_dir) if output_dir is not None else []
     doc, notes = draft_cluster(cluster_name, nodes, facts, operator_version, gitops_tool, state, pool_label, mirrors)
-    text = redact_text(dump_yaml(doc))  # a credential in a node label never reaches the draft
-    new_mirror = _new_mirror(cluster_name, doc, state, mirrors) if output_dir is not None else None
-    final_text = text
+    new_mirror = _new_mirror(cluster_name, doc, state, mirrors)
+    named = doc
     if new_mirror is not None:  # the draft names the mirror drafted into fleet.yaml beside it
         named, notes = draft_cluster(cluster_name, nodes, facts, operator_version, gitops_tool, state, pool_label,
                                      [*mirrors, new_mirror])
-        final_text = redact_text(dump_yaml(named))
+    running = _Running(objects, values, chart)
+    settings = (_read_fleet_file(output_dir / "fleet" / "fleet.yaml") if output_dir is not None else None)
+    carried = _carried(named, cluster_name, settings or _STANDALONE_FLEET, new_mirror, running)
+    add_overrides(doc, carried)
+    if named is not doc:
+        add_overrides(named, carried)
+    text = redact_text(dump_yaml(doc))  # a credential in a node label never reaches the draft
+    final_text = redact_text(dump_yaml(named))
     if output_dir is None:
         if out_file is not None:
             _check_target(out_file)
@@ -170,14 +191,20 @@ def import_command(nodes_source: str, policies_source: str | None, values_source
         else:
             write_new_file(out_file, text, force)
             click.echo(f"gpuspec: wrote {out_file} ({len(doc['pools'])} pools)", err=True)
+        for note in notes:
+            click.echo(f"gpuspec: note: {redact_text(note)}", err=True)
+        differs = _report_standalone(final_text, new_mirror, cluster_name, nodes_source, facts, resources,
+                                     policies_source is not None, out_file, running)
     else:
-        _write_repository(output_dir, cluster_name, text, force, final_text, new_mirror)
-    for note in notes:
-        click.echo(f"gpuspec: note: {redact_text(note)}", err=True)
-    if output_dir is not None:
-        _report(output_dir, cluster_name, nodes_source, facts, resources, policies_source is not None)
-    else:
-        _report_standalone(text, cluster_name, nodes_source, facts, resources, policies_source is not None, out_file)
+        with tempfile.TemporaryDirectory(prefix="gpuspec-import-") as scratch:
+            fleet_dir = _write_repository(output_dir, cluster_name, text, force, final_text, new_mirror,
+                                          Path(scratch))
+            for note in notes:
+                click.echo(f"gpuspec: note: {redact_text(note)}", err=True)
+            differs = _report(fleet_dir, cluster_name, nodes_source, facts, resources, policies_source is not None,
+                              running, rename=_shown_as(fleet_dir, output_dir / "fleet"))
+    if differs:
+        raise SystemExit(exitcodes.FINDINGS)
 
 
 _STANDALONE_FLEET = """apiVersion: gpuspec.io/v1alpha1
@@ -189,18 +216,81 @@ git:
 """
 
 
-def _report_standalone(text: str, name: str, nodes_source: str, facts: Sequence[NodeFacts],
-                       resources: Sequence[OperatorResource], expect_policy: bool, out_file: Path | None) -> None:
-    """Audit the export against a draft written to standard output or --out (in a scratch fleet of its own)."""
+@dataclass(frozen=True)
+class _Running:
+    """What the cluster's operator runs, for the round trip: its exported objects and Helm values, and the chart."""
+
+    objects: Sequence[dict[str, Any]]
+    values: dict[str, Any] | None
+    chart: Path | None
+
+
+def _shown_as(fleet_dir: Path, real: Path) -> Callable[[Finding], Finding] | None:
+    """Findings of a trial copy of the fleet shown at the files of the fleet ``real`` (None: no copy)."""
+    from dataclasses import replace
+
+    if fleet_dir == real:
+        return None
+    trial = fleet_dir.resolve()
+
+    def shown(finding: Finding) -> Finding:
+        if not finding.file:
+            return finding
+        try:
+            inside = Path(finding.file).resolve().relative_to(trial)
+        except ValueError:
+            return finding
+        return replace(finding, file=str(real / inside))
+    return shown
+
+
+def _report_standalone(text: str, mirror: Any, name: str, nodes_source: str, facts: Sequence[NodeFacts],
+                       resources: Sequence[OperatorResource], expect_policy: bool, out_file: Path | None,
+                       running: _Running) -> bool:
+    """Audit the export against a draft written to standard output or --out (in a scratch fleet of its own, with
+    the mirror the cluster pulls through, its chart repository stood in for); True when the operator would change."""
     from dataclasses import replace
 
     with tempfile.TemporaryDirectory(prefix="gpuspec-import-") as scratch:
         root = Path(scratch)
         (root / "fleet" / "clusters").mkdir(parents=True)
-        (root / "fleet" / "fleet.yaml").write_text(_STANDALONE_FLEET, encoding="utf-8")
+        settings = _STANDALONE_FLEET
+        if mirror is not None:
+            settings = _with_mirror(settings, "fleet.yaml", _stand_in(mirror))
+        (root / "fleet" / "fleet.yaml").write_text(settings, encoding="utf-8")
         (root / "fleet" / "clusters" / f"{name}.yaml").write_text(text, encoding="utf-8")
-        _report(root, name, nodes_source, facts, resources, expect_policy,
-                rename=lambda f: replace(f, file=str(out_file) if out_file else "<draft>"))
+        shown = str(out_file) if out_file else "<draft>"
+        return _report(root / "fleet", name, nodes_source, facts, resources, expect_policy, running,
+                       rename=lambda f: replace(f, file=shown if f.file and f.file.endswith(f"{name}.yaml")
+                                                else "<fleet.yaml>"))
+
+
+def _carried(doc: Any, name: str, settings: str, mirror: Any, running: _Running) -> list[Carried]:
+    """The running settings of the exported ClusterPolicy the draft ``doc`` does not render and only an
+    ``overrides`` entry keeps (rendered in a scratch fleet with ``settings`` as fleet.yaml and ``mirror``)."""
+    from gpuspec.cli.operator_check import carried_settings
+    from gpuspec.loader.fleetload import load_fleet
+
+    if not running.objects:
+        return []
+    with tempfile.TemporaryDirectory(prefix="gpuspec-import-") as scratch:
+        fleet_dir = Path(scratch) / "fleet"
+        (fleet_dir / "clusters").mkdir(parents=True)
+        text = settings if mirror is None else _with_mirror(settings, "fleet.yaml", _stand_in(mirror))
+        (fleet_dir / "fleet.yaml").write_text(text, encoding="utf-8")
+        (fleet_dir / "clusters" / f"{name}.yaml").write_text(dump_yaml(doc), encoding="utf-8")
+        load = load_fleet(fleet_dir)
+        cluster = load.fleet.cluster(name) if load.fleet is not None else None
+        if load.fleet is None or cluster is None:
+            return []
+        return carried_settings(load.fleet, cluster, running.objects, running.chart)
+
+
+def _stand_in(mirror: Any) -> Any:
+    """``mirror`` with its chart repository (no export shows it) stood in for, so the fleet loads."""
+    stand_in = copy.deepcopy(mirror)
+    stand_in["chart"]["repository"] = "oci://chart-repository.invalid/nvidia"
+    return stand_in
 
 
 def _fleet_mirrors(root: Path) -> list[Any]:
@@ -227,26 +317,31 @@ def _new_mirror(name: str, doc: Mapping[str, Any], state: RunningState, mirrors:
     if not prefixes:
         return None
     taken = [str(m.get("name")) for m in mirrors if isinstance(m, Mapping)]
-    return draft_mirror(name, prefixes, state.pull_secrets, taken)
+    return draft_mirror(name, prefixes, state.pull_secrets, taken, mirror_settings(state))
 
 
 def _add_mirror(fleet_file: Path, mirror: Any) -> str:
     """fleet.yaml's text with ``mirror`` appended to its ``mirrors`` (comments kept)."""
-    yaml = YAML(typ="rt")
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 4096
     text = _read_fleet_file(fleet_file)
     if text is None:
         raise GpuspecError(f"{fleet_file}: cannot read it to add mirror {mirror['name']}: it does not exist")
+    return _with_mirror(text, str(fleet_file), mirror)
+
+
+def _with_mirror(text: str, display: str, mirror: Any) -> str:
+    """The fleet.yaml ``text`` with ``mirror`` appended to its ``mirrors`` (comments kept)."""
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
     try:
         doc = yaml.load(text)
     except YAMLError as exc:
-        raise GpuspecError(f"{fleet_file}: cannot read it to add mirror {mirror['name']}: {exc}") from None
+        raise GpuspecError(f"{display}: cannot read it to add mirror {mirror['name']}: {exc}") from None
     mirrors = doc.get("mirrors") if isinstance(doc, dict) else None
     if mirrors is None and isinstance(doc, dict):
         mirrors = doc["mirrors"] = []
     if not isinstance(mirrors, list):
-        raise GpuspecError(f"{fleet_file}: mirrors is not a list; add mirror {mirror['name']} by hand")
+        raise GpuspecError(f"{display}: mirrors is not a list; add mirror {mirror['name']} by hand")
     mirrors.append(mirror)
     stream = io.StringIO()
     yaml.dump(doc, stream)
@@ -254,8 +349,10 @@ def _add_mirror(fleet_file: Path, mirror: Any) -> str:
 
 
 def _write_repository(root: Path, name: str, text: str, force: bool, final_text: str | None = None,
-                      mirror: Any = None) -> None:
-    """Write the draft and its exceptions pack into the fleet repository ``root``.
+                      mirror: Any = None, scratch: Path | None = None) -> Path:
+    """Write the draft and its exceptions pack into the fleet repository ``root``; return the fleet folder that
+    loads with the draft (``root/fleet``, or with a drafted ``mirror`` a trial copy in ``scratch`` whose fleet.yaml
+    stands in for the mirror's chart repository).
 
     The exceptions are those ``text`` needs; ``final_text`` (default ``text``) is the draft written in the end,
     naming ``mirror``, which is then added to fleet.yaml with its chart repository still to be filled in.
@@ -274,18 +371,16 @@ def _write_repository(root: Path, name: str, text: str, force: bool, final_text:
             raise GpuspecError(f"{path} already exists; not overwriting it", hint="pass --force to replace it")
     cluster_file.parent.mkdir(parents=True, exist_ok=True)
     pack_file.parent.mkdir(parents=True, exist_ok=True)
+    fleet_dir = root / "fleet"
     if mirror is None:
         write_new_file(cluster_file, text, force)
         findings = _fleet_findings(root / "fleet", root / "policies")
     else:  # the exceptions the draft needs with its mirror named, the chart repository stood in for
         write_new_file(cluster_file, final_text or text, force)
-        with tempfile.TemporaryDirectory(prefix="gpuspec-import-") as tmp:
-            trial = Path(tmp) / "fleet"
-            shutil.copytree(root / "fleet", trial, symlinks=True)
-            stand_in = copy.deepcopy(mirror)
-            stand_in["chart"]["repository"] = "oci://chart-repository.invalid/nvidia"
-            safe_write(trial / "fleet.yaml", _add_mirror(fleet_file, stand_in))
-            findings = _fleet_findings(trial, root / "policies")
+        fleet_dir = (scratch or Path(tempfile.mkdtemp(prefix="gpuspec-import-"))) / "fleet"
+        shutil.copytree(root / "fleet", fleet_dir, symlinks=True)
+        safe_write(fleet_dir / "fleet.yaml", _add_mirror(fleet_file, _stand_in(mirror)))
+        findings = _fleet_findings(fleet_dir, root / "policies")
     rules = needed_rules(findings, f"clusters/{name}.yaml")
     write_new_file(pack_file, adoption_pack(name, rules), True)
     selected = _select_pack(fleet_file, pack_name(name))
@@ -299,6 +394,7 @@ def _write_repository(root: Path, name: str, text: str, force: bool, final_text:
     if mirror is not None:
         click.echo(f"gpuspec: added mirror {mirror['name']} to {fleet_file} (registries and pull secrets as the "
                    "cluster pulls; fill in its chart repository)", err=True)
+    return fleet_dir
 
 
 def _fleet_findings(fleet_dir: Path, policies_dir: Path) -> list[Finding]:
@@ -309,28 +405,40 @@ def _fleet_findings(fleet_dir: Path, policies_dir: Path) -> list[Finding]:
     return [*validate_fleet(fleet_dir, policies_dir).findings, *lint_fleet(fleet_dir, policies_dir).findings]
 
 
-def _report(root: Path, name: str, nodes_source: str, facts: Sequence[NodeFacts],
-            resources: Sequence[OperatorResource], expect_policy: bool,
-            rename: Callable[[Finding], Finding] | None = None) -> None:
-    """Audit the export against the draft just written: the nodes that differ from their pool, by name."""
+def _report(fleet_dir: Path, name: str, nodes_source: str, facts: Sequence[NodeFacts],
+            resources: Sequence[OperatorResource], expect_policy: bool, running: _Running,
+            rename: Callable[[Finding], Finding] | None = None) -> bool:
+    """Audit the export against the draft just written: the nodes that differ from their pool, by name, and the
+    round trip of the operator's settings; True when the draft would change what the operator runs."""
     from gpuspec.audit.check import audit_cluster
     from gpuspec.cli.common import emit_report
+    from gpuspec.cli.operator_check import operator_findings
+    from gpuspec.findings import Severity
     from gpuspec.loader.fleetload import load_fleet
     from gpuspec.loader.positions import locate_findings
 
-    load = load_fleet(root / "fleet")
+    load = load_fleet(fleet_dir)
     if load.fleet is None or load.fleet.cluster(name) is None:
         click.echo("gpuspec: note: the draft does not load yet, so its nodes were not audited; run "
                    "`gpuspec audit` once it validates", err=True)
-        return
+        return False
     cluster = load.fleet.cluster(name)
     assert cluster is not None
     result = audit_cluster(load.fleet, cluster, facts, resources, expect_policy=expect_policy)
-    if result.findings:
-        click.echo(f"gpuspec: {len(result.findings)} finding(s) in {nodes_source} against the draft "
+    changes = operator_findings(load.fleet, cluster, running.objects, running.values, running.chart)
+    findings = [*result.findings, *changes]
+    if changes:
+        click.echo(f"gpuspec: the draft would change what the operator runs ({len(changes)} difference(s) between "
+                   "what it renders and the exported ClusterPolicy, NVIDIADrivers and images):", err=True)
+    elif running.objects:
+        click.echo("gpuspec: round trip: the draft renders the ClusterPolicy, NVIDIADrivers and images the "
+                   "cluster runs", err=True)
+    if findings:
+        click.echo(f"gpuspec: {len(findings)} finding(s) in {nodes_source} against the draft "
                    "(the same as `gpuspec audit`):", err=True)
         if rename is None:
-            emit_report(result.findings, "text", "audit", raw=load.raw, err=True)
+            emit_report(findings, "text", "audit", raw=load.raw, err=True)
         else:
-            located = locate_findings(result.findings)
+            located = locate_findings(findings)
             emit_report([rename(f) for f in located], "text", "audit", raw=load.raw, err=True, located=True)
+    return any(f.severity is Severity.ERROR for f in changes)

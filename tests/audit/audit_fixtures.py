@@ -295,6 +295,11 @@ def sharing_mismatch(nodes: list[Node]) -> None:
     _set_gpus(_find(nodes, "gpu-l40s-0"), "nvidia.com/gpu", 4)
 
 
+def sharing_config_renamed(nodes: list[Node]) -> None:
+    """The L40S node takes its time-slicing config from a key of another name (a ConfigMap set up by hand)."""
+    _labels(nodes, "gpu-l40s-0")["nvidia.com/device-plugin.config"] = "l40s-ts4"
+
+
 def upgrade_failed(nodes: list[Node]) -> None:
     """The driver upgrade failed on an H100 node and left it cordoned."""
     node = _find(nodes, "gpu-h100-1")
@@ -354,6 +359,7 @@ DRIFTS: dict[str, tuple[Callable[[list[Node]], None], set[str]]] = {
     "product-mismatch": (product_mismatch, {"GS762"}),
     "count-mismatch": (count_mismatch, {"GS763", "GS761"}),
     "sharing-mismatch": (sharing_mismatch, {"GS761"}),
+    "sharing-config-renamed": (sharing_config_renamed, {"GS783"}),
     "upgrade-failed": (upgrade_failed, {"GS772", "GS754", "GS752"}),
     "taint-missing": (taint_missing, {"GS755"}),
     "operand-disabled": (operand_disabled, {"GS776"}),
@@ -403,6 +409,40 @@ def operator_resources(policy_state: str = "ready", driver_state: str = "ready",
     }
 
 
+def lab_cluster_policy(**changes: Any) -> dict[str, Any]:
+    """The ClusterPolicy cluster lab runs when it runs its spec: what the chart at its release writes for the Helm
+    values gpuspec renders (gpuspec's chart data), as the API server stores it, ready; ``changes`` (dotted spec
+    path -> value) are what someone changed by hand since."""
+    from gpuspec.audit.operator_render import CLUSTER_POLICY, from_chart_data
+    from gpuspec.kube.crddefaults import defaulted
+    from gpuspec.loader.fleetload import load_fleet
+
+    fleet = load_fleet(FLEET_DIR).fleet
+    assert fleet is not None
+    cluster = fleet.cluster("lab")
+    assert cluster is not None
+    rendered = from_chart_data(fleet, cluster)
+    obj = defaulted({"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+                     "metadata": {"name": "cluster-policy", "generation": 1},
+                     "spec": rendered.specs[CLUSTER_POLICY]}, "ClusterPolicy", rendered.release)
+    for path, value in changes.items():
+        node = obj["spec"]
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    obj["status"] = {"state": "ready", "namespace": "gpu-operator", "conditions": [
+        {"type": "Ready", "status": "True", "reason": "Reconciled", "message": "",
+         "lastTransitionTime": "2026-08-20T03:00:00Z"}]}
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [obj]}
+
+
+#: Round-trip ids -> the hand change of their failing case's ClusterPolicy (the passing case runs the spec).
+SETTING_CASES: dict[str, dict[str, Any]] = {
+    "GS785": {"devicePlugin.config.name": "time-slicing-config"},
+    "GS786": {"dcgmExporter.repository": "registry.acme.example/nvidia/k8s"},
+}
+
 #: Inventories other audit tests read from fixtures/nodes besides the rule cases.
 NODE_FILES = ("count-mismatch", "idle", "taint-missing")
 #: Operator-resource ids → the export of their failing case (the passing case is the ready export).
@@ -436,6 +476,11 @@ def render_all() -> dict[str, str]:
         files[f"rules/fixtures/{rule_id}/fail/clusterpolicies.json"] = _json(operator_resources(**change))
         files[f"rules/fixtures/{rule_id}/pass/nodes.json"] = healthy_text
         files[f"rules/fixtures/{rule_id}/pass/clusterpolicies.json"] = _json(operator_resources())
+    for rule_id, changes in SETTING_CASES.items():
+        files[f"rules/fixtures/{rule_id}/fail/nodes.json"] = healthy_text
+        files[f"rules/fixtures/{rule_id}/fail/clusterpolicies.json"] = _json(lab_cluster_policy(**changes))
+        files[f"rules/fixtures/{rule_id}/pass/nodes.json"] = healthy_text
+        files[f"rules/fixtures/{rule_id}/pass/clusterpolicies.json"] = _json(lab_cluster_policy())
     return files
 
 

@@ -81,7 +81,8 @@ def test_named_mig_layout_is_kept_and_unexplained_configs_are_flagged() -> None:
     text, _ = draft(nodes)
     assert "layout: all-balanced  # TODO: review" in text
     nodes = healthy()
-    nodes[4]["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = "27"
+    nodes[4]["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = "57"
+    nodes[4]["metadata"]["labels"]["nvidia.com/mig-1g.10gb.count"] = "57"  # more than 8 GPUs hold
     text, notes = draft(nodes)
     assert "layout: custom-a100-mig  # TODO: 'custom-a100-mig' is not a named layout" in text
     assert notes == []  # schema-valid; `gpuspec validate` reports the unknown layout name (GS302)

@@ -75,7 +75,7 @@ def test_draft_pins_what_runs_and_reports_faulty_nodes(repo: Path) -> None:
     assert pools["h100-main"]["nodes"] == 8 and pools["h100-canary"]["nodes"] == 2
     for pool in pools.values():
         assert pool["driver"] == {"source": "operator", "branch": "550", "version": "550.127.08",
-                                  "kernelModuleType": "auto"}
+                                  "kernelModuleType": "proprietary"}
         assert pool["mig"] == {"strategy": "single", "layout": "all-disabled"}
         assert pool["os"] == {"distribution": "amazonlinux", "version": "2",
                               "kernel": "5.10.228-219.884.amzn2.x86_64"}
@@ -218,6 +218,16 @@ def test_draft_without_a_matching_mirror_drafts_it_into_fleet_yaml(repo: Path, t
     assert "the chart repository is still to be filled in" in validate.out + validate.err
     settings.write_text(settings.read_text(encoding="utf-8").replace(
         "repository: 'TODO: review'", "repository: oci://harbor.dc-east.acme.internal/charts/nvidia"), encoding="utf-8")
+    # No export says where this cluster pulls NFD from or where its driver containers get OS packages: lint says
+    # so, and the adoption accepts none of it (air-gap findings are fixed in the spec, never excepted)
+    lint = run_gpuspec("lint", str(repo / "fleet"), "--policies", str(repo / "policies"))
+    assert lint.code == 1 and "GS401" in lint.out and "GS404" in lint.out
+    pack = YAML(typ="safe").load((repo / "policies" / "adopted-train-east.yaml").read_text(encoding="utf-8"))
+    assert pack["exceptions"][0]["rules"] == ["GS202", "GS204"]
+    settings.write_text(settings.read_text(encoding="utf-8").replace(
+        "      nvcr.io: harbor.dc-east.acme.internal/nvcr\n",
+        "      nvcr.io: harbor.dc-east.acme.internal/nvcr\n      registry.k8s.io: harbor.dc-east.acme.internal/k8s\n"
+        "    packageRepoConfigMap: dc-east-apt\n"), encoding="utf-8")
     assert _gates(repo) == [0, 0, 0]
     values = (repo / "rendered" / "clusters" / "train-east" / "gpu-operator.values.yaml").read_text(encoding="utf-8")
     assert "harbor.dc-east.acme.internal/nvcr/nvidia" in values and "repository: nvcr.io" not in values

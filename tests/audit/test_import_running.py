@@ -25,7 +25,10 @@ def test_cluster_policy_and_helm_give_the_running_configuration() -> None:
     assert (state.operator_version.value, state.operator_version.origin) == (
         "v24.9.2", "ClusterPolicy spec.validator.version")
     assert state.driver_version is not None and state.driver_version.value == "550.127.08"
-    assert state.kernel_module_type is not None and state.kernel_module_type.value == "auto"
+    # v24.9.2's chart has no driver.kernelModuleType: the proprietary modules of useOpenKernelModules: false
+    assert state.kernel_module_type is not None and (state.kernel_module_type.value,
+                                                     state.kernel_module_type.origin) == (
+        "proprietary", "ClusterPolicy driver.useOpenKernelModules")
     assert state.mig_strategy is not None and state.mig_strategy.value == "single"
     assert {k: r.value for k, r in state.operands.items()} == {
         "dcgmExporter": True, "cdi": False, "gds": False, "gdrcopy": False, "rdma": False,
