@@ -1,7 +1,8 @@
 """The policy pack of accepted deviations an imported cluster needs to validate as it runs (`gpuspec import --output`).
 
-The exceptions name the findings and the cluster; owner, reason and expiry stay ``TODO: review`` so that
-validate reports GS009 until a person fills them in.
+The exceptions name the findings and the cluster, and are bound to the release and Kubernetes minor the cluster
+runs (``values``), so an upgrade to another state outside the matrix is not accepted by them; owner, reason and
+expiry stay ``TODO: review`` so that validate reports GS009 until a person fills them in.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -47,8 +49,27 @@ def needed_rules(findings: Sequence[Finding], cluster_file: str) -> dict[str, li
     return dict(sorted(out.items()))
 
 
-def adoption_pack(cluster: str, rules: dict[str, list[str]], extends: str = "default") -> str:
-    """The YAML text of the pack that accepts ``rules`` for ``cluster`` (owner, reason, expiry to fill in)."""
+def adopted_values(draft: str) -> dict[str, str]:
+    """What the drafted cluster runs that its exceptions are bound to: the operator release and the Kubernetes
+    minor (the ``values`` of an exception, see :class:`gpuspec.policy.pack_models.AcceptedValues`)."""
+    import yaml
+
+    try:
+        docs = [d for d in yaml.safe_load_all(draft) if isinstance(d, dict)]
+    except yaml.YAMLError:
+        return {}
+    doc: dict[str, Any] = docs[0] if docs else {}
+    operator = doc.get("operator") if isinstance(doc.get("operator"), dict) else {}
+    kubernetes = doc.get("kubernetes") if isinstance(doc.get("kubernetes"), dict) else {}
+    assert isinstance(operator, dict) and isinstance(kubernetes, dict)
+    values = {"operator": operator.get("version"), "kubernetes": kubernetes.get("version")}
+    return {key: str(value) for key, value in values.items() if isinstance(value, str | int | float) and value}
+
+
+def adoption_pack(cluster: str, rules: dict[str, list[str]], extends: str = "default",
+                  values: dict[str, str] | None = None) -> str:
+    """The YAML text of the pack that accepts ``rules`` for ``cluster`` as it runs now (``values``: the release and
+    Kubernetes minor the exception is bound to; owner, reason and expiry to fill in)."""
     doc = CommentedMap()
     doc["apiVersion"] = "gpuspec.io/v1alpha1"
     doc["kind"] = "PolicyPack"
@@ -64,6 +85,8 @@ def adoption_pack(cluster: str, rules: dict[str, list[str]], extends: str = "def
         exc["owner"] = TODO
         exc["reason"] = TODO
         exc["expires"] = TODO
+        if values:  # bound to the adopted state: another release or minor outside the matrix is not accepted
+            exc["values"] = CommentedMap(sorted(values.items()))
         exc.yaml_set_start_comment("\n".join(f"{rule}: {message}" for rule, messages in rules.items()
                                              for message in messages[:3]), indent=4)
         exceptions.append(exc)

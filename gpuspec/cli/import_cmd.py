@@ -17,7 +17,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from gpuspec import exitcodes
-from gpuspec.audit.adopt import adoption_pack, needed_rules, pack_name
+from gpuspec.audit.adopt import adopted_values, adoption_pack, needed_rules, pack_name
 from gpuspec.audit.draft import draft_cluster, dump_yaml
 from gpuspec.audit.facts import NodeFacts, node_facts
 from gpuspec.audit.inventory import OperatorResource, parse_nodes, read_input
@@ -382,7 +382,7 @@ def _write_repository(root: Path, name: str, text: str, force: bool, final_text:
         safe_write(fleet_dir / "fleet.yaml", _add_mirror(fleet_file, _stand_in(mirror)))
         findings = _fleet_findings(fleet_dir, root / "policies")
     rules = needed_rules(findings, f"clusters/{name}.yaml")
-    write_new_file(pack_file, adoption_pack(name, rules), True)
+    write_new_file(pack_file, adoption_pack(name, rules, values=adopted_values(final_text or text)), True)
     selected = _select_pack(fleet_file, pack_name(name))
     if selected is not None:
         write_new_file(fleet_file, selected, True)
