@@ -34,17 +34,22 @@ A pool scaled by cluster-autoscaler has a readiness gate: its cloud provider's G
 that a named controller removes.
 
 cluster-autoscaler treats a Ready node that carries its cloud provider's GPU label but advertises no
-`nvidia.com/gpu` as unready (`FilterOutNodesWithUnreadyGpus`): aws `k8s.amazonaws.com/accelerator`, gce
-`cloud.google.com/gke-accelerator`, azure `accelerator`. With `cloud: other` there is no such label, so the node
+`nvidia.com/gpu` as unready (`FilterOutNodesWithUnreadyResources`): aws `k8s.amazonaws.com/accelerator`, gce
+`cloud.google.com/gke-accelerator`, azure `kubernetes.azure.com/accelerator` (`accelerator` up to
+cluster-autoscaler 1.31, which follows the cluster's Kubernetes minor). With `cloud: other` there is no such label,
+and on aws gpuspec leaves it out of the node group of a pool that advertises no `nvidia.com/gpu` (mixed MIG,
+renamed shared GPUs, VM passthrough; with the label its nodes would stay unready for good): either way the node
 counts as ready capacity while the driver still builds.
 
-Failing: `autoscaling: {autoscaler: cluster-autoscaler, cloud: other, min: 0, max: 4}` and no startup taint.
-Passing: `cloud: aws` (gpuspec renders the label into the node-group template in `autoscaling.yaml`), or a
-startup taint with `removedBy`.
+Failing: `autoscaling: {autoscaler: cluster-autoscaler, cloud: other, min: 0, max: 4}` and no startup taint;
+`cloud: aws` for a `mig.strategy: mixed` pool.
+Passing: `cloud: aws` for a whole-GPU pool (gpuspec renders the label into the node-group template in
+`autoscaling.yaml`), or a startup taint with `removedBy`.
 """,
     tags=("autoscaling", "operations"),
-    source="kubernetes/autoscaler cluster-autoscaler/utils/gpu/gpu.go (FilterOutNodesWithUnreadyGpus); "
-    "cloudprovider GPULabel of aws, gce, azure",
+    source="kubernetes/autoscaler cluster-autoscaler-1.29.0 to 1.36.1: processors/customresources/gpu_processor.go "
+    "(FilterOutNodesWithUnreadyResources); cloudprovider GPULabel of aws, gce, azure (azure_cloud_provider.go: "
+    "legacy \"accelerator\" through 1.31.x)",
 )
 
 STARTUP_TAINT_STRANDS = Entry(
@@ -90,21 +95,85 @@ Passing: different keys.
 
 MIG_SCALE_FROM_ZERO = Entry(
     id="GS244",
-    title="A MIG pool scaled from zero tells cluster-autoscaler its MIG resources",
+    title="A pool scaled from zero tells cluster-autoscaler the resources it advertises",
     severity=Severity.WARNING,
     rationale="With no node to copy, cluster-autoscaler learns a node's resources from the node group's "
-    "template; one that lists no MIG resources never scales up for a pod that requests them.",
+    "template, which has only the instance type's nvidia.com/gpu; a pod requesting a MIG profile (mixed strategy) "
+    "or a renamed shared GPU never triggers a scale-up from zero.",
     doc="""
-A MIG pool scaled by cluster-autoscaler with `min: 0` runs on a cloud whose node-group template can list the
-MIG resources (aws: `k8s.io/cluster-autoscaler/node-template/resources/<resource>` tags, which gpuspec renders
-into `autoscaling.yaml`).
+A pool scaled by cluster-autoscaler with `min: 0` whose nodes advertise a resource other than `nvidia.com/gpu`
+(`nvidia.com/mig-<profile>` under `mig.strategy: mixed`, `nvidia.com/gpu.shared` under
+`sharing.renameByDefault`) runs on a cloud whose node-group template gpuspec can make list it: aws
+(`k8s.io/cluster-autoscaler/node-template/resources/<resource>` Auto Scaling Group tags) or azure
+(`k8s.io_cluster-autoscaler_node-template_resources_<resource>` VMSS tags, `/` written `_`), both rendered into
+`autoscaling.yaml` with the pool's counts. Whole GPUs, time-slicing replicas under their own name and MIG
+`single` are `nvidia.com/gpu`, which the template takes from the instance type.
 
 Failing: a `mig.strategy: mixed` pool with `autoscaling: {autoscaler: cluster-autoscaler, cloud: gce, min: 0}`.
-Passing: `cloud: aws`, or `min: 1`.
+Passing: `cloud: aws` or `azure`, `mig.strategy: single`, or `min: 1` (the template is then a copy of a real
+node).
 """,
     tags=("autoscaling", "mig", "operations"),
-    source="kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md (node-template tags); "
-    "NVIDIA/gpu-operator pull request 2573 (MIG node pools deadlock when scaling from zero)",
+    source="NVIDIA/gpu-operator examples/cluster-autoscaler/README.md, MIG node pools (main at 05c347d84611): "
+    "mixed-strategy resources \"exist only after the device plugin reports them - no provider infers them from "
+    "the instance type\"; kubernetes/autoscaler cluster-autoscaler-1.34.0 cloudprovider/aws/aws_manager.go "
+    "(buildNodeFromTemplate, extractAllocatableResourcesFromAsg) and cloudprovider/azure/azure_template.go "
+    "(extractAllocatableResourcesFromScaleSet)",
+)
+
+UNREADY_FOR_GOOD = Entry(
+    id="GS248",
+    title="cluster-autoscaler's GPU readiness keys on a resource the pool advertises",
+    severity=Severity.ERROR,
+    rationale="cluster-autoscaler counts a node with its cloud's GPU label and no allocatable nvidia.com/gpu as "
+    "unready; a pool that advertises none stays unready for good, and past the unready limits the autoscaler "
+    "halts scale-up for the whole cluster.",
+    doc="""
+A pool scaled by cluster-autoscaler on a platform that puts the GPU label on its GPU nodes itself (gce: GKE's
+`cloud.google.com/gke-accelerator`; azure: AKS's `kubernetes.azure.com/accelerator`, `accelerator` up to
+cluster-autoscaler 1.31) advertises `nvidia.com/gpu`.
+
+cluster-autoscaler (1.29 to 1.36, following the cluster's Kubernetes minor) replaces every Ready node that has the
+GPU label but no allocatable `nvidia.com/gpu` by an unready copy, "assume the node is still not fully started
+(installing GPU drivers)". A node that advertises `nvidia.com/mig-<profile>` only (`mig.strategy: mixed`),
+`nvidia.com/gpu.shared` (`sharing.renameByDefault`) or a passthrough GPU under its model's name
+(`devices.sandbox`) never gets there. With more than `--ok-total-unready-count` (3) unready nodes that are also
+more than `--max-total-unready-percentage` (45%) of the cluster, cluster-autoscaler halts.
+
+Failing: a `mig.strategy: mixed` pool with `autoscaling: {autoscaler: cluster-autoscaler, cloud: gce}`.
+Passing: `mig.strategy: single` (MIG devices advertised as `nvidia.com/gpu`), `sharing.renameByDefault: false`,
+or `cloud: aws`, where gpuspec leaves the label out of the node group of such a pool (then gate it with a startup
+taint, GS241).
+""",
+    tags=("autoscaling", "mig", "operations"),
+    source="kubernetes/autoscaler processors/customresources/gpu_processor.go FilterOutNodesWithUnreadyResources "
+    "(cluster-autoscaler-1.29.0 to 1.36.1), clusterstate/clusterstate.go IsClusterHealthy and "
+    "config/flags/flags.go (max-total-unready-percentage 45, ok-total-unready-count 3) at 1.34.0; "
+    "cloudprovider/azure/azure_template.go (the label on NVIDIA SKUs)",
+)
+
+KARPENTER_CANNOT_LAUNCH = Entry(
+    id="GS249",
+    title="Karpenter knows the resources a pool's pods request",
+    severity=Severity.ERROR,
+    rationale="Karpenter launches a node only for an instance type that offers what the pending pods request; "
+    "instance types offer nvidia.com/gpu only, so pods requesting a MIG profile or a renamed shared GPU stay "
+    "pending unless a NodeOverlay adds that resource.",
+    doc="""
+A pool scaled by Karpenter whose nodes advertise a resource other than `nvidia.com/gpu`
+(`nvidia.com/mig-<profile>` under `mig.strategy: mixed`, `nvidia.com/gpu.shared` under
+`sharing.renameByDefault`) declares `autoscaling.nodeOverlay: true`: the cluster applies the NodeOverlay gpuspec
+renders for the pool in `autoscaling.yaml` (`karpenter.sh/v1alpha1`, from Karpenter v1.7.0, feature gate
+`NodeOverlay=true`, off by default), whose `capacity` gives the pool's instance types those resources. Karpenter
+then also waits for them: a NodeClaim is initialized once every resource its pods requested is allocatable.
+
+Failing: a `mig.strategy: mixed` pool with `autoscaling: {autoscaler: karpenter, min: 0, max: 4}`.
+Passing: the same with `nodeOverlay: true`, or `mig.strategy: single`.
+""",
+    tags=("autoscaling", "mig", "operations"),
+    source="kubernetes-sigs/karpenter designs/node-overlay.md; pkg/apis/v1alpha1/nodeoverlay.go (v1.7.0-v1.9.1); "
+    "pkg/operator/options/options.go (feature gate NodeOverlay=false); "
+    "pkg/controllers/nodeclaim/lifecycle/initialization.go RequestedResourcesRegistered (v1.0.0-v1.9.1)",
 )
 
 GOV_READY_OUTSIDE_SET = Entry(
@@ -175,4 +244,6 @@ ENTRIES: tuple[Entry, ...] = (
     GOV_READY_OUTSIDE_SET,
     GOV_READY_CANNOT_VERIFY,
     GOV_READY_IMAGE,
+    UNREADY_FOR_GOOD,
+    KARPENTER_CANNOT_LAUNCH,
 )

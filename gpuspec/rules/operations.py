@@ -1,4 +1,5 @@
-"""Operations rules (GS240-GS247): autoscaled pools wait for the operator; government-ready clusters stay in set."""
+"""Operations rules (GS240-GS249): autoscaled pools wait for the operator and their autoscaler knows what they
+advertise; government-ready clusters stay in set."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from gpuspec.errors import GpuspecError
 from gpuspec.matrix import autoscaling as asdata
 from gpuspec.matrix.govready import government_ready
 from gpuspec.matrix.query import line_of
-from gpuspec.model.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet, MigStrategy, Pool
+from gpuspec.model.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet, Pool
 from gpuspec.model.resolve import pool_path
+from gpuspec.render.autoscaling import gpu_label_on_nodes, unknown_to_instance_types, why_no_gpu_resource
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import apply_overrides
 from gpuspec.render.operand_images import component_enabled
@@ -56,15 +58,22 @@ class ReadinessGate(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster-autoscaler pool without a readiness gate."""
         for cluster, pool, auto in _autoscaled(ctx.fleet):
-            if auto.autoscaler is not AutoscalerKind.CLUSTER_AUTOSCALER or asdata.gpu_label(auto.cloud):
+            if auto.autoscaler is not AutoscalerKind.CLUSTER_AUTOSCALER or gpu_label_on_nodes(cluster, pool, auto):
                 continue
-            gated = any(t.removed_by for t in auto.startup_taints)
-            if not gated:
-                yield Problem(
-                    f"pool {pool.name}: cluster-autoscaler on cloud {auto.cloud} has no GPU label, and no startup "
-                    "taint gates the node: it counts a new node as GPU capacity before the operator advertises "
-                    "nvidia.com/gpu", cluster.source_file, pool_path(cluster, pool, "autoscaling", "cloud"),
-                    hint="set autoscaling.cloud (aws, gce, azure), or a startup taint with removedBy")
+            if any(t.removed_by for t in auto.startup_taints):
+                continue
+            why = why_no_gpu_resource(cluster, pool)
+            if asdata.gpu_label(auto.cloud, cluster.kubernetes.version) and why:
+                reason = (f"its nodes must not carry cluster-autoscaler's GPU label ({why}, never nvidia.com/gpu, "
+                          "so gpuspec leaves the label out of the node group)")
+                hint = "add a startup taint with removedBy (a controller that removes it once the GPUs are ready)"
+            else:
+                reason = f"cluster-autoscaler on cloud {auto.cloud} has no GPU label"
+                hint = "set autoscaling.cloud (aws, gce, azure), or a startup taint with removedBy"
+            yield Problem(
+                f"pool {pool.name}: {reason}, and no startup taint gates the node: it counts a new node as GPU "
+                "capacity before the operator advertises its GPUs", cluster.source_file,
+                pool_path(cluster, pool, "autoscaling", "cloud"), hint=hint)
 
 
 class StartupTaintRemoved(Rule):
@@ -110,20 +119,73 @@ class TaintBothWays(Rule):
 
 
 class MigScaleFromZero(Rule):
-    """A cluster-autoscaler MIG pool with ``min: 0`` runs where the node-group template lists MIG resources."""
+    """A cluster-autoscaler pool with ``min: 0`` that advertises more than ``nvidia.com/gpu`` runs where gpuspec
+    can make the node-group template list it."""
 
     entry = cat.MIG_SCALE_FROM_ZERO
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
-        """Yield a problem per MIG pool cluster-autoscaler scales from zero without template resources."""
+        """Yield a problem per pool cluster-autoscaler scales from zero without its resources in the template."""
         for cluster, pool, auto in _autoscaled(ctx.fleet):
-            if (auto.autoscaler is AutoscalerKind.CLUSTER_AUTOSCALER and auto.min == 0
-                    and pool.mig.strategy is not MigStrategy.NONE and auto.cloud != "aws"):
+            if (auto.autoscaler is not AutoscalerKind.CLUSTER_AUTOSCALER or auto.min != 0
+                    or auto.cloud in asdata.template_resources_clouds()):
+                continue
+            unknown = unknown_to_instance_types(cluster, pool)
+            if unknown:
                 yield Problem(
-                    f"pool {pool.name}: cluster-autoscaler scales this MIG pool from zero on cloud {auto.cloud}, "
-                    "whose node-group template gpuspec cannot make list the MIG resources: pods requesting them "
-                    "never trigger a scale-up", cluster.source_file, pool_path(cluster, pool, "autoscaling", "min"),
-                    hint="keep at least one node (min: 1), or describe the MIG resources in the node-group template")
+                    f"pool {pool.name}: cluster-autoscaler scales this pool from zero on cloud {auto.cloud}, whose "
+                    f"node-group template has only the instance type's nvidia.com/gpu and gpuspec cannot make it "
+                    f"list {', '.join(unknown)}: pods requesting them never trigger a scale-up from zero",
+                    cluster.source_file, pool_path(cluster, pool, "autoscaling", "min"),
+                    hint="keep at least one node (min: 1), advertise nvidia.com/gpu (mig.strategy: single, "
+                         "sharing.renameByDefault: false), or describe the resources in the node-group template")
+
+
+class UnreadyForGood(Rule):
+    """cluster-autoscaler's GPU label on a pool that never advertises ``nvidia.com/gpu``."""
+
+    entry = cat.UNREADY_FOR_GOOD
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per cluster-autoscaler pool whose nodes carry the GPU label and advertise no GPU."""
+        for cluster, pool, auto in _autoscaled(ctx.fleet):
+            if auto.autoscaler is not AutoscalerKind.CLUSTER_AUTOSCALER:
+                continue
+            label = gpu_label_on_nodes(cluster, pool, auto)
+            why = why_no_gpu_resource(cluster, pool)
+            if label and why:
+                ok, percent = asdata.unready_limits()
+                yield Problem(
+                    f"pool {pool.name}: the platform of cloud {auto.cloud} sets {label} on its nodes and {why}, "
+                    f"never {asdata.ready_gpu_resource()}: cluster-autoscaler {cluster.kubernetes.version} counts "
+                    f"every node of the pool as unready for good, and halts scale-up for the whole cluster once more "
+                    f"than {ok} nodes, and more than {percent}% of the cluster's nodes, are unready (its defaults)",
+                    cluster.source_file,
+                    pool_path(cluster, pool, "autoscaling", "cloud"),
+                    hint="advertise nvidia.com/gpu (mig.strategy: single; sharing.renameByDefault: false), or scale "
+                         "this pool with an autoscaler that keys on what it advertises (Karpenter with nodeOverlay)")
+
+
+class KarpenterCannotLaunch(Rule):
+    """A Karpenter pool advertising what no instance type offers has a NodeOverlay."""
+
+    entry = cat.KARPENTER_CANNOT_LAUNCH
+
+    def check(self, ctx: RuleContext) -> Iterator[Problem]:
+        """Yield a problem per Karpenter pool whose pods request resources Karpenter cannot know."""
+        for cluster, pool, auto in _autoscaled(ctx.fleet):
+            if auto.autoscaler is not AutoscalerKind.KARPENTER or auto.node_overlay:
+                continue
+            unknown = unknown_to_instance_types(cluster, pool)
+            if unknown:
+                overlay = asdata.node_overlay()
+                yield Problem(
+                    f"pool {pool.name}: its pods request {', '.join(unknown)}, which no instance type offers "
+                    f"(only {asdata.karpenter_instance_gpu_resource()}): Karpenter never launches a node for them",
+                    cluster.source_file, pool_path(cluster, pool, "autoscaling", "autoscaler"),
+                    hint=f"apply the NodeOverlay of autoscaling.yaml (Karpenter {overlay['since']}+, feature gate "
+                         f"{overlay['feature_gate']}) and set autoscaling.nodeOverlay: true, or advertise "
+                         "nvidia.com/gpu (mig.strategy: single; sharing.renameByDefault: false)")
 
 
 # ---------------------------------------------------------------------------------------------- government-ready
@@ -229,5 +291,5 @@ class GovReadyImage(Rule):
 #: This area's rules, in id order.
 RULES: list[Rule] = [
     AutoscalingBounds(), ReadinessGate(), StartupTaintRemoved(), TaintBothWays(), MigScaleFromZero(),
-    GovReadyOutsideSet(), GovReadyCannotVerify(), GovReadyImage(),
+    GovReadyOutsideSet(), GovReadyCannotVerify(), GovReadyImage(), UnreadyForGood(), KarpenterCannotLaunch(),
 ]

@@ -64,7 +64,10 @@ def fixture_clusters() -> list[dict[str, Any]]:
     auto = cluster("auto", overrides=overrides, pools=[
         pool("ca", autoscaling={"autoscaler": "cluster-autoscaler", "min": 1, "max": 4, "cloud": "aws"}),
         pool("karp", "A100-SXM4-80GB", mig={"strategy": "mixed", "layout": "all-1g.10gb"},
-             autoscaling={"autoscaler": "karpenter", "min": 1, "max": 4, "cloud": "aws"}),
+             autoscaling={"autoscaler": "karpenter", "min": 1, "max": 4, "cloud": "aws", "nodeOverlay": True}),
+        pool("az", "A100-SXM4-80GB", mig={"strategy": "mixed", "layout": "all-1g.10gb"},
+             taints=[{"key": "acme.example/gpu", "value": "a100", "effect": "NoSchedule"}],
+             autoscaling={"autoscaler": "cluster-autoscaler", "min": 1, "max": 4, "cloud": "azure"}),
     ])
     return [_openshift("ocp"), _openshift("ocp-flux", gitops={"tool": "flux"}),
             _openshift("ocp-airgap", mirror="dc-north"), auto]

@@ -53,8 +53,13 @@ def test_the_26_3_exclusions_are_the_reference_note(shared_dir: Path) -> None:
 def test_cluster_autoscaler_facts() -> None:
     assert autoscaling.gpu_label("aws") == "k8s.amazonaws.com/accelerator"
     assert autoscaling.gpu_label("gce") == "cloud.google.com/gke-accelerator"
-    assert autoscaling.gpu_label("azure") == "accelerator"
+    # cluster-autoscaler follows the Kubernetes minor; its Azure provider's label changed in 1.32.0
+    assert autoscaling.gpu_label("azure", "1.31") == "accelerator"
+    assert autoscaling.gpu_label("azure", "1.32") == "kubernetes.azure.com/accelerator"
+    assert autoscaling.gpu_label("aws", "1.29") == autoscaling.gpu_label("aws", "1.36")
     assert autoscaling.gpu_label("other") is None
+    assert autoscaling.ready_gpu_resource() == "nvidia.com/gpu"
+    assert autoscaling.unready_limits() == (3, 45)
     assert autoscaling.startup_taint_prefixes()[0] == "startup-taint.cluster-autoscaler.kubernetes.io/"
     assert autoscaling.operator_removes_taints() is False
     data = yaml.safe_load((Path(autoscaling.__file__).parent / "data" / "autoscaling.yaml").read_text())

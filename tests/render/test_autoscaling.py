@@ -47,22 +47,82 @@ def test_no_autoscaled_pool_no_file(tmp_path: Path) -> None:
 
 
 def test_cluster_autoscaler_on_aws_gets_label_taint_and_resource_tags(tmp_path: Path) -> None:
-    doc = _autoscaling(tmp_path, pool("a100", product="A100-SXM4-80GB", mig=MIG,
-                                      taints=[{"key": "acme.example/gpu", "value": "a100", "effect": "NoSchedule"}],
+    doc = _autoscaling(tmp_path, pool("h100", taints=[{"key": "acme.example/gpu", "value": "h100",
+                                                      "effect": "NoSchedule"}],
                                       autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "aws",
                                                    "min": 0, "max": 4}, nodes=2))
     assert doc is not None and doc["operatorRemovesTaints"] is False
-    entry = doc["pools"]["a100"]
+    entry = doc["pools"]["h100"]
     assert entry["gpuLabel"] == "k8s.amazonaws.com/accelerator"
     assert entry["autoScalingGroupTags"] == {"prefix": "k8s.io/cluster-autoscaler/node-template/", "tags": {
+        "label/acme.example/gpu-pool": "h100",
+        "label/k8s.amazonaws.com/accelerator": "h100-sxm5-80gb",
+        "taint/acme.example/gpu": "h100:NoSchedule",
+        "resources/nvidia.com/gpu": "8",
+    }}
+    assert doc["clusterAutoscalerFlags"] == ["--gpu-total=h100-sxm5-80gb:0:32"]
+
+
+def test_a_mixed_mig_pool_on_aws_gets_no_gpu_label_and_zero_full_gpus(tmp_path: Path) -> None:
+    """With the label and no allocatable nvidia.com/gpu, cluster-autoscaler counts its nodes unready for good; the
+    template would take nvidia.com/gpu from the instance type unless a tag says 0."""
+    doc = _autoscaling(tmp_path, pool("a100", product="A100-SXM4-80GB", mig=MIG,
+                                      autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "aws",
+                                                   "min": 0, "max": 4}, nodes=2))
+    assert doc is not None
+    entry = doc["pools"]["a100"]
+    assert entry["gpuLabel"] is None
+    assert entry["autoScalingGroupTags"]["tags"] == {
         "label/acme.example/gpu-pool": "a100",
-        "label/k8s.amazonaws.com/accelerator": "a100-sxm4-80gb",
         "label/nvidia.com/mig.config": "custom-a100",
-        "taint/acme.example/gpu": "a100:NoSchedule",
+        "resources/nvidia.com/gpu": "0",
         "resources/nvidia.com/mig-1g.10gb": "28",
         "resources/nvidia.com/mig-3g.40gb": "8",
+    }
+    assert "must not set k8s.amazonaws.com/accelerator" in entry["readinessGate"]
+    assert "clusterAutoscalerFlags" not in doc  # nodes without the label count no GPU in --gpu-total
+
+
+def test_gpu_total_counts_what_the_nodes_advertise_as_nvidia_com_gpu(tmp_path: Path) -> None:
+    """GetNodeGpuTarget reads the node's allocatable nvidia.com/gpu: time-slicing replicas and single-strategy MIG
+    instances count, physical GPUs do not."""
+    auto = {"autoscaler": "cluster-autoscaler", "cloud": "aws", "min": 1, "max": 4}
+    doc = _autoscaling(tmp_path,
+                       pool("ts", sharing={"mode": "time-slicing", "replicas": 4, "justification": "t"},
+                            autoscaling=auto, nodes=2),
+                       pool("single", product="A100-SXM4-80GB", mig={"strategy": "single", "layout": "all-1g.10gb"},
+                            autoscaling=auto, nodes=2))
+    assert doc is not None
+    assert doc["clusterAutoscalerFlags"] == ["--gpu-total=a100-sxm4-80gb:56:224", "--gpu-total=h100-sxm5-80gb:32:128"]
+    assert doc["pools"]["ts"]["autoScalingGroupTags"]["tags"]["resources/nvidia.com/gpu"] == "32"
+
+
+@pytest.mark.parametrize(("kubernetes", "label"), [("1.31", "accelerator"),
+                                                   ("1.32", "kubernetes.azure.com/accelerator")])
+def test_azure_label_follows_the_cluster_autoscaler_release(tmp_path: Path, kubernetes: str, label: str) -> None:
+    """AKS sets the label (cluster-autoscaler's Azure template writes it as "nvidia"); the scale set's tags carry
+    the pool's labels, taints and resources with "/" written "_"."""
+    plan = compile_dir(write_fleet(tmp_path, [cluster("c", kubernetes={"version": kubernetes}, pools=[
+        pool("a100", product="A100-SXM4-80GB", mig=MIG, taints=[{"key": "acme.example/gpu_x", "effect": "NoSchedule"}],
+             autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "azure", "min": 0, "max": 2}),
+        pool("h100", autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "azure", "min": 1, "max": 2}),
+    ])])).clusters[0]
+    found = plan.files["clusters/c/autoscaling.yaml"]
+    assert isinstance(found, YamlFile)
+    doc = found.documents[0]
+    whole, mixed = doc["pools"]["h100"], doc["pools"]["a100"]
+    assert whole["gpuLabel"] == mixed["gpuLabel"] == label
+    assert label not in whole["nodeGroupTemplate"]["labels"]
+    assert doc["clusterAutoscalerFlags"] == ["--gpu-total=nvidia:8:16"]
+    assert mixed["scaleSetTags"] == {"prefix": "k8s.io_cluster-autoscaler_node-template_", "tags": {
+        "label_acme.example_gpu-pool": "a100",
+        "label_nvidia.com_mig.config": "custom-a100",
+        "taint_acme.example_gpu~2x": ":NoSchedule",
+        "resources_nvidia.com_gpu": "0",
+        "resources_nvidia.com_mig-1g.10gb": "28",
+        "resources_nvidia.com_mig-3g.40gb": "8",
     }}
-    assert doc["clusterAutoscalerFlags"] == ["--gpu-total=a100-sxm4-80gb:0:32"]
+    assert "GS248" in mixed["readinessGate"]
 
 
 def test_gke_sets_its_own_label_and_no_gpu_total(tmp_path: Path) -> None:
@@ -88,6 +148,29 @@ def test_karpenter_gets_nodepool_fields_and_only_startup_taints_someone_removes(
     assert spec["taints"] == [{"key": "acme.example/gpu", "effect": "NoSchedule"}]
     assert spec["startupTaints"] == [{"key": "acme.example/not-ready", "effect": "NoSchedule"}]
     assert "registered" in entry["readinessGate"] and "node-readiness-controller" in entry["readinessGate"]
+
+
+def test_karpenter_gets_a_node_overlay_for_what_no_instance_type_offers(tmp_path: Path) -> None:
+    doc = _autoscaling(tmp_path, pool("a100", product="A100-SXM4-80GB", mig=MIG,
+                                      autoscaling={"autoscaler": "karpenter", "min": 0, "max": 3,
+                                                   "nodeOverlay": True}))
+    assert doc is not None
+    entry = doc["pools"]["a100"]
+    assert entry["nodeOverlay"] == {
+        "apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": "gpuspec-c-a100"},
+        "spec": {"requirements": [{"key": "acme.example/gpu-pool", "operator": "In", "values": ["a100"]}],
+                 "capacity": {"nvidia.com/mig-1g.10gb": "28", "nvidia.com/mig-3g.40gb": "8"}}}
+    assert "v1.7.0" in entry["nodeOverlayNeeds"] and "NodeOverlay=true" in entry["nodeOverlayNeeds"]
+    # the overlay's selector labels are the NodePool template's, so it matches the pool's instance types
+    assert entry["nodePoolTemplate"]["metadata"]["labels"]["acme.example/gpu-pool"] == "a100"
+    # limits on what the nodes advertise: nvidia.com/gpu would not bound nodes that advertise none
+    assert entry["nodePoolLimits"] == {"nvidia.com/mig-1g.10gb": "84", "nvidia.com/mig-3g.40gb": "24"}
+    assert "nvidia.com/mig-1g.10gb" in entry["readinessGate"]
+
+
+def test_karpenter_gets_no_overlay_for_whole_gpus(tmp_path: Path) -> None:
+    doc = _autoscaling(tmp_path, pool("gpu", autoscaling={"autoscaler": "karpenter", "min": 0, "max": 5}))
+    assert doc is not None and "nodeOverlay" not in doc["pools"]["gpu"]
 
 
 def test_no_startup_taint_without_a_remover_is_rendered(tmp_path: Path) -> None:
