@@ -142,3 +142,43 @@ def _git_source(url: str, base: Origin) -> Origin:
     if not COMMIT.match(ref):
         raise SourceError(f"{ref!r} is not a full commit id: pin the commit of a release (a tag or branch can move)")
     return replace(base, repository=location.removesuffix("/"), commit=ref, index=False, wheel=None)
+
+
+#: How a text names a gpuspec release: a pin by version (gpuspec==X.Y.Z), a git URL or action at a tag
+#: (…gpuspec@vX.Y.Z), a pre-commit rev (rev: vX.Y.Z) or the version comment of a pin by commit (# vX.Y.Z,
+#: # frozen: vX.Y.Z).  Placeholders (vX.Y.Z) are no version.
+_NAMED_VERSION = re.compile(
+    r"gpuspec(?:\[[^\]\s]*\])?==(?P<pin>[0-9]+\.[0-9]+\.[0-9]+)"
+    r"|gpuspec(?:\.git)?@v(?P<tag>[0-9]+\.[0-9]+\.[0-9]+)"
+    r"|git\+[^'\"\n]*?@v(?P<git>[0-9]+\.[0-9]+\.[0-9]+)"
+    r"|\brev: v(?P<rev>[0-9]+\.[0-9]+\.[0-9]+)"
+    r"|gpuspec(?:\.git)?@[0-9a-f]{40}\s+#\s+v(?P<comment>[0-9]+\.[0-9]+\.[0-9]+)"
+    r"|#\s+frozen:\s+v(?P<frozen>[0-9]+\.[0-9]+\.[0-9]+)")
+
+
+def named_versions(text: str) -> set[str]:
+    """The gpuspec release versions ``text`` names (see :data:`_NAMED_VERSION`), as ``X.Y.Z``."""
+    return {next(v for v in match.groupdict().values() if v) for match in _NAMED_VERSION.finditer(text)}
+
+
+def _check_tags(argv: list[str]) -> int:
+    """``check-tags RELEASING_VERSION TAGS_FILE FILE...``: every gpuspec version the files name is the version being
+    released or a tag of TAGS_FILE (``git tag -l`` output); print each that is neither, exit 1 then."""
+    releasing, tags_file, *files = argv
+    tags = {line.strip() for line in Path(tags_file).read_text(encoding="utf-8").splitlines()}
+    bad = 0
+    for name in files:
+        for version in sorted(named_versions(Path(name).read_text(encoding="utf-8"))):
+            if version != releasing and f"v{version}" not in tags:
+                print(f"{name} names gpuspec {version}, which has no tag v{version} and is not the release")
+                bad += 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) >= 4 and sys.argv[1] == "check-tags":
+        raise SystemExit(_check_tags(sys.argv[2:]))
+    print("usage: python -m gpuspec.origin check-tags RELEASING_VERSION TAGS_FILE FILE...", file=sys.stderr)
+    raise SystemExit(64)

@@ -18,7 +18,8 @@ from gpuspec.catalogue import verify as ids
 from gpuspec.errors import GpuspecError, ToolMissingError
 from gpuspec.findings import Finding
 from gpuspec.loader.fleetload import display_path, load_fleet
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import chart_repository, operator_version
 from gpuspec.tools.discover import KustomizeCommand, find_helm, find_kustomize
 from gpuspec.tools.versions import kubectl_version
@@ -605,5 +606,6 @@ def _require_schema_package() -> None:
         raise ToolMissingError(
             "gpuspec verify needs the Python package kubernetes-validate (the Kubernetes JSON schemas), which "
             "is not installed",
-            hint="install gpuspec with its verify extra: pip install 'gpuspec[verify]' "
-            "(pipx: pipx inject gpuspec kubernetes-validate)")
+            hint="install it into gpuspec's environment: python -m pip install 'kubernetes-validate>=1.30' "
+            "(pipx: pipx inject gpuspec kubernetes-validate), or install gpuspec with its verify extra "
+            "from the source you installed it from")

@@ -66,7 +66,8 @@ def test_verify_help_and_hints(installed: Installed, fleet_repo: Path) -> None:
     assert installed.run("render", cwd=fleet_repo).returncode == 0
     missing = installed.run("verify", cwd=fleet_repo)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
-    assert "pip install 'gpuspec[verify]'" in missing.stderr
+    assert "python -m pip install 'kubernetes-validate>=1.30'" in missing.stderr
+    assert "'gpuspec[verify]'" not in missing.stderr, "never a bare name a package index resolves to anyone's"
 
 
 def test_tools_installer_hint(installed: Installed, fleet_repo: Path) -> None:
