@@ -18,7 +18,7 @@ from gpuspec.rollout.owners import owners_text
 from gpuspec.rollout.records import Change, Disruption, Plan
 from gpuspec.rollout.waves import FLEET, Step, fleet_waves, rollout_steps
 from gpuspec.templating import environment
-from gpuspec.templating.escape import Md
+from gpuspec.templating.escape import Md, no_autolink
 
 #: The comment's template (override: ``fleet/templates/plan/comment.md.j2``).
 COMMENT_TEMPLATE = "plan/comment.md.j2"
@@ -50,12 +50,12 @@ def cell(text: str | None) -> str:
     """Text made safe for a Markdown table cell or list item of the comment.
 
     One line; HTML (``<img>``, a second ``<!-- -->`` marker) shown as text; Markdown syntax (images,
-    links, emphasis, pipes) escaped; ``@`` cannot mention anyone.
+    links, emphasis, pipes) escaped; ``@`` cannot mention anyone; a bare URL is no autolink.
     """
     if text is None or text == "":
         return Md("–")
     escaped = _MARKDOWN.sub(r"\\\1", _flat(text))
-    return Md(escaped.replace("<", "&lt;").replace("@", "@\u2060"))
+    return Md(no_autolink(escaped.replace("<", "&lt;").replace("@", "@\u2060")))
 
 
 def code(text: str | None) -> str:

@@ -25,6 +25,10 @@ _BLOCK_START = re.compile(r"(>)|([-+])(?: |\Z)|(=)+\Z|\d{1,9}([.)])(?: |\Z)")
 
 #: Text made only of these characters needs no escaping at all (most names, versions and labels).
 _PLAIN = re.compile(r"[A-Za-z0-9 .,:;/=%()'\"?–·→×°{}^-]*\Z")
+#: Where GFM's extended autolinks start (``https://…``, ``http://…``, ``ftp://…``, ``www.…``): a bare URL in a value
+#: would become a link.  A zero-width space (as a character reference) after the scheme's colon or after ``www``
+#: keeps the text as it reads while no autolink can start there.
+_AUTOLINK = re.compile(r"(?i)(?<![A-Za-z0-9])(?:(https?|ftp)(:)(?=//)|(www)(?=\.))")
 
 
 class Md(str):
@@ -52,7 +56,8 @@ def _remember(memo: dict[str, Md], key: str, value: Md) -> Md:
 
 
 def text(value: object) -> Md:
-    """Plain text for a paragraph, list item, heading or table cell: no markup, no HTML, no mention, one line."""
+    """Plain text for a paragraph, list item, heading or table cell: no markup, no HTML, no mention, no autolink
+    (a bare URL stays text), one line."""
     if type(value) is str:
         known = _TEXT_MEMO.get(value)
         return known if known is not None else _remember(_TEXT_MEMO, value, _text(value))
@@ -63,17 +68,25 @@ def _text(value: object) -> Md:
     if value is None or value == "":
         return Md(DASH)
     raw = str(value)
-    if _PLAIN.match(raw) and raw == raw.strip() and "  " not in raw and not _BLOCK_START.match(raw):
+    if (_PLAIN.match(raw) and raw == raw.strip() and "  " not in raw and not _BLOCK_START.match(raw)
+            and not _AUTOLINK.search(raw)):
         return Md(raw)
     out = terminal(flatten(raw)).translate(_INLINE)
     out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     # A zero-width space after @ keeps GitHub from notifying a user or team named in a value.
     out = out.replace("@", "@&#8203;")
+    out = no_autolink(out)
     match = _BLOCK_START.match(out)
     if match:
         at = next(match.start(g) for g in range(1, 5) if match.group(g) is not None)
         out = out[:at] + "\\" + out[at:]
     return Md(out)
+
+
+def no_autolink(markdown: str) -> str:
+    """``markdown`` (escaped text) with a zero-width space where GFM would start an extended autolink, so a bare
+    URL reads the same but stays text."""
+    return _AUTOLINK.sub(lambda m: f"{m.group(1)}:&#8203;" if m.group(1) else f"{m.group(3)}&#8203;", markdown)
 
 
 def code(value: object) -> Md:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,27 @@ def test_plain_values_stay_readable() -> None:
     for value in ("580.173.02 (operator)", "1.33", "nvidia.com/gpu", "10%", "H100-SXM5-80GB", "a-b"):
         assert escape.text(value) == value
     assert escape.code("acme.example/gpu=h100:NoSchedule") == "`acme.example/gpu=h100:NoSchedule`"
+
+
+URLS = ("see https://evil.example/login now", "www.evil.example/x", "HTTP://EVIL.EXAMPLE", "ftp://evil.example/f",
+        "mail owner@evil.example")
+
+
+def test_bare_urls_stay_text_in_github_flavored_markdown(tmp_path: Path) -> None:
+    """GFM (GitHub's cmark-gfm) links bare URLs; a URL in a spec value is shown, never linked."""
+    import cmarkgfm
+
+    from gpuspec.plan.markdown import cell
+
+    for value in URLS:
+        assert "<a " in cmarkgfm.github_flavored_markdown_to_html(value), value  # what escaping has to prevent
+        for escaped in (escape.text(value), cell(value)):
+            html = cmarkgfm.github_flavored_markdown_to_html(escaped)
+            assert "<a " not in html, (value, escaped, html)
+            assert "evil.example" in html.lower()
+    root = copy_example(tmp_path / "urls")
+    _hostile_fleet(root, " ".join(URLS))
+    for name, text in documents(root).items():
+        html = cmarkgfm.github_flavored_markdown_to_html(text)
+        assert "evil.example" in html.lower() or "README" in name, name
+        assert not re.search(r'href="[^"]*evil', html, re.IGNORECASE), name

@@ -86,7 +86,7 @@ def uses(workflow: Any) -> list[str]:
 def gpuspec_invocations(script: str) -> list[list[str]]:
     """The argument lists of every `gpuspec ...` command line in a shell script (variables dropped)."""
     calls = []
-    for line in script.splitlines():
+    for line in script.replace("\\\n", " ").splitlines():  # a line continued with a backslash is one command
         match = re.search(r"(?:^|[;&|]\s*)gpuspec\s+(.*?)(?:\s*(?:\|\||&&|>>?|\|).*)?$", line.strip())
         if match:
             calls.append([a for a in shlex.split(match.group(1)) if not a.startswith("$")])
@@ -184,7 +184,8 @@ def test_action_calls_existing_gpuspec_commands_and_options() -> None:
     calls = [args for script in scripts for args in gpuspec_invocations(script) if args[0] != "--version"]
     for args in calls:
         check_invocation(args)
-    assert sorted(a[0] for a in calls) == ["gate", "gate", "lint", "lint", "lint", "plan", "render", "tools", "verify"]
+    assert sorted(a[0] for a in calls) == ["gate", "gate", "lint", "lint", "lint", "lint", "plan", "render", "tools",
+                                           "verify"]
 
 
 def test_invocation_check_can_fail() -> None:
