@@ -23,7 +23,9 @@ from gpuspec.catalogue import audit_operator as OP
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix.query import default_driver
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode
 from gpuspec.model.resolve import effective_driver, operator_version, pool_path
 from gpuspec.redaction import one_line
 

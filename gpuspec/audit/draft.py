@@ -46,7 +46,9 @@ from gpuspec.audit.products import base_product
 from gpuspec.audit.running import RunningState
 from gpuspec.audit.settings_draft import config_maps, mirror_settings
 from gpuspec.errors import GpuspecError
-from gpuspec.model.models import API_VERSION, DNS_LABEL_PATTERN, Cluster
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.patterns import DNS_LABEL_PATTERN
+from gpuspec.model.types import API_VERSION
 
 #: The node label that selects a node's device-plugin config (its key in the device-plugin ConfigMap).
 DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from gpuspec.audit.facts import GPU_RESOURCE, MIG_DISABLED, MIG_RESOURCE_PREFIX, SHARED_SUFFIX
 from gpuspec.matrix.query import check_named_layout
-from gpuspec.model.models import MigStrategy, Pool, SharingMode
+from gpuspec.model.cluster import Pool
+from gpuspec.model.pool_specs import MigStrategy, SharingMode
 from gpuspec.model.resolve import mig_config_value
 
 

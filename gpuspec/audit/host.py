@@ -14,7 +14,7 @@ from gpuspec.audit.facts import NodeFacts, node_names
 from gpuspec.catalogue import audit_host as R
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
-from gpuspec.model.models import Cluster, Pool
+from gpuspec.model.cluster import Cluster, Pool
 from gpuspec.model.resolve import pool_path
 
 #: Label key prefixes (the part before "/") set by controllers, not by people: NFD, GFD and the GPU Operator,

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from gpuspec.audit.facts import NodeFacts
 from gpuspec.audit.migrate_steps import NodeMigration, drain_command, migration_reasons, node_migration
 from gpuspec.audit.node_flags import Flag, node_flags
-from gpuspec.model.models import Cluster, DrainSpec, IntOrPercent, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.cluster_specs import DrainSpec
+from gpuspec.model.types import IntOrPercent
 
 __all__ = ["LeftOut", "MigrationPlan", "NodeMigration", "PoolBudget", "drain_command", "format_plan",
            "migration_plan", "pool_budget", "scaled_max_unavailable"]

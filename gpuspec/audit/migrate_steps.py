@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from gpuspec.audit.facts import DEPLOY_PREFIX, MIG_CONFIG, NodeFacts
 from gpuspec.audit.host import hand_set_labels
 from gpuspec.audit.node_flags import mig_config_to_set, operands_switched_off
-from gpuspec.model.models import Cluster, DrainSpec, DriverSource, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.cluster_specs import DrainSpec
+from gpuspec.model.pool_specs import DriverSource
 
 #: The operator's validator pods (DaemonSet nvidia-operator-validator).
 VALIDATOR_SELECTOR = "app=nvidia-operator-validator"

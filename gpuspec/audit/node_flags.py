@@ -32,7 +32,9 @@ from gpuspec.catalogue import audit as R
 from gpuspec.catalogue import audit_host as H
 from gpuspec.catalogue.entry import Entry
 from gpuspec.matrix.query import default_driver
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, MigStrategy
 from gpuspec.model.resolve import effective_driver, operator_version
 
 

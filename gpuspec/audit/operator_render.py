@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuspec.errors import GpuspecError
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import operator_version
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.filetree import YamlFile

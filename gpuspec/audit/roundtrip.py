@@ -23,7 +23,9 @@ from gpuspec.kube.crddefaults import defaulted
 from gpuspec.matrix.chartintent import chart_intent
 from gpuspec.matrix.chartvalues import chart_index
 from gpuspec.matrix.query import component_images
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, SharingMode
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode
 from gpuspec.model.resolve import operator_version
 from gpuspec.render.deviations import MANAGED_DRIVER_FIELDS, managed_by, managed_values_paths
 from gpuspec.render.facts import NFD, release_facts

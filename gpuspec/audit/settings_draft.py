@@ -11,7 +11,7 @@ from gpuspec.audit.draft_base import TODO, cmap, from_cluster
 from gpuspec.audit.mirror_draft import MIRROR_SETTINGS
 from gpuspec.audit.roundtrip import Carried
 from gpuspec.audit.running import RunningState
-from gpuspec.model.models import DEVICE_PLUGIN_CONFIGMAP, DEVICE_PLUGIN_DEFAULT_KEY, MIG_CONFIGMAP
+from gpuspec.model.cluster_specs import DEVICE_PLUGIN_CONFIGMAP, DEVICE_PLUGIN_DEFAULT_KEY, MIG_CONFIGMAP
 
 
 def mirror_settings(state: RunningState) -> dict[str, str | None]:

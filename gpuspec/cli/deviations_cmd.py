@@ -13,7 +13,7 @@ from gpuspec import exitcodes
 from gpuspec.cli.common import fleet_argument, policies_option, today_option
 from gpuspec.cli.render_cmd import prepared_or_exit
 from gpuspec.escaping import json_text, terminal
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.templating import escape
 
 

@@ -22,7 +22,8 @@ from gpuspec.audit.operator_render import (
 from gpuspec.audit.roundtrip import Carried, carriable, round_trip
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 
 CHART_HELP = ("A GPU Operator chart (folder or .tgz) of the pinned release: its ClusterPolicy and NVIDIADrivers for "
               "the spec's values, by `helm template`, are compared with the cluster's [default: gpuspec's chart data "

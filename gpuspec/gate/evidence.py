@@ -43,7 +43,9 @@ from gpuspec.audit.facts import (
 from gpuspec.audit.inventory import OperatorResource
 from gpuspec.gate.rendered import RenderedDriver
 from gpuspec.matrix.query import default_driver
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, MigStrategy
 from gpuspec.model.resolve import effective_driver, operator_version
 
 #: The upgrade-state label value of a node whose driver upgrade finished.

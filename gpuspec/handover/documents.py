@@ -18,7 +18,7 @@ from gpuspec import usercache
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Severity
 from gpuspec.handover.facts import UPDATE_RULES, RuleSetting, cluster_facts
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.filetree import ClusterPlan
 from gpuspec.render.serialize import MARKDOWN_HEADER_MARK

@@ -33,7 +33,9 @@ from gpuspec.loader.files import repository_path
 from gpuspec.matrix import query
 from gpuspec.matrix.acceptance import sample_image
 from gpuspec.matrix.chartintent import chart_intent, written_value
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode
 from gpuspec.render.acceptance import dcgm_image
 from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.render.alerts import CLUSTER_LABEL, DCGM_JOB, POOL_LABEL, TEAM_LABEL
@@ -709,7 +711,7 @@ class _Builder:
         """How hand-configured nodes move onto the spec: per pool the batch size (its maxUnavailable over its
         declared nodes, never the whole pool), the drain command, the unmanaged pools."""
         from gpuspec.audit.migrate import drain_command, pool_budget
-        from gpuspec.model.models import DrainSpec
+        from gpuspec.model.cluster_specs import DrainSpec
 
         rollout = self.cluster.rollout
         pools = []

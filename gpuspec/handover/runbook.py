@@ -25,7 +25,7 @@ from gpuspec.audit.migrate import drain_command
 from gpuspec.handover import operands
 from gpuspec.matrix import query
 from gpuspec.matrix.govready import government_ready
-from gpuspec.model.models import DrainSpec
+from gpuspec.model.cluster_specs import DrainSpec
 from gpuspec.render.autoscaling import AUTOSCALING_FILE
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.filetree import ClusterPlan, YamlFile

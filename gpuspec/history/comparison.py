@@ -11,7 +11,7 @@ from gpuspec.history.gitread import changed_paths, relative_to_repo, repo_root, 
 from gpuspec.history.revision import RevisionFleet, describe_finding, load_fleet_at
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE
 from gpuspec.loader.fleetload import load_fleet
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 
 
 @dataclass(frozen=True)

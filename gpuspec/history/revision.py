@@ -22,7 +22,9 @@ from gpuspec.history.gitread import TreeEntry, list_tree, read_blobs, resolve_co
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import MAX_FILE_BYTES, YamlProblem, compose, decode_utf8, node_to_data
-from gpuspec.model.models import Cluster, Fleet, FleetSettings
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.settings import FleetSettings
 from gpuspec.redaction import one_line
 
 

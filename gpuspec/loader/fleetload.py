@@ -18,7 +18,9 @@ from gpuspec.loader.parallel import map_split
 from gpuspec.loader.parsecache import ParseCache
 from gpuspec.loader.schema_errors import schema_findings
 from gpuspec.loader.yamlread import YamlProblem, compose, node_to_data, read_text
-from gpuspec.model.models import Cluster, Fleet, FleetSettings
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.settings import FleetSettings
 
 __all__ = [
     "CLUSTERS_DIR", "FLEET_FILE", "YAML_SUFFIXES", "LoadResult", "cluster_files", "display_path", "load_fleet",

@@ -19,30 +19,31 @@ from gpuspec.redaction import REDACTED, contains_secret, is_secret_key
 @functools.cache
 def _pattern_words() -> dict[str, str]:
     """What each spec pattern means, in words (built on the first schema error: it needs the spec models)."""
-    from gpuspec.model import models
+    from gpuspec.model import pool_specs, types
 
     return {
-        models.DNS_LABEL_PATTERN: "a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters, "
+        types.DNS_LABEL_PATTERN: "a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters, "
         "starting and ending with a letter or digit",
         r"^1\.[0-9]{1,2}$": 'a Kubernetes minor version such as "1.31" (quote it in YAML)',
         r"^v[0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2}$": 'a GPU Operator release such as "v25.10.1"',
         r"^[0-9]{3}$": 'a driver branch such as "580"',
         r"^[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?$": 'a driver version such as "580.95.05"',
         r"^[0-9]{1,3}%$": 'a whole number or a percentage such as "25%"',
-        models.PRODUCT_PATTERN: 'a GPU product id such as "H100-SXM5-80GB"',
-        models.REGISTRY_HOST_PATTERN: 'a registry host such as "nvcr.io" (lowercase, optional :port)',
-        models.MIRROR_PREFIX_PATTERN: 'a mirror prefix: registry host and path such as "harbor.example.internal/nvcr" '
+        types.PRODUCT_PATTERN: 'a GPU product id such as "H100-SXM5-80GB"',
+        types.REGISTRY_HOST_PATTERN: 'a registry host such as "nvcr.io" (lowercase, optional :port)',
+        types.MIRROR_PREFIX_PATTERN: 'a mirror prefix: registry host and path such as "harbor.example.internal/nvcr" '
         "(no scheme, no tag, no digest, lowercase)",
-        models.OS_VERSION_PATTERN: 'an OS version such as "22.04"',
-        models.KERNEL_PATTERN: 'a kernel release such as "5.15.0-105-generic"',
-        models.MIG_PROFILE_PATTERN: 'a MIG profile such as "1g.10gb" or "1g.24gb+me"',
-        models.MIG_RESOURCE_PATTERN: 'a MIG resource such as "mig-1g.10gb" (nvidia.com/ is added)',
-        models.REPO_PATH_PATTERN: 'a folder inside the repository such as "rendered" (relative, no "..")',
-        models.IMAGE_REF_PATTERN: 'an image with a tag or digest such as "nvcr.io/nvidia/pytorch:25.01-py3" (lowercase '
-        "repository, no scheme)",
-        models.QUANTITY_PATTERN: 'a CPU or memory quantity such as "500m", "4" or "16Gi"',
-        models.RESOURCE_NAME_PATTERN: 'a resource name such as "rdma/rdma_shared_device_a"',
-        models.WORKLOAD_NAME_PATTERN: "a short name: lowercase letters, digits and '-', at most 20 characters",
+        types.OS_VERSION_PATTERN: 'an OS version such as "22.04"',
+        types.KERNEL_PATTERN: 'a kernel release such as "5.15.0-105-generic"',
+        types.MIG_PROFILE_PATTERN: 'a MIG profile such as "1g.10gb" or "1g.24gb+me"',
+        types.MIG_RESOURCE_PATTERN: 'a MIG resource such as "mig-1g.10gb" (nvidia.com/ is added)',
+        types.REPO_PATH_PATTERN: 'a folder inside the repository such as "rendered" (relative, no "..")',
+        pool_specs.IMAGE_REF_PATTERN:
+            'an image with a tag or digest such as "nvcr.io/nvidia/pytorch:25.01-py3" (lowercase repository, no '
+            "scheme)",
+        pool_specs.QUANTITY_PATTERN: 'a CPU or memory quantity such as "500m", "4" or "16Gi"',
+        pool_specs.RESOURCE_NAME_PATTERN: 'a resource name such as "rdma/rdma_shared_device_a"',
+        pool_specs.WORKLOAD_NAME_PATTERN: "a short name: lowercase letters, digits and '-', at most 20 characters",
     }
 
 

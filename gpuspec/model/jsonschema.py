@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuspec.model.models import Cluster, FleetSettings
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.settings import FleetSettings
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -20,7 +20,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-#: Same pattern as ``gpuspec.model.models.Name`` (a DNS-1123 label); repeated because models.py imports this module.
+#: Same pattern as ``gpuspec.model.types.Name`` (a DNS-1123 label); repeated because the models import this module.
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")]
 #: A group name as the cluster's authentication presents it (OIDC claim, LDAP group): printable, no spaces at ends.
 GroupName = Annotated[str, StringConstraints(pattern=r"^[^\s\x00-\x1f](?:[^\x00-\x1f]{0,251}[^\s\x00-\x1f])?$")]

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from gpuspec.model.models import Cluster, FleetSettings
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.settings import FleetSettings
 
 
 def _type_name(annotation: Any) -> str:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuspec.findings import DocPath
-from gpuspec.model.models import Cluster, DriverSource, Fleet, Mirror, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.ownership import Owners, pool_hardware
 from gpuspec.model.ownership import resolve as resolve_owners
+from gpuspec.model.pool_specs import DriverSource
+from gpuspec.model.settings import Mirror
 
 #: Public chart repository of the GPU Operator (NGC).
 NGC_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"

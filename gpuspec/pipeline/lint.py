@@ -16,7 +16,8 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import Finding, Suppressed
 from gpuspec.loader.fleetload import LoadResult, load_fleet
 from gpuspec.loader.positions import locate_findings
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.policy.acceptance import decide, utc_today
 from gpuspec.policy.custom import custom_entry, custom_findings
 from gpuspec.policy.load import Place, Policy, load_policy

@@ -32,7 +32,7 @@ from gpuspec.handover.documents import (
     rule_settings,
 )
 from gpuspec.loader.files import YAML_SUFFIXES
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
 from gpuspec.render.bootstrap import BootstrapEntry, bootstrap_files, fleet_entries
 from gpuspec.render.compile import compile_cluster

@@ -36,7 +36,7 @@ from gpuspec.history.gitread import TreeEntry, list_tree, read_blobs, relative_t
 from gpuspec.history.revision import load_fleet_at
 from gpuspec.loader.files import CLUSTERS_DIR, FLEET_FILE, YAML_SUFFIXES
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.pipeline.render import Rendered, handover_settings, render_fleet
 from gpuspec.pipeline.validate import ValidationResult, validate_fleet
 from gpuspec.render.bootstrap import bootstrap_entry

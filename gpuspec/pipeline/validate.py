@@ -11,7 +11,7 @@ from typing import Any
 from gpuspec.catalogue.validate import UNRESOLVED_REFERENCE
 from gpuspec.findings import Finding, Severity
 from gpuspec.loader.fleetload import LoadResult, load_fleet
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.policy.acceptance import Accepted, decide, exception_problems, utc_today
 from gpuspec.policy.load import BUILTIN_DEFAULT, BUILTIN_PACKS_DIR, LocatedException, Place, Policy, load_policy
 from gpuspec.policy.records import exception_records, suppression_records

@@ -36,7 +36,7 @@ from gpuspec.catalogue.engine import (
 from gpuspec.findings import EXTERNAL, IN_SOURCE, Finding, Suppressed
 from gpuspec.loader.files import repository_path
 from gpuspec.loader.positions import locate_findings
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.policy.exceptions import covers, finding_scope, scope_problem
 from gpuspec.policy.load import LocatedException, Place, Policy
 from gpuspec.policy.pack_models import PLACEHOLDER_PATTERN

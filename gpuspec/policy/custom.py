@@ -14,7 +14,7 @@ from gpuspec.policy.selectors import item_name, parse_selector, select
 from gpuspec.redaction import contains_secret
 
 if TYPE_CHECKING:
-    from gpuspec.model.models import Fleet
+    from gpuspec.model.fleet import Fleet
 
 
 def custom_findings(fleet: Fleet, rule: LocatedCustomRule, severity: Severity) -> Iterator[Finding]:

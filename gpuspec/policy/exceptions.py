@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuspec.findings import Finding
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.policy.load import LocatedException
 from gpuspec.policy.pack_models import AcceptedValues

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpuspec.catalogue import CATALOGUE
 from gpuspec.loader.files import repository_path
-from gpuspec.model.models import Cluster
+from gpuspec.model.cluster import Cluster
 from gpuspec.policy.acceptance import MATRIX_STAGE, Accepted, inline_refusal
 from gpuspec.policy.exceptions import ANY_CLUSTER
 from gpuspec.policy.load import LocatedException, Place

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpuspec.findings import DocPath
 
 if TYPE_CHECKING:
-    from gpuspec.model.models import Fleet
+    from gpuspec.model.fleet import Fleet
 
 _STEP = re.compile(r"^(?P<key>\*|[A-Za-z_][A-Za-z0-9_\-]*)(?P<items>(\[[^\[\]]+\])*)$")
 _ITEM = re.compile(r"\[([^\[\]]+)\]")

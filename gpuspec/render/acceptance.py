@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuspec.matrix.acceptance import nccl_image, sample_image
-from gpuspec.model.models import AcceptanceWorkload, Pool
+from gpuspec.model.cluster import Pool
+from gpuspec.model.pool_specs import AcceptanceWorkload
 from gpuspec.render import acceptance_eviction as eviction
 from gpuspec.render import acceptance_nccl as nccl
 from gpuspec.render import acceptance_pod as pods

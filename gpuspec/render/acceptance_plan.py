@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuspec.matrix.acceptance import nccl_image, sample_image
-from gpuspec.model.models import AcceptanceWorkload, Cluster, MigStrategy, Pool, SharingMode
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.pool_specs import AcceptanceWorkload, MigStrategy, SharingMode
 from gpuspec.render.facts import mig_layout_profiles
 from gpuspec.render.poolresources import has_acceptance_check, pool_resources
 

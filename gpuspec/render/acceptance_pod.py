@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuspec.model.models import Pool
+from gpuspec.model.cluster import Pool
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.values import toleration
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpuspec.model.models import Pool
+from gpuspec.model.cluster import Pool
 from gpuspec.model.resolve import cluster_owners, pool_owner
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.overlay import AFTER_CRDS, metadata

@@ -18,7 +18,8 @@ from dataclasses import astuple, dataclass
 from typing import Any
 
 from gpuspec.model import resolve
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.render.acceptance import ACCEPTANCE_NAMESPACE
 from gpuspec.render.overlay import MANAGED_BY
 

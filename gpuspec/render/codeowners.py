@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.ownership import team_index
 from gpuspec.model.resolve import cluster_owners, pool_owner
 

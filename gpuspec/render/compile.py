@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.redaction import redact_text
 from gpuspec.render.acceptance import ACCEPTANCE_DIR, acceptance_checks, acceptance_files
 from gpuspec.render.alerts import prometheus_rule

@@ -6,28 +6,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuspec.errors import GpuspecError
-from gpuspec.model import models
-from gpuspec.model.models import (
-    Cluster,
-    DriverSource,
-    Fleet,
-    MigStrategy,
-    Mirror,
-    Pool,
-    SharingMode,
-)
+from gpuspec.model import cluster_specs
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode
 from gpuspec.model.resolve import custom_layout_name, effective_driver, operator_version
+from gpuspec.model.settings import Mirror
 from gpuspec.render.facts import ReleaseFacts, driver_version, nvidiadriver_has_field, release_facts
 
 #: ConfigMap (operator namespace) holding the mig-parted config when any pool has a custom layout, unless the cluster
 #: names its own (``operator.configMaps.mig``: :attr:`ClusterContext.mig_configmap`).
-MIG_CONFIGMAP = models.MIG_CONFIGMAP
+MIG_CONFIGMAP = cluster_specs.MIG_CONFIGMAP
 #: ConfigMap (operator namespace) holding one device-plugin config per sharing pool, unless the cluster names its own
 #: (``operator.configMaps.devicePlugin``: :attr:`ClusterContext.device_plugin_configmap`).
-DEVICE_PLUGIN_CONFIGMAP = models.DEVICE_PLUGIN_CONFIGMAP
+DEVICE_PLUGIN_CONFIGMAP = cluster_specs.DEVICE_PLUGIN_CONFIGMAP
 #: Device-plugin config key applied to nodes without a ``nvidia.com/device-plugin.config`` label, unless the cluster
 #: names its own (:attr:`ClusterContext.device_plugin_default`).
-DEVICE_PLUGIN_DEFAULT_KEY = models.DEVICE_PLUGIN_DEFAULT_KEY
+DEVICE_PLUGIN_DEFAULT_KEY = cluster_specs.DEVICE_PLUGIN_DEFAULT_KEY
 #: MIG layout applied to MIG-capable nodes without a ``nvidia.com/mig.config`` label.
 MIG_DEFAULT_LAYOUT = "all-disabled"
 #: Node label that selects a pool's MIG layout.

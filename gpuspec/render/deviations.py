@@ -19,7 +19,8 @@ from gpuspec.loader.files import repository_path
 from gpuspec.matrix.chartvalues import ChartIndex, chart_index
 from gpuspec.matrix.load import load_matrix
 from gpuspec.matrix.query import parse_version
-from gpuspec.model.models import Cluster, Pool, ValueOverride
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.pool_specs import ValueOverride
 from gpuspec.render.facts import NFD, ReleaseFacts
 
 #: Where an override lands.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.data_models import Image
-from gpuspec.model.models import Cluster, Mirror, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.settings import Mirror
 from gpuspec.render.acceptance_plan import acceptance_upstream_images, needs_dcgm_image
 from gpuspec.render.context import ClusterContext, PoolDriver
 from gpuspec.render.facts import NFD, image_ref, image_tag, os_tag

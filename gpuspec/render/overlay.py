@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpuspec.matrix.runtime import managed_platform
-from gpuspec.model.models import MigStrategy, Pool, SharingMode, Tenant
+from gpuspec.model.cluster import Pool, Tenant
+from gpuspec.model.pool_specs import MigStrategy, SharingMode
 from gpuspec.render.context import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     MIG_CONFIG_LABEL,

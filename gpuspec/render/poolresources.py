@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpuspec.model.models import MigStrategy, Pool, SharingMode
+from gpuspec.model.cluster import Pool
+from gpuspec.model.pool_specs import MigStrategy, SharingMode
 from gpuspec.render.facts import mig_layout_profiles
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from gpuspec.matrix.query import template_only_values
 from gpuspec.matrix.runtime import TOOLKIT_ENV, host_driver_install, rendered_env, runtime_cell
-from gpuspec.model.models import Taint
+from gpuspec.model.pool_specs import Taint
 from gpuspec.render.context import MIG_DEFAULT_LAYOUT, ClusterContext
 from gpuspec.render.facts import NFD, image_tag
 from gpuspec.render.operand_images import component_enabled, rewrite

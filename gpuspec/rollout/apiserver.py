@@ -18,7 +18,8 @@ from pydantic import BaseModel
 
 from gpuspec.errors import GpuspecError
 from gpuspec.kube.immutable import RefusedUpdate, refused_updates, rules_for_release, split_group
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import operator_version
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.filetree import YamlFile

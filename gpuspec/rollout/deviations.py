@@ -15,7 +15,9 @@ from typing import Any
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.chartvalues import chart_index
-from gpuspec.model.models import Cluster, Fleet, Pool, ValueOverride
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import ValueOverride
 from gpuspec.model.resolve import operator_version
 from gpuspec.render.acceptance_plan import planned_checks
 from gpuspec.render.facts import release_facts

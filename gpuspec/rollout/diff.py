@@ -10,7 +10,9 @@ from pydantic import BaseModel
 
 from gpuspec.findings import DocPath
 from gpuspec.matrix.query import nvidiadriver_crd_migration, parse_version
-from gpuspec.model.models import Cluster, Fleet, MigSpec, MigStrategy, Pool, Tenant
+from gpuspec.model.cluster import Cluster, Pool, Tenant
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import MigSpec, MigStrategy
 from gpuspec.model.resolve import (
     MIG_CONFIG_LABEL,
     EffectiveDriver,

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix import query
-from gpuspec.model.models import Cluster, DriverSource, Fleet, Mirror, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource
 from gpuspec.model.resolve import effective_driver, operator_version
+from gpuspec.model.settings import Mirror
 
 
 def mirrored(reference: str, mirror: Mirror | None) -> str:

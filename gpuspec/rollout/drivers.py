@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuspec.errors import GpuspecError
-from gpuspec.model.models import Cluster, DriverSource, Fleet, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.filetree import ClusterPlan, YamlFile
 

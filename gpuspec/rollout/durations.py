@@ -34,7 +34,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuspec.errors import GpuspecError
-from gpuspec.model.models import Cluster, DriverSource, Fleet, IntOrPercent, Pool, RolloutSpec
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.cluster_specs import RolloutSpec
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource
+from gpuspec.model.types import IntOrPercent
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.rollout.records import Disruption
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from gpuspec.matrix import openshift as ocp
-from gpuspec.model.models import Cluster, DriverSource, Fleet, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource
 from gpuspec.model.resolve import MIG_CONFIG_LABEL, is_air_gapped
 
 

@@ -8,7 +8,8 @@ pod template changes reloads the driver on every node it runs on, whatever field
 
 from __future__ import annotations
 
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.rollout.drivers import DriverLoss, cluster_driver_losses
 from gpuspec.rollout.impact import reload_procedure
 from gpuspec.rollout.podtemplates import Roll, cluster_inputs, rolls

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.ownership import team_index
 from gpuspec.model.resolve import cluster_owners, pool_owner
 from gpuspec.rollout.records import Change

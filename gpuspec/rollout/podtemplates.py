@@ -19,7 +19,8 @@ import yaml
 
 from gpuspec.errors import GpuspecError
 from gpuspec.matrix.chartintent import lookup
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.overlay import nvidia_driver
 from gpuspec.render.values import helm_values

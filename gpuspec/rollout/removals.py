@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.render.compile import compile_cluster
 from gpuspec.render.context import DEVICE_PLUGIN_CONFIGMAP, MIG_CONFIGMAP
 from gpuspec.render.filetree import ClusterPlan, YamlFile

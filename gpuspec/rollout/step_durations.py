@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gpuspec.model.models import Cluster, Fleet, MaintenanceWindow, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.cluster_specs import MaintenanceWindow
+from gpuspec.model.fleet import Fleet
 from gpuspec.rollout.durations import DurationEstimate, driver_scopes, estimate_targets
 from gpuspec.rollout.records import Change, Disruption
 from gpuspec.rollout.waves import Step

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import YIELDS, DocPath, Finding, Severity
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from gpuspec.catalogue import changeset as cat
 from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix.query import nvidiadriver_crd_migration, upgrade_supported
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.policy.load import LocatedException
 from gpuspec.rollout.diff import operator_proves

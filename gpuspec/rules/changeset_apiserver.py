@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuspec.catalogue import changeset_apiserver as cat
 from gpuspec.findings import DocPath
-from gpuspec.model.models import Cluster
+from gpuspec.model.cluster import Cluster
 from gpuspec.model.resolve import pool_path
 from gpuspec.rollout.apiserver import CHART_DEFAULT_NVIDIADRIVER, RefusedChange, clusters_to_compare, refused_changes
 from gpuspec.rules.base import Problem, Rule

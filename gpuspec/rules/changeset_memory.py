@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.policy.load import LocatedException
 from gpuspec.rollout.diff import diff_fleets
 from gpuspec.rules.changeset import ChangeSetContext

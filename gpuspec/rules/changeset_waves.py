@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import changeset as cat
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import EffectiveDriver, effective_driver, operator_version
 from gpuspec.rollout.diff import driver_proves, operator_proves
 from gpuspec.rollout.records import Change, ChangeKind

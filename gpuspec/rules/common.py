@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from urllib.parse import urlparse
 
-from gpuspec.model.models import Cluster, Fleet, Mirror
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.settings import Mirror
 
 
 def host_of(reference: str) -> str | None:

@@ -17,7 +17,9 @@ from gpuspec.findings import DocPath
 from gpuspec.matrix import query as q
 from gpuspec.matrix.data_models import KnownIssue
 from gpuspec.matrix.runtime import managed_platform
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode, Tenant
+from gpuspec.model.cluster import Cluster, Pool, Tenant
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode
 from gpuspec.model.resolve import EffectiveDriver, effective_driver
 
 #: spec `kubernetes.distribution` -> support-matrix distribution id.

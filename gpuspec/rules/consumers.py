@@ -17,7 +17,9 @@ from gpuspec.findings import DocPath, Finding
 from gpuspec.kube.consumers import consumers, field_key, rule_for, string_fields
 from gpuspec.kube.formats import time_zone
 from gpuspec.kube.selectors import label_selector
-from gpuspec.model.models import Cluster, Fleet, ValueOverride
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import ValueOverride
 
 _SELECTOR_CONSUMER = ("the driver upgrade controller lists pods with it (k8s-operator-libs pkg/upgrade); the API "
                       "server parses it with apimachinery labels.Parse")

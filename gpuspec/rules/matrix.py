@@ -49,7 +49,9 @@ from gpuspec.findings import DocPath, Finding
 from gpuspec.loader.files import shard_name
 from gpuspec.loader.parallel import map_split
 from gpuspec.matrix import query as q
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MigStrategy, Pool, SharingMode
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode
 from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.rules.base import Problem, Rule, RuleContext, run_rule
 from gpuspec.rules.constraints import (

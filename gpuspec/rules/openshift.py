@@ -14,7 +14,10 @@ from gpuspec.catalogue.openshift import (
     OPENSHIFT_PRECOMPILED,
 )
 from gpuspec.matrix import openshift as ocp
-from gpuspec.model.models import Cluster, Distribution, DriverSource, Fleet, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.cluster_specs import Distribution
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource
 from gpuspec.model.resolve import effective_driver
 from gpuspec.rules.constraints import Sink
 

@@ -11,7 +11,9 @@ from gpuspec.errors import GpuspecError
 from gpuspec.matrix import autoscaling as asdata
 from gpuspec.matrix.govready import government_ready
 from gpuspec.matrix.query import line_of
-from gpuspec.model.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import AutoscalerKind, AutoscalingSpec
 from gpuspec.model.resolve import pool_path
 from gpuspec.render.autoscaling import gpu_label_on_nodes, unknown_to_instance_types, why_no_gpu_resource
 from gpuspec.render.context import ClusterContext, cluster_context

@@ -24,7 +24,9 @@ from gpuspec.catalogue.validate import (
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import DocPath, Finding
 from gpuspec.matrix.chartvalues import ChartIndex, chart_index, indexed_releases, same_type, type_name
-from gpuspec.model.models import Cluster, Fleet, ValueOverride
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import ValueOverride
 from gpuspec.model.resolve import operator_version
 from gpuspec.render.context import ClusterContext, cluster_context
 from gpuspec.render.deviations import (

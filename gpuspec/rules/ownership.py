@@ -7,7 +7,8 @@ from collections.abc import Iterator, Mapping
 
 from gpuspec.catalogue import ownership as cat
 from gpuspec.findings import DocPath
-from gpuspec.model.models import Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.ownership import ROLES, team_index
 from gpuspec.model.resolve import cluster_owners, pool_owner, pool_path
 from gpuspec.rules.base import Problem, Rule, RuleContext

@@ -15,7 +15,9 @@ from gpuspec.catalogue.validate import (
     VERSION_XOR_CHANNEL,
 )
 from gpuspec.findings import DocPath, Finding
-from gpuspec.model.models import Cluster, Fleet, MigStrategy, SharingMode
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import MigStrategy, SharingMode
 
 #: PriorityClasses every Kubernetes cluster has.
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuspec.findings import Finding, Severity
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.policy.load import load_policy
 from gpuspec.rules import airgap, observability, operations, rollout, security
 from gpuspec.rules.base import Rule, run_rule

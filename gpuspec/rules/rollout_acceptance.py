@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import rollout_acceptance as cat
-from gpuspec.model.models import Cluster, Pool
+from gpuspec.model.cluster import Cluster, Pool
 from gpuspec.model.resolve import is_air_gapped
 from gpuspec.render.acceptance_plan import nccl_wanted, whole_gpus
 from gpuspec.rules.base import Problem, Rule, RuleContext

@@ -8,7 +8,7 @@ from gpuspec.catalogue import rollout_chart as cat
 from gpuspec.matrix import query
 from gpuspec.matrix.chartintent import chart_intent
 from gpuspec.matrix.chartvalues import chart_index, indexed_releases
-from gpuspec.model.models import Distribution
+from gpuspec.model.cluster_specs import Distribution
 from gpuspec.model.resolve import operator_version
 from gpuspec.rules.base import Problem, Rule, RuleContext
 

@@ -19,7 +19,9 @@ from gpuspec.matrix.runtime import (
     runtime_cell,
     runtime_variables,
 )
-from gpuspec.model.models import Cluster, DriverSource, Fleet, ValueOverride
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource, ValueOverride
 from gpuspec.model.resolve import effective_driver
 from gpuspec.rules.constraints import Sink
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuspec.catalogue import security as cat
-from gpuspec.model.models import Cluster, SharingMode
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.pool_specs import SharingMode
 from gpuspec.model.resolve import pool_path
 from gpuspec.rules import ownership
 from gpuspec.rules.base import Problem, Rule, RuleContext

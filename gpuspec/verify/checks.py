@@ -15,8 +15,11 @@ from gpuspec.findings import DocPath, Finding
 from gpuspec.kube.crdrules import FAILED, evaluate_rules
 from gpuspec.kube.objects import LABEL, NAME, RESERVED, SELECTOR, check_object, kubelet_may_set
 from gpuspec.matrix import query
-from gpuspec.model.models import Cluster, DriverSource, Fleet, Mirror
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource
 from gpuspec.model.resolve import effective_driver
+from gpuspec.model.settings import Mirror
 from gpuspec.verify.manifests import Manifest, load_yaml
 from gpuspec.verify.object_images import ImageRef, ImageUse, get_path, object_images
 from gpuspec.verify.rendered import RenderedFile

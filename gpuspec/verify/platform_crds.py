@@ -8,7 +8,7 @@ from pathlib import Path
 from gpuspec import usercache
 from gpuspec.catalogue import verify as ids
 from gpuspec.findings import Finding
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.tools.crd_pins import PROJECT_CRDS, PROJECTS, CrdInstallError, installed_dirs, pinned
 
 _FIELDS = {"argocd": "argocd", "flux": "flux", "prometheusOperator": "prometheusOperator"}

@@ -16,7 +16,9 @@ from gpuspec.audit.inventory import parse_nodes
 from gpuspec.catalogue import CATALOGUE as AUDIT_RULES
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.loader.positions import locate_findings
-from gpuspec.model.models import AutoscalerKind, AutoscalingSpec, Cluster, Fleet
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import AutoscalerKind, AutoscalingSpec
 from gpuspec.report.registry import REPORTERS
 
 CLUSTER_FILE = FLEET_DIR / "clusters" / "lab.yaml"

@@ -17,7 +17,7 @@ from gpuspec.audit.inventory import parse_nodes
 from gpuspec.audit.products import _table, lookup_product
 from gpuspec.loader.fleetload import load_fleet
 from gpuspec.matrix.query import default_driver, gpu_product
-from gpuspec.model.models import Pool
+from gpuspec.model.cluster import Pool
 
 
 def pool(**fields: Any) -> Pool:

@@ -17,7 +17,7 @@ from gpuspec.audit.draft import POOL_LABEL, draft_cluster, dump_yaml
 from gpuspec.audit.facts import node_facts
 from gpuspec.audit.inventory import parse_nodes
 from gpuspec.loader.fleetload import load_fleet
-from gpuspec.model.models import Cluster
+from gpuspec.model.cluster import Cluster
 from gpuspec.rules.references import reference_findings
 
 

@@ -18,7 +18,7 @@ from gpuspec.matrix.runtime import (
     rendered_env,
     runtime_cell,
 )
-from gpuspec.model.models import Distribution, Runtime
+from gpuspec.model.cluster_specs import Distribution, Runtime
 
 KUBERNETES = ("1.28", "1.32", "1.33", "1.36")
 

@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gpuspec.model.models import Cluster, DriverSource, Fleet, MaintenanceWindow, RolloutSpec
+from gpuspec.model.cluster import Cluster
+from gpuspec.model.cluster_specs import MaintenanceWindow, RolloutSpec
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource
 from gpuspec.plan.markdown import render_markdown
 from gpuspec.plan.output import render_json, render_text
 from gpuspec.render.context import cluster_context

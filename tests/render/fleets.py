@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from gpuspec.loader.fleetload import load_fleet
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.pipeline.render import expected_bytes
 from gpuspec.render.compile import compile_fleet
 from gpuspec.render.facts import release_facts

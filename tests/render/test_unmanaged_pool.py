@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from gpuspec.model.models import Pool
+from gpuspec.model.cluster import Pool
 from gpuspec.render.overlay import DEPLOY_OPERANDS_LABEL
 from gpuspec.render.poolresources import has_acceptance_check
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from gpuspec.loader.fleetload import load_fleet
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import operator_version
 from gpuspec.verify import checks
 from gpuspec.verify.checks import Origin

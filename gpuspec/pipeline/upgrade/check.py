@@ -15,7 +15,7 @@ from gpuspec.loader.files import cluster_files
 from gpuspec.loader.fleetload import display_path, load_fleet
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.loader.yamlread import MAX_FILE_BYTES
-from gpuspec.model.models import Cluster
+from gpuspec.model.cluster import Cluster
 from gpuspec.pipeline.lint import lint_load
 from gpuspec.pipeline.upgrade.edits import write_atomic
 from gpuspec.pipeline.upgrade.moves import State

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import Finding, Severity
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.pipeline.upgrade.model import Target
 

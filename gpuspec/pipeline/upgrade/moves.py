@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuspec.matrix import query
-from gpuspec.model.models import Cluster, DriverSource, Fleet, Pool
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.fleet import Fleet
+from gpuspec.model.pool_specs import DriverSource
 from gpuspec.model.resolve import effective_driver, operator_version
 from gpuspec.pipeline.upgrade.edits import KeyEdit, Scalar, lookup
 from gpuspec.pipeline.upgrade.model import Selection, Target

@@ -12,7 +12,7 @@ from pathlib import Path
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix import query
-from gpuspec.model.models import Fleet
+from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import operator_version
 from gpuspec.pipeline.upgrade.check import Checker, digest, read_texts
 from gpuspec.pipeline.upgrade.model import Blocker, Selection, Step, StepChange, Target, UpgradePlan
