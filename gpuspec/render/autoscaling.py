@@ -17,8 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuspec.matrix import autoscaling as asdata
-from gpuspec.model.cluster import Cluster, Pool
-from gpuspec.model.pool_specs import AutoscalerKind, AutoscalingSpec, MigStrategy, SharingMode
+from gpuspec.model.models import AutoscalerKind, AutoscalingSpec, Cluster, MigStrategy, Pool, SharingMode
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.facts import mig_layout_profiles
 from gpuspec.render.poolresources import GPU_RESOURCE
@@ -128,8 +127,8 @@ def _gate_text(cluster: Cluster, pool: Pool, auto: AutoscalingSpec, label: str |
         return (f"the node group sets the label {label} (value {gpu_label_value(pool)}); cluster-autoscaler "
                 f"counts the node as unready while it has the label and no allocatable {ready}")
     if name and why:
-        return (f"none from the GPU label: {why}, never {ready}, so the node group must not set {name} (with it "
-                "cluster-autoscaler would count every node unready for good)")
+        return (f"none from the GPU label: {why}, never {ready}, so the node group must not set the GPU label "
+                "(with it cluster-autoscaler would count every node unready for good)")
     return f"none from the cloud provider (cloud: {auto.cloud} has no GPU label)"
 
 

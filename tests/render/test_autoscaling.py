@@ -11,7 +11,8 @@ import pytest
 from gpuspec.audit.expect import expected_resources
 from gpuspec.render.autoscaling import node_resources
 from gpuspec.render.filetree import YamlFile
-from tests.render.fleets import EXAMPLE_FLEET, REPO_ROOT, cluster, compile_dir, load, pool, write_fleet
+from tests.render.fleets import EXAMPLE_FLEET, REPO_ROOT, cluster, compile_dir, load, pool, render_dir, write_fleet
+from tests.render.test_yamllint import problems
 
 KUBECTL = REPO_ROOT / ".tools" / "bin" / "kubectl"
 MIG = {"strategy": "mixed", "custom": [{"devices": [0, 1, 2, 3], "profiles": {"1g.10gb": 7}},
@@ -79,7 +80,7 @@ def test_a_mixed_mig_pool_on_aws_gets_no_gpu_label_and_zero_full_gpus(tmp_path: 
         "resources/nvidia.com/mig-1g.10gb": "28",
         "resources/nvidia.com/mig-3g.40gb": "8",
     }
-    assert "must not set k8s.amazonaws.com/accelerator" in entry["readinessGate"]
+    assert "must not set the GPU label" in entry["readinessGate"]
     assert "clusterAutoscalerFlags" not in doc  # nodes without the label count no GPU in --gpu-total
 
 
@@ -188,3 +189,22 @@ def test_the_data_file_is_not_applied() -> None:
     result = subprocess.run([str(KUBECTL), "kustomize", str(folder)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert "autoScalingGroupTags" not in result.stdout and "readinessGate" not in result.stdout
+
+
+def test_every_autoscaler_and_cloud_passes_default_yamllint(tmp_path: Path) -> None:
+    """Long label keys, tag names and gate texts stay within yamllint's 80 columns."""
+    long = "pool-with-a-name-of-thirty-chars"
+    out = render_dir(write_fleet(tmp_path, [cluster("c", kubernetes={"version": "1.33"}, pools=[
+        pool(f"az-{long}", product="A100-SXM4-80GB", mig=MIG,
+             taints=[{"key": "acme.example/gpu_dedicated", "value": "a100", "effect": "NoSchedule"}],
+             autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "azure", "min": 0, "max": 2}),
+        pool("gce", product="A100-SXM4-80GB", mig=MIG,
+             autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "gce", "min": 1, "max": 2}),
+        pool("aws", product="A100-SXM4-80GB", mig=MIG,
+             autoscaling={"autoscaler": "cluster-autoscaler", "cloud": "aws", "min": 0, "max": 3}),
+        pool(f"k-{long}", product="A100-SXM4-80GB", mig=MIG,
+             autoscaling={"autoscaler": "karpenter", "min": 0, "max": 3, "nodeOverlay": True}),
+        pool("ts", sharing={"mode": "time-slicing", "replicas": 4, "justification": "t"},
+             autoscaling={"autoscaler": "karpenter", "min": 0, "max": 3, "nodeOverlay": True}),
+    ])]))
+    assert problems({"autoscaling.yaml": out["clusters/c/autoscaling.yaml"]}) == []
