@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpuspec.matrix import autoscaling as asdata
-from gpuspec.model.models import AutoscalerKind, AutoscalingSpec, Cluster, MigStrategy, Pool, SharingMode
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.pool_specs import AutoscalerKind, AutoscalingSpec, MigStrategy, SharingMode
 from gpuspec.render.context import ClusterContext
 from gpuspec.render.facts import mig_layout_profiles
 from gpuspec.render.poolresources import GPU_RESOURCE
