@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuspec.audit.facts import GPU_RESOURCE, MIG_DISABLED, MIG_RESOURCE_PREFIX, SHARED_SUFFIX
-from gpuspec.matrix.query import check_named_layout
+from gpuspec.matrix.mig_query import check_named_layout
 from gpuspec.model.cluster import Pool
 from gpuspec.model.pool_specs import MigStrategy, SharingMode
 from gpuspec.model.resolve import mig_config_value

@@ -10,7 +10,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from gpuspec.audit.draft_base import DraftPool, as_int, cmap, from_cluster, majority, todo
 from gpuspec.audit.facts import MIG_RESOURCE_PREFIX, SHARED_SUFFIX, NodeFacts
-from gpuspec.matrix.query import check_mig_layout, mig_layout, mig_profiles
+from gpuspec.matrix.mig_query import check_mig_layout, mig_layout, mig_profiles
 
 #: The per-profile MIG device counts GFD labels a node with under the mixed strategy.
 _MIG_COUNT = re.compile(r"^nvidia\.com/mig-(?P<profile>[0-9]{1,2}g\.[0-9]{1,4}gb(?:\+[a-z.]+)?)\.count$")

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpuspec.matrix.chartvalues import chart_index
-from gpuspec.matrix.query import component_images
+from gpuspec.matrix.component_query import component_images
 
 #: The values path of NFD's image (the node-feature-discovery subchart's ``image.repository``).
 NFD = "node-feature-discovery"

@@ -22,7 +22,7 @@ from gpuspec.findings import DocPath, Finding, Severity
 from gpuspec.kube.crddefaults import defaulted
 from gpuspec.matrix.chartintent import chart_intent
 from gpuspec.matrix.chartvalues import chart_index
-from gpuspec.matrix.query import component_images
+from gpuspec.matrix.component_query import component_images
 from gpuspec.model.cluster import Cluster
 from gpuspec.model.fleet import Fleet
 from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode

@@ -34,7 +34,7 @@ def init_command(target: Path, name: str | None, repo_url: str | None, source: s
     writes no CI file and says so. Refuses a folder that is not empty
     unless --force. Exit 0 when written, 2 when refused.
     """
-    from gpuspec.model.models import DNS_LABEL_PATTERN
+    from gpuspec.model.patterns import DNS_LABEL_PATTERN
     from gpuspec.origin import SourceError, parse_source
     from gpuspec.pipeline.scaffold import DEFAULT_REPO_URL, fleet_name, skeleton, write_skeleton
 

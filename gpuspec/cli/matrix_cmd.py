@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gpuspec.errors import GpuspecError
+from gpuspec.matrix import component_query, mig_query
 from gpuspec.matrix import query as q
 from gpuspec.matrix.data_models import Release
 from gpuspec.matrix.load import load_matrix
@@ -49,7 +50,7 @@ def release_report(rel: Release, as_of: dt.date) -> dict[str, Any]:
     plat = next(p for p in load_matrix().platforms.lines if p.line == rel.line)
     components = {}
     for path, img in rel.components.items():
-        ref = q.image_ref(img, rel.version, os_tag=OS_TAG_PLACEHOLDER)
+        ref = component_query.image_ref(img, rel.version, os_tag=OS_TAG_PLACEHOLDER)
         components[path] = {
             "image": ref,
             "repository": img.repository,
@@ -82,7 +83,7 @@ def release_report(rel: Release, as_of: dt.date) -> dict[str, Any]:
         "node_feature_discovery": {
             "chart_version": rel.nfd.chart_version,
             "chart_repository": rel.nfd.chart_repository,
-            "image": q.image_ref(rel.nfd.image, rel.version),
+            "image": component_query.image_ref(rel.nfd.image, rel.version),
         },
         "drivers": {
             "chart_default": rel.drivers.chart_default,
@@ -105,8 +106,8 @@ def release_report(rel: Release, as_of: dt.date) -> dict[str, Any]:
              "status": c.status, "toolkit_env": {e.name: e.value for e in rendered_env(c)}, "source": c.source}
             for c in release_cells(rel.version)
         ],
-        "nvidiadriver_crd": q.nvidiadriver_crd_status(rel.version),
-        "mig_named_layouts": len(q.mig_layouts(rel.version)),
+        "nvidiadriver_crd": component_query.nvidiadriver_crd_status(rel.version),
+        "mig_named_layouts": len(mig_query.mig_layouts(rel.version)),
         "notes": rel.notes,
     }
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuspec.errors import GpuspecError
-from gpuspec.matrix import query
+from gpuspec.matrix import component_query, mig_query, query
 from gpuspec.matrix.data_models import Image
 from gpuspec.matrix.load import load_matrix
 
@@ -52,7 +52,7 @@ class ReleaseFacts:
 def release_facts(version: str) -> ReleaseFacts:
     """The facts of GPU Operator release ``version`` (``v26.7.0`` or ``26.7.0``); GpuspecError if unknown."""
     rel = query.release(version)
-    images = query.component_images(version, include_nfd=True)
+    images = component_query.component_images(version, include_nfd=True)
     if rel is None or images is None:
         raise GpuspecError(
             f"GPU Operator release {version} is not in gpuspec's support matrix; cannot pin its images",
@@ -96,7 +96,7 @@ def driver_version(facts: ReleaseFacts, branch: str | None) -> str | None:
 
 def os_tag(version: str, os_id: str, os_version: str) -> str:
     """The OS tag the operator appends to driver-like images at ``version`` (``ubuntu22.04``, ``rhel9``)."""
-    tag = query.os_tag(version, os_id, os_version)
+    tag = component_query.os_tag(version, os_id, os_version)
     return tag if tag is not None else f"{os_id}{os_version}"
 
 
@@ -105,7 +105,7 @@ def image_ref(image: Image, version: str, *, tag_suffix: str | None = None) -> s
 
     None when the chart pins no image (e.g. vgpuManager, which users build themselves).
     """
-    return query.image_ref(image, version, os_tag=tag_suffix)
+    return component_query.image_ref(image, version, os_tag=tag_suffix)
 
 
 def image_tag(image: Image, facts: ReleaseFacts) -> str:
@@ -131,7 +131,7 @@ def nvidiadriver_has_field(version: str, field: str) -> bool:
 
 def mig_layout_entries(name: str) -> list[dict[str, Any]] | None:
     """The mig-parted entries of a named layout of the static default config, or None when unknown."""
-    layout = query.mig_layout(name)
+    layout = mig_query.mig_layout(name)
     if layout is None:
         return None
     entries: list[dict[str, Any]] = []
@@ -147,5 +147,5 @@ def mig_layout_entries(name: str) -> list[dict[str, Any]] | None:
 
 def mig_layout_profiles(name: str, product: str) -> dict[str, int]:
     """The per-GPU MIG profiles a named layout gives ``product`` (empty when unknown or MIG disabled)."""
-    check = query.check_named_layout(name, product)
+    check = mig_query.check_named_layout(name, product)
     return dict(check.devices or {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuspec.matrix.query import template_only_values
+from gpuspec.matrix.component_query import template_only_values
 from gpuspec.matrix.runtime import TOOLKIT_ENV, host_driver_install, rendered_env, runtime_cell
 from gpuspec.model.pool_specs import Taint
 from gpuspec.render.context import MIG_DEFAULT_LAYOUT, ClusterContext

@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from gpuspec.findings import DocPath
-from gpuspec.matrix.query import nvidiadriver_crd_migration, parse_version
+from gpuspec.matrix.component_query import nvidiadriver_crd_migration
+from gpuspec.matrix.query import parse_version
 from gpuspec.model.cluster import Cluster, Pool, Tenant
 from gpuspec.model.fleet import Fleet
 from gpuspec.model.pool_specs import MigSpec, MigStrategy

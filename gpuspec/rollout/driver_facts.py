@@ -7,7 +7,7 @@ matrix does not know a release, the answer is ``None`` and the caller says so.
 from __future__ import annotations
 
 from gpuspec.errors import GpuspecError
-from gpuspec.matrix import query
+from gpuspec.matrix import component_query, query
 from gpuspec.model.cluster import Cluster, Pool
 from gpuspec.model.fleet import Fleet
 from gpuspec.model.pool_specs import DriverSource
@@ -40,7 +40,7 @@ def driver_manager(operator: str | None) -> str | None:
     if operator is None:
         return None
     try:
-        images = query.component_images(operator)
+        images = component_query.component_images(operator)
     except (GpuspecError, ValueError):
         return None
     image = (images or {}).get("driver.manager")
@@ -68,8 +68,8 @@ def driver_image(fleet: Fleet, cluster: Cluster, pool: Pool) -> str | None:
     if driver.source is DriverSource.HOST or operator is None:
         return None
     try:
-        images = query.component_images(operator)
-        tag = query.os_tag(operator, pool.os.distribution, pool.os.version)
+        images = component_query.component_images(operator)
+        tag = component_query.os_tag(operator, pool.os.distribution, pool.os.version)
     except (GpuspecError, ValueError):
         return None
     image = (images or {}).get("driver")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from gpuspec.catalogue import airgap as cat
-from gpuspec.matrix.query import component_images
+from gpuspec.matrix.component_query import component_images
 from gpuspec.model.pool_specs import DriverSource
 from gpuspec.model.resolve import operator_version, pool_path
 from gpuspec.render.openshift import CLI_IMAGE

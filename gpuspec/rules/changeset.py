@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpuspec.catalogue import changeset as cat
 from gpuspec.loader.fleetload import display_path
-from gpuspec.matrix.query import nvidiadriver_crd_migration, upgrade_supported
+from gpuspec.matrix.component_query import nvidiadriver_crd_migration
+from gpuspec.matrix.query import upgrade_supported
 from gpuspec.model.cluster import Cluster
 from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import effective_driver, operator_version

@@ -14,6 +14,8 @@ from typing import Protocol
 from gpuspec.catalogue import matrix as cat
 from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath
+from gpuspec.matrix import component_query as cq
+from gpuspec.matrix import mig_query as mq
 from gpuspec.matrix import query as q
 from gpuspec.matrix.data_models import KnownIssue
 from gpuspec.matrix.runtime import managed_platform
@@ -60,7 +62,7 @@ def driver_flavour(
     if drv.source is DriverSource.HOST:
         return
     version, branch = resolved_driver(drv, release_version)
-    arch = q.architecture(product)
+    arch = cq.architecture(product)
     if arch is not None and arch.last_driver_branch and branch and int(branch) > int(arch.last_driver_branch):
         res.add(
             cat.DRIVER_PAST_ARCHITECTURE,
@@ -70,7 +72,7 @@ def driver_flavour(
             f"pin driver.branch {arch.last_driver_branch} on this pool",
         )
     kmt = drv.kernel_module_type
-    installed = q.kernel_modules_installed(kmt, version, branch)
+    installed = cq.kernel_modules_installed(kmt, version, branch)
     kpath: DocPath = (*base, "driver", "kernelModuleType") if "kernel_module_type" in pool.driver.model_fields_set \
         else (*base, "driver")
     why_auto = f" (kernelModuleType auto with driver {version or branch} installs proprietary modules)" \
@@ -95,7 +97,7 @@ def driver_flavour(
             file, kpath, "set driver.kernelModuleType: open, or a driver of branch 570 or later with auto",
         )
     if "kernel_module_type" in pool.driver.model_fields_set and kmt == "auto" and version is not None \
-            and q.auto_module_type_works(version) is False:
+            and cq.auto_module_type_works(version) is False:
         res.add(
             cat.AUTO_MODULE_TYPE,
             f"kernelModuleType auto is not understood by driver {version} containers: they install proprietary modules",
@@ -129,7 +131,7 @@ def _gpudirect(
                 "GPUDirect Storage is not supported with precompiled driver containers",
                 file, path, "use driver.source operator on this pool",
             )
-        verdict = q.gpudirect_os_supported(release_version, feature, pool.os.distribution, pool.os.version)
+        verdict = cq.gpudirect_os_supported(release_version, feature, pool.os.distribution, pool.os.version)
         if verdict is False:
             res.add(
                 cat.GPUDIRECT_UNSUPPORTED,
@@ -224,7 +226,7 @@ def _pool_matches(issue: KnownIssue, fleet: Fleet, cluster: Cluster, pool: Pool,
     version, _ = resolved_driver(drv, release_version)
     checks = [
         when.products is None or (product is not None and product.id in when.products),
-        when.grace is None or q.is_grace(pool.gpu.product) is when.grace,
+        when.grace is None or cq.is_grace(pool.gpu.product) is when.grace,
         when.mig is None or mig is when.mig,
         when.mig_or_gds is None or (mig or (pool.devices.gds and operands.gds)) is when.mig_or_gds,
         when.mig_strategy is None or pool.mig.strategy.value == when.mig_strategy,
@@ -247,7 +249,7 @@ def known_issues(
 ) -> None:
     """A warning per known issue of the release that applies to the cluster (or to one of its pools); an error
     (GS224) per issue whose note rules the combination out."""
-    for issue in q.known_issues(release_version):
+    for issue in cq.known_issues(release_version):
         entry = cat.NOTE_RULES_OUT if issue.restricts else cat.KNOWN_ISSUE
         hint = (f"NVIDIA does not ship this combination ({issue.source or 'support-matrix note'}): change the OS, "
                 "the driver source or the GPU of the pool") if issue.restricts else None
@@ -337,7 +339,7 @@ def _mig_devices_per_node(pool: Pool) -> dict[str, int] | None:
                 out[profile] = out.get(profile, 0) + gpus * count
         return out
     if pool.mig.layout:
-        check = q.check_named_layout(pool.mig.layout, pool.gpu.product)
+        check = mq.check_named_layout(pool.mig.layout, pool.gpu.product)
         if check.devices is None:
             return None
         return {profile: count * pool.gpu.count for profile, count in check.devices.items()}

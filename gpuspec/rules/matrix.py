@@ -48,6 +48,8 @@ from gpuspec.catalogue.operations import ENTRIES as OPERATIONS_ENTRIES
 from gpuspec.findings import DocPath, Finding
 from gpuspec.loader.files import shard_name
 from gpuspec.loader.parallel import map_split
+from gpuspec.matrix import component_query as cq
+from gpuspec.matrix import mig_query as mq
 from gpuspec.matrix import query as q
 from gpuspec.model.cluster import Cluster, Pool
 from gpuspec.model.fleet import Fleet
@@ -493,8 +495,8 @@ def _precompiled(
     b = branch or (q.default_driver(version) or "").split(".")[0]
     at: DocPath = (*base, "driver", "source")
     os_id, os_version, kernel = pool.os.distribution, pool.os.version, pool.os.kernel
-    if q.precompiled_available(version, os_id, os_version, "", b) is False:  # an OS the table does not list
-        listed = ", ".join(q.precompiled_oses(version)) or "the OSes of its table"
+    if cq.precompiled_available(version, os_id, os_version, "", b) is False:  # an OS the table does not list
+        listed = ", ".join(cq.precompiled_oses(version)) or "the OSes of its table"
         res.add(
             PRECOMPILED_UNAVAILABLE,
             f"no precompiled driver images for {os_id} {os_version} with GPU Operator {tag}: NVIDIA supports "
@@ -512,7 +514,7 @@ def _precompiled(
             "precompiled images exist per kernel; set os.kernel (e.g. 5.15.0-105-generic)",
         )
         return
-    verdict = q.precompiled_available(version, os_id, os_version, kernel, b)
+    verdict = cq.precompiled_available(version, os_id, os_version, kernel, b)
     what = f"{os_id} {os_version}, kernel {kernel}, branch {b}"
     if verdict is False:
         res.add(
@@ -547,7 +549,7 @@ def _per_pool_drivers(fleet: Fleet, cluster: Cluster, version: str, tag: str, re
         return
     if len(configs) < 2 and not (wanted == "nvidiadriver" and configs):
         return
-    status = q.nvidiadriver_crd_status(version)
+    status = cq.nvidiadriver_crd_status(version)
     if status == "supported":
         return
     detail = "only a technology preview (not for production)" if status == "technology-preview" else "not available"
@@ -598,7 +600,7 @@ def _mig(pool: Pool, product: str, version: str | None, file: str, base: DocPath
         return
     layouts: list[tuple[dict[str, int], DocPath]] = []
     if mig.layout is not None:
-        check = q.check_named_layout(mig.layout, product, version)
+        check = mq.check_named_layout(mig.layout, product, version)
         if check.ok is False:
             res.add(
                 MIG_LAYOUT,
@@ -618,7 +620,7 @@ def _mig(pool: Pool, product: str, version: str | None, file: str, base: DocPath
             layouts.append((check.devices, (*base, "mig", "layout")))
     for g_index, group in enumerate(mig.custom or []):
         gpath: DocPath = (*base, "mig", "custom", g_index)
-        profiles = q.mig_profiles(product, version)
+        profiles = mq.mig_profiles(product, version)
         if profiles is None:
             res.add(
                 CANNOT_VERIFY_MIG,
@@ -637,7 +639,7 @@ def _mig(pool: Pool, product: str, version: str | None, file: str, base: DocPath
                 (*gpath, "profiles", name),
                 f"valid profiles: {', '.join(sorted(valid))}",
             )
-        check = q.check_mig_layout(product, {k: v for k, v in group.profiles.items() if k not in bad}, version)
+        check = mq.check_mig_layout(product, {k: v for k, v in group.profiles.items() if k not in bad}, version)
         for problem in check.problems:
             res.add(MIG_LIMITS, problem, file, (*gpath, "profiles"))
         layouts.append((dict(group.profiles), (*gpath, "profiles")))
@@ -652,12 +654,12 @@ def _mig(pool: Pool, product: str, version: str | None, file: str, base: DocPath
                 "use strategy mixed, or a layout with a single profile",
             )
     if pool.sharing.mode is not SharingMode.NONE:
-        ok = q.sharing_with_mig_supported(pool.sharing.mode.value)
+        ok = mq.sharing_with_mig_supported(pool.sharing.mode.value)
         if ok is False:
             res.add(
                 SHARING_WITH_MIG,
                 f"{pool.sharing.mode.value} cannot be combined with MIG"
-                + (f" ({why})" if (why := q.sharing_with_mig_source(pool.sharing.mode.value)) else ""),
+                + (f" ({why})" if (why := mq.sharing_with_mig_source(pool.sharing.mode.value)) else ""),
                 file,
                 (*base, "sharing", "mode"),
                 "use time-slicing on MIG devices, or MPS on a pool without MIG",
@@ -672,7 +674,7 @@ def _mig(pool: Pool, product: str, version: str | None, file: str, base: DocPath
 
 
 def _layouts_for(product: str, version: str | None) -> list[str]:
-    return [lay.name for lay in q.mig_layouts(version) if q.check_named_layout(lay.name, product, version).ok]
+    return [lay.name for lay in mq.mig_layouts(version) if mq.check_named_layout(lay.name, product, version).ok]
 
 
 # ---------------------------------------------------------------- rules

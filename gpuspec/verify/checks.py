@@ -14,7 +14,7 @@ from gpuspec.catalogue.entry import Entry
 from gpuspec.findings import DocPath, Finding
 from gpuspec.kube.crdrules import FAILED, evaluate_rules
 from gpuspec.kube.objects import LABEL, NAME, RESERVED, SELECTOR, check_object, kubelet_may_set
-from gpuspec.matrix import query
+from gpuspec.matrix import component_query, query
 from gpuspec.model.cluster import Cluster
 from gpuspec.model.fleet import Fleet
 from gpuspec.model.pool_specs import DriverSource
@@ -95,7 +95,7 @@ def check_values_keys(values: Mapping[str, Any], chart_values: ChartValues, orig
                       chart_label: str) -> list[Finding]:
     """GS903: values keys the chart's values.yaml does not know."""
     findings = []
-    for unknown in unknown_values_keys(values, chart_values, extra_known=query.template_only_values()):
+    for unknown in unknown_values_keys(values, chart_values, extra_known=component_query.template_only_values()):
         hint = f"did you mean {unknown.suggestion!r}?" if unknown.suggestion else None
         findings.append(make_finding(
             ids.UNKNOWN_VALUES_KEY, f"values key {unknown.dotted} is not a key of chart {chart_label}; "
@@ -141,7 +141,7 @@ class ImageExpectations:
 def image_expectations(fleet: Fleet, cluster: Cluster, release_version: str | None) -> ImageExpectations:
     """The version pins of a release (support matrix) and the driver versions the cluster's pools choose."""
     rel = query.release(release_version) if release_version else None
-    images = query.component_images(release_version, include_nfd=True) if release_version else None
+    images = component_query.component_images(release_version, include_nfd=True) if release_version else None
     if rel is None or images is None:
         return ImageExpectations(release_known=False)
     out = ImageExpectations(release_known=True)

@@ -215,15 +215,17 @@ def test_time_slicing_with_mig_is_fine(tmp_path: Path) -> None:
 
 
 def test_gs301_and_gs306_fire_when_the_data_says_no(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuspec.matrix import query
+    from gpuspec.matrix import mig_query, query
 
     real = query.gpu_product("H100-SXM5-80GB")
     assert real is not None
-    monkeypatch.setattr(query, "gpu_product", lambda pid: real.model_copy(update={"mig_capable": False}))
+    fake = lambda pid: real.model_copy(update={"mig_capable": False})  # noqa: E731
+    monkeypatch.setattr(query, "gpu_product", fake)
+    monkeypatch.setattr(mig_query, "gpu_product", fake)
     found = _findings(tmp_path / "a", _set(("pools", 0, "mig"), {"strategy": "single", "layout": "all-1g.10gb"}))
     assert "GS301" in _ids(found)
     monkeypatch.undo()
-    monkeypatch.setattr(query, "sharing_with_mig_supported", lambda kind: False)
+    monkeypatch.setattr(mig_query, "sharing_with_mig_supported", lambda kind: False)
     edit = _chain(
         _mig(None, {"strategy": "single", "layout": "all-1g.10gb"}), _set(("pools", 0, "sharing"), TIME_SLICING)
     )

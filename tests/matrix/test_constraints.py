@@ -11,7 +11,7 @@ import yaml
 
 from gpuspec.catalogue import matrix as cat
 from gpuspec.findings import Severity
-from gpuspec.matrix import query as q
+from gpuspec.matrix import component_query
 from gpuspec.matrix.load import load_matrix
 
 from .test_checks import TIME_SLICING, Cluster, Edit, _chain, _findings, _ids, _mig, _pool, _set
@@ -201,15 +201,15 @@ def test_kernel_module_facts_are_quoted_from_the_reference(reference: dict[str, 
     assert domain.precompiled_excludes_fact in reference["precompiled_drivers"]["limitations"]
     gh200 = [row for row in reference["platforms"]["lines"][0]["supported_gpus_detail"]["gh_series"]]
     assert any("Open GPU Kernel module" in row.get("note", "") for row in gh200)
-    arch = q.architecture("GH200-96GB")
+    arch = component_query.architecture("GH200-96GB")
     assert arch is not None and arch.open_kernel_modules == "required"
 
 
 def test_gpudirect_os_lists_follow_the_reference(reference: dict[str, Any]) -> None:
     by_line = {ln["line"]: ln for ln in reference["platforms"]["lines"]}
     assert "Ubuntu 22.04 LTS with Network Operator 25.7.0" in by_line["26.7"]["gpudirect_storage"]
-    assert q.gpudirect_os_supported("26.7.0", "storage", "ubuntu", "22.04") is True
-    assert q.gpudirect_os_supported("26.7.0", "storage", "rhel", "9.4") is False
-    assert q.gpudirect_os_supported("26.7.0", "rdma", "rhel", "9.4") is True
-    assert q.gpudirect_os_supported("25.10.1", "rdma", "ubuntu", "20.04") is True
-    assert q.gpudirect_os_supported("26.7.0", "storage", "rhcos", "4.19") is True
+    assert component_query.gpudirect_os_supported("26.7.0", "storage", "ubuntu", "22.04") is True
+    assert component_query.gpudirect_os_supported("26.7.0", "storage", "rhel", "9.4") is False
+    assert component_query.gpudirect_os_supported("26.7.0", "rdma", "rhel", "9.4") is True
+    assert component_query.gpudirect_os_supported("25.10.1", "rdma", "ubuntu", "20.04") is True
+    assert component_query.gpudirect_os_supported("26.7.0", "storage", "rhcos", "4.19") is True

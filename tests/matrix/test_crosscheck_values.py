@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuspec.matrix import component_query
 from gpuspec.matrix import query as q
 from gpuspec.render.deviations import get_path
 
@@ -41,7 +42,7 @@ def _str(value: Any) -> str | None:
 @pytest.mark.parametrize("tag", UPSTREAM_TAGS)
 def test_component_images_agree_with_values_yaml(upstream_operator: Path, tag: str) -> None:
     values = _values(upstream_operator, tag)
-    images = q.component_images(tag)
+    images = component_query.component_images(tag)
     assert images is not None, tag
     sections = _image_sections(values)
     # every image values.yaml defines is in the matrix ...

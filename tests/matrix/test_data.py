@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from gpuspec.matrix import component_query, mig_query
 from gpuspec.matrix import query as q
 from gpuspec.matrix.data_models import Matrix
 from gpuspec.matrix.load import DATA_FILES, load_matrix, raw_matrix, read_data_file
@@ -97,9 +98,9 @@ def test_every_release_pins_the_core_components() -> None:
         assert core <= set(rel.components), rel.version
         assert rel.drivers.chart_default == rel.components["driver"].version
         assert rel.nfd.image.image == "node-feature-discovery"
-    assert "gdrcopy" in q.component_images("24.3.0")  # type: ignore[operator]
-    assert "gdrcopy" not in q.component_images("23.9.2")  # type: ignore[operator]
-    assert "kataSandboxDevicePlugin" in q.component_images("26.3.0")  # type: ignore[operator]
+    assert "gdrcopy" in component_query.component_images("24.3.0")  # type: ignore[operator]
+    assert "gdrcopy" not in component_query.component_images("23.9.2")  # type: ignore[operator]
+    assert "kataSandboxDevicePlugin" in component_query.component_images("26.3.0")  # type: ignore[operator]
 
 
 def test_driver_entries_carry_their_branch() -> None:
@@ -117,7 +118,7 @@ def test_mig_groups_slices_come_from_the_whole_gpu_profile() -> None:
         assert biggest.compute_slices == g.compute_slices_total
         assert biggest.max_instances == 1
         for p in g.profiles:
-            parsed = q.parse_mig_profile(p.name)
+            parsed = mig_query.parse_mig_profile(p.name)
             assert parsed is not None and parsed.compute_slices == p.compute_slices
             assert p.compute_slices * p.max_instances <= g.compute_slices_total, (g.id, p.name)
         used = sum(next(p.compute_slices for p in g.profiles if p.name == n) * c for n, c in g.all_balanced.items())
@@ -127,7 +128,7 @@ def test_mig_groups_slices_come_from_the_whole_gpu_profile() -> None:
 
 
 def test_all_balanced_layout_matches_each_group() -> None:
-    lay = q.mig_layout("all-balanced")
+    lay = mig_query.mig_layout("all-balanced")
     assert lay is not None
     for g in load_matrix().mig.product_groups:
         entries = [e for e in lay.entries if e.device_filter and set(e.device_filter) & set(g.pci_device_ids)]
@@ -144,7 +145,7 @@ def test_named_layouts_inventory() -> None:
         assert name in names
     for change in m.mig.named_layouts.changes:
         for added in change.added:
-            assert q.mig_layout(added).first_seen == change.version  # type: ignore[union-attr]
+            assert mig_query.mig_layout(added).first_seen == change.version  # type: ignore[union-attr]
 
 
 def test_every_profile_in_a_named_layout_belongs_to_some_group() -> None:

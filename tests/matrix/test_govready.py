@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpuspec.matrix import autoscaling, query
+from gpuspec.matrix import autoscaling, component_query, query
 from gpuspec.matrix.govready import government_ready
 from gpuspec.matrix.load import read_data_file
 
@@ -22,7 +22,7 @@ def test_every_listed_component_is_an_image_of_that_line() -> None:
         versions = [r.version for r in query.releases() if query.line_of(r.version) == line]
         assert versions, line
         for version in versions:
-            images = query.component_images(version) or {}
+            images = component_query.component_images(version) or {}
             paths = set(images) | {"node-feature-discovery"}
             missing = (set(entry["components"]) | set(entry["parts_of"])) - paths
             assert not missing, (version, missing)

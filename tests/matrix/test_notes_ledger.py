@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from gpuspec.catalogue import CATALOGUE
-from gpuspec.matrix import query
+from gpuspec.matrix import component_query
 
 DATA = Path(__file__).resolve().parents[2] / "gpuspec" / "matrix" / "data"
 LEDGER = DATA / "notes-ledger.yaml"
@@ -76,7 +76,7 @@ def test_restricting_notes_are_errors_through_known_issues() -> None:
     """The RHEL 9 x86-only note is a restricting known issue for every release whose line carries it."""
     restricting = [e for e in _ledger() if e.get("rule") == "GS224"]
     assert restricting
-    issues = {i.id: i for i in query.known_issues("26.7.0")}
+    issues = {i.id: i for i in component_query.known_issues("26.7.0")}
     issue = issues["rhel9-driver-container-x86-only"]
     assert issue.restricts and issue.when.grace and issue.when.os == "rhel"
-    assert "rhel9-driver-container-x86-only" not in {i.id for i in query.known_issues("25.3.0")}
+    assert "rhel9-driver-container-x86-only" not in {i.id for i in component_query.known_issues("25.3.0")}

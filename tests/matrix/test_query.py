@@ -6,6 +6,8 @@ import datetime as dt
 
 import pytest
 
+from gpuspec.matrix import component_query as cq
+from gpuspec.matrix import mig_query as mq
 from gpuspec.matrix import query as q
 from gpuspec.matrix.data_models import Image
 
@@ -250,50 +252,50 @@ def test_gpu_driver_requirement() -> None:
 
 
 def test_parse_mig_profile() -> None:
-    p = q.parse_mig_profile("1g.24gb+me.all")
+    p = mq.parse_mig_profile("1g.24gb+me.all")
     assert p is not None and (p.compute_slices, p.memory_gb, p.suffix) == (1, 24, "+me.all")
-    assert q.parse_mig_profile("big") is None
+    assert mq.parse_mig_profile("big") is None
 
 
 def test_mig_strategies() -> None:
-    assert q.mig_strategies() == ["none", "single", "mixed"]
+    assert mq.mig_strategies() == ["none", "single", "mixed"]
 
 
 def test_mig_profiles() -> None:
-    a30 = q.mig_profiles("A30-24GB")
+    a30 = mq.mig_profiles("A30-24GB")
     assert a30 is not None and {p.name: p.max_instances for p in a30}["1g.6gb"] == 4
-    h100 = q.mig_profiles("H100-SXM5-80GB")
+    h100 = mq.mig_profiles("H100-SXM5-80GB")
     assert h100 is not None and {p.name for p in h100} >= {"1g.10gb", "3g.40gb", "7g.80gb"}
 
 
 def test_mig_profiles_history_for_gb200() -> None:
-    old = q.mig_profiles("GB200", "25.3.1")
-    new = q.mig_profiles("GB200", "25.3.3")
+    old = mq.mig_profiles("GB200", "25.3.1")
+    new = mq.mig_profiles("GB200", "25.3.3")
     assert old is not None and "7g.189gb" in {p.name for p in old}
     assert new is not None and "7g.186gb" in {p.name for p in new}
 
 
 def test_mig_profiles_unknown() -> None:
-    assert q.mig_profiles("A100X") is None
-    assert q.mig_profiles("H20") is None  # MIG capable, profiles unknown
-    assert q.mig_profiles("RTX-9090") is None
+    assert mq.mig_profiles("A100X") is None
+    assert mq.mig_profiles("H20") is None  # MIG capable, profiles unknown
+    assert mq.mig_profiles("RTX-9090") is None
 
 
 def test_mig_group() -> None:
-    g = q.mig_group("A30")
+    g = mq.mig_group("A30")
     assert g is not None and g.compute_slices_total == 4
-    assert q.mig_group("a100-40gb") is not None
-    assert q.mig_group("T4") is None
+    assert mq.mig_group("a100-40gb") is not None
+    assert mq.mig_group("T4") is None
 
 
 def test_mig_layout_and_availability() -> None:
-    lay = q.mig_layout("all-1g.10gb")
+    lay = mq.mig_layout("all-1g.10gb")
     assert lay is not None and lay.first_seen == "23.9.0"
-    assert q.mig_layout("all-2g.7gb") is None
-    names_2390 = {lay.name for lay in q.mig_layouts("23.9.0")}
+    assert mq.mig_layout("all-2g.7gb") is None
+    names_2390 = {lay.name for lay in mq.mig_layouts("23.9.0")}
     assert "all-enabled" not in names_2390 and "all-balanced" in names_2390
-    assert "all-enabled" in {lay.name for lay in q.mig_layouts("v24.3.0")}
-    assert len(q.mig_layouts()) == 81
+    assert "all-enabled" in {lay.name for lay in mq.mig_layouts("v24.3.0")}
+    assert len(mq.mig_layouts()) == 81
 
 
 @pytest.mark.parametrize(
@@ -309,82 +311,82 @@ def test_mig_layout_and_availability() -> None:
      ("A100X", {"1g.5gb": 1}, None)],
 )  # fmt: skip
 def test_check_mig_layout(product: str, devices: dict[str, int], ok: bool | None) -> None:
-    result = q.check_mig_layout(product, devices)
+    result = mq.check_mig_layout(product, devices)
     assert result.ok is ok
     assert bool(result.problems) is (ok is not True)
 
 
 def test_check_named_layout() -> None:
-    r = q.check_named_layout("all-1g.10gb", "A100-SXM4-40GB")
+    r = mq.check_named_layout("all-1g.10gb", "A100-SXM4-40GB")
     assert r.ok is True and r.devices == {"1g.10gb": 4}
-    r = q.check_named_layout("all-1g.10gb", "H100-SXM5-80GB")
+    r = mq.check_named_layout("all-1g.10gb", "H100-SXM5-80GB")
     assert r.ok is True and r.devices == {"1g.10gb": 7}
-    assert q.check_named_layout("all-1g.10gb", "A30-24GB").ok is False
-    assert q.check_named_layout("all-1g.6gb", "A100-SXM4-40GB").ok is False  # unfiltered but invalid profile
-    assert q.check_named_layout("all-balanced", "H200-141GB").devices == {"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1}
-    assert q.check_named_layout("all-disabled", "A30").ok is True
-    assert q.check_named_layout("all-1g.23gb", "B200", "24.9.0").ok is False  # appears in 25.3.0
-    assert q.check_named_layout("no-such-layout", "A30").ok is False
+    assert mq.check_named_layout("all-1g.10gb", "A30-24GB").ok is False
+    assert mq.check_named_layout("all-1g.6gb", "A100-SXM4-40GB").ok is False  # unfiltered but invalid profile
+    assert mq.check_named_layout("all-balanced", "H200-141GB").devices == {"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1}
+    assert mq.check_named_layout("all-disabled", "A30").ok is True
+    assert mq.check_named_layout("all-1g.23gb", "B200", "24.9.0").ok is False  # appears in 25.3.0
+    assert mq.check_named_layout("no-such-layout", "A30").ok is False
 
 
 def test_check_named_layout_unknown() -> None:
-    assert q.check_named_layout("all-1g.10gb", "A100X").ok is None
-    assert q.check_named_layout("all-balanced", "RTX-9090").ok is None
-    assert q.check_named_layout("all-disabled", "A100X").ok is None
+    assert mq.check_named_layout("all-1g.10gb", "A100X").ok is None
+    assert mq.check_named_layout("all-balanced", "RTX-9090").ok is None
+    assert mq.check_named_layout("all-disabled", "A100X").ok is None
 
 
 def test_mig_capability_derives_from_architecture() -> None:
     for product in ("L4", "L40S", "T4", "V100", "P100", "A10", "A40", "RTX-A6000"):
         prod = q.gpu_product(product)
         assert prod is not None and prod.mig_capable is False, product
-        assert q.mig_profiles(product) == []
-        assert q.check_named_layout("all-1g.10gb", product).ok is False
+        assert mq.mig_profiles(product) == []
+        assert mq.check_named_layout("all-1g.10gb", product).ok is False
     assert q.gpu_product("A100X").mig_capable == "unknown"  # Ampere, no MIG group, not listed as MIG-less
 
 
 def test_mig_memory_slices() -> None:
-    total, per = q.mig_memory_slices("A100-SXM4-40GB") or (0, {})
+    total, per = mq.mig_memory_slices("A100-SXM4-40GB") or (0, {})
     assert total == 8 and per["3g.20gb"] == 4 and per["1g.5gb"] == 1 and per["7g.40gb"] == 8
-    total, per = q.mig_memory_slices("A30-24GB") or (0, {})
+    total, per = mq.mig_memory_slices("A30-24GB") or (0, {})
     assert total == 4 and per["2g.12gb"] == 2
-    check = q.check_mig_layout("A100-SXM4-40GB", {"3g.20gb": 2, "1g.5gb": 1})
+    check = mq.check_mig_layout("A100-SXM4-40GB", {"3g.20gb": 2, "1g.5gb": 1})
     assert check.ok is False and "9 memory slices" in check.problems[0]
-    assert q.check_mig_layout("A100-SXM4-40GB", {"4g.20gb": 1, "3g.20gb": 1}).ok is True
+    assert mq.check_mig_layout("A100-SXM4-40GB", {"4g.20gb": 1, "3g.20gb": 1}).ok is True
 
 
 def test_sharing_with_mig_supported() -> None:
-    assert q.sharing_with_mig_supported("time-slicing") is True
-    assert q.sharing_with_mig_supported("mps") is False  # k8s-device-plugin README
-    assert "k8s-device-plugin README" in (q.sharing_with_mig_source("mps") or "")
-    assert q.sharing_with_mig_supported("vgpu") is None
+    assert mq.sharing_with_mig_supported("time-slicing") is True
+    assert mq.sharing_with_mig_supported("mps") is False  # k8s-device-plugin README
+    assert "k8s-device-plugin README" in (mq.sharing_with_mig_source("mps") or "")
+    assert mq.sharing_with_mig_supported("vgpu") is None
 
 
 # ---------------------------------------------------------------- precompiled
 
 
 def test_parse_kernel() -> None:
-    assert q.parse_kernel("5.15.0-1060-nvidia") == ("5.15", "nvidia")
-    assert q.parse_kernel("6.8.0-1015-azure-fde") == ("6.8", "azure-fde")
-    assert q.parse_kernel("6.8") == ("6.8", None)
-    assert q.parse_kernel("linux") is None
+    assert cq.parse_kernel("5.15.0-1060-nvidia") == ("5.15", "nvidia")
+    assert cq.parse_kernel("6.8.0-1015-azure-fde") == ("6.8", "azure-fde")
+    assert cq.parse_kernel("6.8") == ("6.8", None)
+    assert cq.parse_kernel("linux") is None
 
 
 def test_precompiled_available() -> None:
-    assert q.precompiled_available("26.3", "ubuntu", "22.04", "5.15.0-1060-nvidia", "R535") is True
-    assert q.precompiled_available("26.7", "ubuntu", "22.04", "5.15.0-1060-nvidia", "535") is False
-    assert q.precompiled_available("26.7", "ubuntu", "26.04", "7.0.0-10-generic", "595") is True
-    assert q.precompiled_available("26.7", "ubuntu", "24.04", "6.8.0-45-azure-fde", "580") is True
-    assert q.precompiled_available("26.3", "ubuntu", "24.04", "6.8.0-45-azure-fde", "580") is False
-    assert q.precompiled_available("26.7", "rhel", "9.4", "5.14.0-1-generic", "580") is False
-    assert q.precompiled_available("24.9", "ubuntu", "22.04", "5.15.0-1-oracle", "550") is True
-    assert q.precompiled_available("23.9", "ubuntu", "22.04", "5.15.0-69-generic", "535") is False
+    assert cq.precompiled_available("26.3", "ubuntu", "22.04", "5.15.0-1060-nvidia", "R535") is True
+    assert cq.precompiled_available("26.7", "ubuntu", "22.04", "5.15.0-1060-nvidia", "535") is False
+    assert cq.precompiled_available("26.7", "ubuntu", "26.04", "7.0.0-10-generic", "595") is True
+    assert cq.precompiled_available("26.7", "ubuntu", "24.04", "6.8.0-45-azure-fde", "580") is True
+    assert cq.precompiled_available("26.3", "ubuntu", "24.04", "6.8.0-45-azure-fde", "580") is False
+    assert cq.precompiled_available("26.7", "rhel", "9.4", "5.14.0-1-generic", "580") is False
+    assert cq.precompiled_available("24.9", "ubuntu", "22.04", "5.15.0-1-oracle", "550") is True
+    assert cq.precompiled_available("23.9", "ubuntu", "22.04", "5.15.0-69-generic", "535") is False
 
 
 def test_precompiled_available_unknown() -> None:
-    assert q.precompiled_available("24.6", "ubuntu", "22.04", "5.15.0-116-generic", "535") is None  # branch rule only
-    assert q.precompiled_available("23.9", "ubuntu", "22.04", "5.15.0-69-generic", "525") is None  # kernel not stated
-    assert q.precompiled_available("26.7", "ubuntu", "22.04", "5.15", "580") is None  # flavour not given
-    assert q.precompiled_available("20.1", "ubuntu", "22.04", "5.15.0-1-generic", "535") is None
+    assert cq.precompiled_available("24.6", "ubuntu", "22.04", "5.15.0-116-generic", "535") is None  # branch rule only
+    assert cq.precompiled_available("23.9", "ubuntu", "22.04", "5.15.0-69-generic", "525") is None  # kernel not stated
+    assert cq.precompiled_available("26.7", "ubuntu", "22.04", "5.15", "580") is None  # flavour not given
+    assert cq.precompiled_available("20.1", "ubuntu", "22.04", "5.15.0-1-generic", "535") is None
 
 
 # ---------------------------------------------------------------- NVIDIADriver CRD
@@ -396,27 +398,27 @@ def test_precompiled_available_unknown() -> None:
      ("v26.3.0", "supported"), ("26.7.0", "supported"), ("27.1.0", None), ("x", None)],
 )  # fmt: skip
 def test_nvidiadriver_crd_status(version: str, status: str | None) -> None:
-    assert q.nvidiadriver_crd_status(version) == status
+    assert cq.nvidiadriver_crd_status(version) == status
 
 
 def test_nvidiadriver_crd_supported() -> None:
-    assert q.nvidiadriver_crd_supported("26.3.0") is True
-    assert q.nvidiadriver_crd_supported("25.10.1") is False
-    assert q.nvidiadriver_crd_supported("25.10.1", allow_preview=True) is True
-    assert q.nvidiadriver_crd_supported("23.6.0", allow_preview=True) is False
-    assert q.nvidiadriver_crd_supported("27.1.0") is None
+    assert cq.nvidiadriver_crd_supported("26.3.0") is True
+    assert cq.nvidiadriver_crd_supported("25.10.1") is False
+    assert cq.nvidiadriver_crd_supported("25.10.1", allow_preview=True) is True
+    assert cq.nvidiadriver_crd_supported("23.6.0", allow_preview=True) is False
+    assert cq.nvidiadriver_crd_supported("27.1.0") is None
 
 
 # ---------------------------------------------------------------- images
 
 
 def test_component_images() -> None:
-    imgs = q.component_images("v25.10.1", include_nfd=True)
+    imgs = cq.component_images("v25.10.1", include_nfd=True)
     assert imgs is not None
     assert imgs["validator"].repository == "nvcr.io/nvidia" and imgs["validator"].image == "gpu-operator"
     assert imgs["node-feature-discovery"].version == "v0.18.2"
-    assert "node-feature-discovery" not in q.component_images("25.10.1")  # type: ignore[operator]
-    assert q.component_images("25.10.5") is None
+    assert "node-feature-discovery" not in cq.component_images("25.10.1")  # type: ignore[operator]
+    assert cq.component_images("25.10.5") is None
 
 
 @pytest.mark.parametrize(
@@ -426,30 +428,30 @@ def test_component_images() -> None:
      ("26.7.0", "rhel", "9.4", "rhel9"), ("26.7.0", "ubuntu", "24.04", "ubuntu24.04"), ("v26.7.0", "ol", "9.4", "ol9")],
 )  # fmt: skip
 def test_os_tag(release: str, os_id: str, version: str, tag: str) -> None:
-    assert q.os_tag(release, os_id, version) == tag
+    assert cq.os_tag(release, os_id, version) == tag
 
 
 def test_os_tag_unknown() -> None:
-    assert q.os_tag("x", "ubuntu", "22.04") is None
-    assert q.os_tag("26.7.0", "haiku", "1") is None
+    assert cq.os_tag("x", "ubuntu", "22.04") is None
+    assert cq.os_tag("26.7.0", "haiku", "1") is None
 
 
 def test_image_ref() -> None:
-    imgs = q.component_images("26.7.0")
+    imgs = cq.component_images("26.7.0")
     assert imgs is not None
-    assert q.image_ref(imgs["operator"], "26.7.0") == "nvcr.io/nvidia/gpu-operator:v26.7.0"
-    assert q.image_ref(imgs["toolkit"], "26.7.0") == "nvcr.io/nvidia/k8s/container-toolkit:v1.20.0"
-    assert q.image_ref(imgs["driver"], "26.7.0", os_tag="ubuntu22.04") == "nvcr.io/nvidia/driver:595.91.07-ubuntu22.04"
-    assert q.image_ref(imgs["gdrcopy"], "26.7.0", os_tag="rhel9") == "nvcr.io/nvidia/cloud-native/gdrdrv:v2.6-rhel9"
-    assert q.image_ref(imgs["vgpuManager"], "26.7.0") is None
-    assert q.image_ref(imgs["kataManager"], "26.7.0") is None
+    assert cq.image_ref(imgs["operator"], "26.7.0") == "nvcr.io/nvidia/gpu-operator:v26.7.0"
+    assert cq.image_ref(imgs["toolkit"], "26.7.0") == "nvcr.io/nvidia/k8s/container-toolkit:v1.20.0"
+    assert cq.image_ref(imgs["driver"], "26.7.0", os_tag="ubuntu22.04") == "nvcr.io/nvidia/driver:595.91.07-ubuntu22.04"
+    assert cq.image_ref(imgs["gdrcopy"], "26.7.0", os_tag="rhel9") == "nvcr.io/nvidia/cloud-native/gdrdrv:v2.6-rhel9"
+    assert cq.image_ref(imgs["vgpuManager"], "26.7.0") is None
+    assert cq.image_ref(imgs["kataManager"], "26.7.0") is None
     with pytest.raises(ValueError, match="OS tag"):
-        q.image_ref(imgs["gds"], "26.7.0")
+        cq.image_ref(imgs["gds"], "26.7.0")
 
 
 def test_image_ref_pinned_operator_version_and_digest() -> None:
-    imgs = q.component_images("23.9.1")
+    imgs = cq.component_images("23.9.1")
     assert imgs is not None
-    assert q.image_ref(imgs["operator"], "23.9.1") == "nvcr.io/nvidia/gpu-operator:v23.9.0"  # pinned at that tag
+    assert cq.image_ref(imgs["operator"], "23.9.1") == "nvcr.io/nvidia/gpu-operator:v23.9.0"  # pinned at that tag
     digest = Image(repository="r.example/nv", image="driver", version="sha256:abc", os_tag_suffix=True)
-    assert q.image_ref(digest, "26.7.0") == "r.example/nv/driver@sha256:abc"
+    assert cq.image_ref(digest, "26.7.0") == "r.example/nv/driver@sha256:abc"

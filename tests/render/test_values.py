@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpuspec.matrix.query import template_only_values
+from gpuspec.matrix.component_query import template_only_values
 from gpuspec.render.context import cluster_context
 from gpuspec.render.facts import release_facts
 from gpuspec.render.operand_images import component_enabled

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuspec.matrix import query
+from gpuspec.matrix import component_query, query
 from gpuspec.model.cluster import Cluster, Pool
 from gpuspec.model.fleet import Fleet
 from gpuspec.model.pool_specs import DriverSource
@@ -183,7 +183,7 @@ def cluster_wide_driver(fleet: Fleet, cluster: Cluster) -> bool:
     on a release that cannot move a running cluster to per-pool NVIDIADriver resources (before v26.7.0)."""
     current = operator_version(fleet, cluster)
     return (driver_mode(fleet, cluster) == "clusterpolicy" and current is not None
-            and not query.nvidiadriver_crd_migration(current))
+            and not component_query.nvidiadriver_crd_migration(current))
 
 
 def driver_hops(fleet: Fleet, cluster: Cluster, target: Target, relax: bool) -> int:
@@ -419,7 +419,8 @@ def _cluster_moves(
         ):
             switch = _set(state, file, ("operator", "driverManagement"), "nvidiadriver", "operator.driverManagement")
             title = f"{name}: driver management ClusterPolicy -> NVIDIADriver resources (no driver changes)"
-            if cluster.operator.default_nvidia_driver and current and query.nvidiadriver_crd_migration(current):
+            migration = current is not None and component_query.nvidiadriver_crd_migration(current)
+            if cluster.operator.default_nvidia_driver and migration:
                 # every pool gets its own NVIDIADriver now, while every driver pod is replaced anyway: later pool
                 # moves then roll one NVIDIADriver each, instead of moving pools on and off the default one
                 own = _set(state, file, ("operator", "defaultNVIDIADriver"), False, "operator.defaultNVIDIADriver")
