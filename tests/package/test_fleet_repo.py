@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 GIT = ["git", "-c", "user.name=fleet", "-c", "user.email=fleet@example.invalid", "-c", "init.defaultBranch=main"]
-_EXPR = re.compile(r"\$\{\{\s*([a-z.-]+)\s*\}\}")
+_EXPR = re.compile(r"\$\{\{\s*([a-z._-]+)\s*\}\}")
 
 
 def git(repo: Path, *args: str) -> str:
@@ -44,7 +44,7 @@ class Runner:
         values["runner.temp"] = str(self.temp)
 
         def expand(text: str) -> str:
-            return _EXPR.sub(lambda m: values[m.group(1)], text)
+            return _EXPR.sub(lambda m: values.get(m.group(1), ""), text)
 
         env = {"PATH": f"{self.bin_dir}:/usr/bin:/bin", "HOME": str(self.temp), "NO_COLOR": "1",
                "GPUSPEC_CACHE_DIR": str(self.temp / "cache"), "GITHUB_OUTPUT": str(self.output),

@@ -103,3 +103,40 @@ def test_init_then_the_scaffolded_workflow_passes_on_its_first_pull_request(
     assert render.failed and any(line.startswith("::error file=fleet/clusters/example.yaml,line=")
                                  for line in render.log.splitlines()), render.log[-4000:]
     shutil.rmtree(tmp_path / "runner-cache", ignore_errors=True)
+
+
+def test_every_source_form_with_the_verify_extra_installs_with_the_oldest_pip(
+    installed: Installed, released: tuple[Path, str], tmp_path: Path,
+) -> None:
+    """What the action's install step hands pip for each form of the `gpuspec` input, with the verify extra, is
+    installed by the pip floor the README names (without dependencies: the forms are what is tested)."""
+    import os
+    import runpy
+    import subprocess
+
+    requirement = runpy.run_path(str(REPO / "ci" / "github" / "requirement.py"))["requirement"]
+    source, commit = released
+    floor = re.search(r"pip ≥ (\d+\.\d+)", (REPO / "README.md").read_text(encoding="utf-8"))
+    assert floor
+    venv = fresh_venv(tmp_path / "venv", f"pip=={floor.group(1)}")
+    wheel = installed.wheel
+    forms = {
+        f"gpuspec=={wheel.name.split('-')[1]}": ["--no-index", "--find-links", str(wheel.parent)],
+        f"gpuspec @ {wheel.as_uri()}": [],
+        wheel.as_uri(): [],
+        str(wheel): [],
+        f"gpuspec @ git+{URL}@{commit}": [],
+        f"git+{URL}@{commit}": [],
+    }
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(f'[url "file://{source}"]\n\tinsteadOf = {URL}\n', encoding="utf-8")
+    env = {**os.environ, "HOME": str(home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    for given, options in forms.items():
+        wanted = requirement(given, "verify")
+        assert "[verify]" in wanted, (given, wanted)
+        proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                               "--force-reinstall", *options, wanted], env=env, capture_output=True, text=True,
+                              timeout=900, check=False)
+        assert proc.returncode == 0, (given, wanted, proc.stderr[-3000:])
+        assert "does not provide the extra" not in proc.stderr, (given, proc.stderr)
