@@ -164,13 +164,14 @@ def acceptance_checks(ctx: ClusterContext, config: dict[str, Any]) -> list[Accep
             if planned.check == DCGM_DIAG and dcgm_image(ctx) is None:
                 continue
             # The name hashes the check's own objects too (built once with a placeholder name): a new image pin
-            # or script in gpuspec's data changes the Job, so it gets a new name.
+            # or script in gpuspec's data changes the Job, so it gets a new name.  Then they are built again with
+            # that name (cheaper than reading the hashed text back; the builders copy what they take from the
+            # spec and write plain JSON types only, which tests/render/test_acceptance_objects.py holds them to).
             text = json.dumps(_documents(ctx, pool, planned, _PLACEHOLDER), separators=(",", ":"), check_circular=False)
             key = hashlib.sha256("\0".join((digest, facts, settings, planned.check, text)).encode()).hexdigest()
             name = _job_name(pool, planned.check, key)
-            documents = json.loads(text.replace(_PLACEHOLDER, name))
             checks.append(AcceptanceCheck(pool, planned.check, name, tuple(planned.requests),
-                                          planned.timeout_seconds, tuple(documents)))
+                                          planned.timeout_seconds, tuple(_documents(ctx, pool, planned, name))))
     return checks
 
 

@@ -371,3 +371,56 @@ def test_a_vm_pool_gets_no_job_it_could_never_schedule(tmp_path: Path) -> None:
         "c1", operator={"version": "v26.7.0", "operands": {"sandboxWorkloads": True}},
         pools=[pool("vm", devices={"sandbox": True}), pool("containers")])]))
     assert set(_checks(out, "c1")) == {"containers"}
+
+
+def _plain_json(data: Any, where: str = "") -> list[str]:
+    """Where ``data`` holds anything but the exact types a JSON round trip returns (dict with str keys, list, str,
+    int, float, bool, None): a tuple, an enum member or another subclass is written otherwise by the YAML writer."""
+    kind = type(data)
+    if kind is dict:
+        return [f"{where}: key {k!r}" for k in data if type(k) is not str] + [
+            p for k, v in data.items() for p in _plain_json(v, f"{where}.{k}")]
+    if kind is list:
+        return [p for i, v in enumerate(data) for p in _plain_json(v, f"{where}[{i}]")]
+    return [] if kind in (str, int, float, bool, type(None)) else [f"{where}: {kind.__name__}"]
+
+
+def test_the_objects_of_every_check_are_built_as_plain_data_with_their_name(tmp_path: Path) -> None:
+    """The checks' objects are built directly with the Job's name (no JSON round trip copies them): every kind of
+    check writes only plain JSON types, holds its own name where the name goes, and shares no container with the
+    spec's models or with another check."""
+    import json
+
+    from gpuspec.render.acceptance import _PLACEHOLDER, acceptance_checks
+    from gpuspec.render.compile import compile_cluster
+    from gpuspec.render.context import cluster_context
+
+    from .fleets import load
+
+    pools = [*POOLS, RDMA, pool("work", acceptance={"workloads": WORKLOADS, "eviction": {"enabled": True}},
+                                nodes=3)]
+    fleet = load(write_fleet(tmp_path, [cluster("c1", pools=pools, mirror="dc-north", **RDMA_CLUSTER)],
+                             settings=example_settings()))
+    [c1] = fleet.clusters
+    plan = compile_cluster(fleet, c1, "")
+    checks = acceptance_checks(cluster_context(fleet, c1), {p: f.documents for p, f in plan.files.items()
+                                                           if "/acceptance/" not in p and hasattr(f, "documents")})
+    assert {c.check for c in checks} >= {"smoke", "all-gpus", "nccl", "dcgm-diag", "mig", "shared", "eviction",
+                                         "workload-train", "workload-serve"}
+    seen: dict[int, str] = {}
+    for check in checks:
+        for doc in check.documents:
+            assert _plain_json(doc) == [], check.job
+            text = json.dumps(doc)
+            assert _PLACEHOLDER not in text and json.loads(text) == doc
+            stack: list[Any] = [doc]
+            while stack:  # no container is shared with another check's objects (each is its own copy)
+                item = stack.pop()
+                if isinstance(item, dict | list):
+                    assert seen.setdefault(id(item), check.job) == check.job, check.job
+                    stack.extend(item.values() if isinstance(item, dict) else item)
+        job = check.documents[-1]
+        assert job["metadata"]["name"] == check.job
+        assert job["spec"]["template"]["metadata"]["labels"]["gpuspec.io/job"] == check.job
+    for p in c1.pools:  # no object reaches into the models: the spec is as it was read
+        assert all(id(v) not in seen for v in (p.node_selector, p.acceptance.workloads))
