@@ -79,9 +79,9 @@ def _hash_tree(digest: Any, folder: Path, budget: list[int]) -> None:
         raise _Uncacheable(top) from None
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         raise _Uncacheable(top)  # a fleet or policy "folder" that is a link or a file: the loader explains
-    stack = [top]
+    stack = [(top, "")]
     while stack:
-        current = stack.pop()
+        current, prefix = stack.pop()
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError:
@@ -90,7 +90,7 @@ def _hash_tree(digest: Any, folder: Path, budget: list[int]) -> None:
             budget[0] -= 1
             if budget[0] < 0:
                 raise _Uncacheable(current)
-            rel = os.path.relpath(entry.path, top)
+            rel = prefix + entry.name  # the path relative to ``top`` (os.path.relpath's, without its cost)
             if entry.is_symlink():
                 try:
                     target = os.readlink(entry.path)
@@ -102,7 +102,7 @@ def _hash_tree(digest: Any, folder: Path, budget: list[int]) -> None:
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name == "__pycache__":
                     continue
-                stack.append(entry.path)
+                stack.append((entry.path, rel + os.sep))
                 line = f"dir\0{rel}\n"
             elif entry.is_file(follow_symlinks=False):
                 line = f"file\0{rel}\0{_file_digest(entry.path)}\n"
@@ -118,14 +118,39 @@ def _repository_root(folder: Path) -> str:
     return trusted_root(folder / "x")
 
 
-def input_key(command: str, fleet_dir: Path, policies_dir: Path, options: Sequence[str], today: date) -> str | None:
-    """The digest of everything a `command` report of this fleet depends on, or None when it cannot be cached."""
+def _hash_input(digest: Any, path: Path, budget: list[int]) -> None:
+    """Add the folder or regular file ``path`` (a chart archive, a CRD file) to ``digest``, as :func:`_hash_tree`."""
+    top = os.fspath(path)
+    try:
+        info = os.lstat(top)
+    except FileNotFoundError:
+        digest.update(f"absent\0{top}\n".encode("utf-8", "surrogateescape"))
+        return
+    except OSError:
+        raise _Uncacheable(top) from None
+    if stat.S_ISREG(info.st_mode):
+        digest.update(f"file\0{top}\0{_file_digest(top)}\n".encode("utf-8", "surrogateescape"))
+        return
+    digest.update(f"tree\0{top}\n".encode("utf-8", "surrogateescape"))
+    _hash_tree(digest, path, budget)
+
+
+#: Besides ``GPUSPEC_*``: the settings of the tools a command runs (helm, kubectl, kustomize, Go's runtime).
+TOOL_SETTINGS = ("HELM_", "KUBECTL_", "KUSTOMIZE_", "GODEBUG", "GOFLAGS")
+
+
+def input_key(command: str, fleet_dir: Path, policies_dir: Path, options: Sequence[str], today: date,
+              inputs: Sequence[Path] = (), settings: Sequence[str] = ("GPUSPEC_",)) -> str | None:
+    """The digest of everything a `command` report of this fleet depends on, or None when it cannot be cached.
+
+    ``inputs``: further folders or files the report reads (verify: the rendered folder, local charts, CRDs),
+    hashed like the fleet; ``settings``: prefixes of the environment variables that can change it."""
     if usercache.cache_dir() is None:
         return None
     digest = hashlib.sha256()
-    settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("GPUSPEC_") and k not in _CACHE_SETTINGS)
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith(tuple(settings)) and k not in _CACHE_SETTINGS)
     head = [str(FORMAT), usercache.code_fingerprint(), command, os.getcwd(), os.path.abspath(fleet_dir),
-            os.path.abspath(policies_dir), today.isoformat(), *options, "\0".join(f"{k}={v}" for k, v in settings)]
+            os.path.abspath(policies_dir), today.isoformat(), *options, "\0".join(f"{k}={v}" for k, v in env)]
     digest.update("\0".join(head).encode("utf-8", "surrogateescape"))
     budget = [MAX_FILES]
     try:
@@ -133,6 +158,10 @@ def input_key(command: str, fleet_dir: Path, policies_dir: Path, options: Sequen
             root = _repository_root(folder)
             digest.update(f"\0root\0{root}\n".encode("utf-8", "surrogateescape"))
             _hash_tree(digest, folder, budget)
+        for path in inputs:
+            digest.update(f"\0input\0{os.path.abspath(path)}\0{_repository_root(path)}\n"
+                          .encode("utf-8", "surrogateescape"))
+            _hash_input(digest, path, budget)
     except (_Uncacheable, RuntimeError, ValueError):  # RuntimeError: a symlink loop in pathlib before 3.13
         return None
     return digest.hexdigest()
@@ -148,11 +177,16 @@ class Entry:
     options: tuple[str, ...]
     today: date
     key: str | None
+    inputs: tuple[Path, ...] = ()
+    settings: tuple[str, ...] = ("GPUSPEC_",)
+    #: Plain data stored beside the report (verify: what its summary line counts).
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def _slot(self) -> Path | None:
         """One entry per command, working folder and inputs: a new key replaces the old entry."""
         return usercache.entry_path("results", str(FORMAT), self.command, os.getcwd(),
-                                    os.path.abspath(self.fleet_dir), os.path.abspath(self.policies_dir))
+                                    os.path.abspath(self.fleet_dir), os.path.abspath(self.policies_dir),
+                                    *(os.path.abspath(path) for path in self.inputs))
 
     def load(self) -> Report | None:
         """The report the last run stored for these inputs, or None."""
@@ -162,6 +196,8 @@ class Entry:
         if not isinstance(stored, dict) or stored.get("key") != self.key:
             return None
         try:
+            self.extra.clear()
+            self.extra.update(stored.get("extra") or {})
             return Report(
                 findings=[Finding.from_data(f) for f in stored["findings"]],
                 suppressed=[Suppressed.from_data(s) for s in stored["suppressed"]],
@@ -174,10 +210,11 @@ class Entry:
     def store(self, report: Report) -> None:
         """Remember ``report`` for these inputs, unless they changed while the command ran."""
         if self.key is None or input_key(self.command, self.fleet_dir, self.policies_dir, self.options,
-                                         self.today) != self.key:
+                                         self.today, self.inputs, self.settings) != self.key:
             return
         usercache.store(self._slot(), {
             "key": self.key,
+            "extra": dict(self.extra),
             "findings": [f.data() for f in report.findings],
             "suppressed": [s.data() for s in report.suppressed],
             "summary": report.summary,
@@ -186,9 +223,11 @@ class Entry:
 
 
 def entry(command: str, fleet_dir: Path, policies_dir: Path, options: Sequence[str] = (),
-          today: date | None = None) -> Entry:
+          today: date | None = None, inputs: Sequence[Path] = (), settings: Sequence[str] = ("GPUSPEC_",)) -> Entry:
     """The cache entry of ``command`` on these inputs (``today``: the day exceptions expire against, default
-    today in UTC); its key is None when the inputs cannot be cached."""
+    today in UTC; ``inputs`` and ``settings``: see :func:`input_key`); its key is None when the inputs cannot be
+    cached."""
     day = today or datetime.now(UTC).date()
     return Entry(command, fleet_dir, policies_dir, tuple(options), day,
-                 input_key(command, fleet_dir, policies_dir, options, day))
+                 input_key(command, fleet_dir, policies_dir, options, day, inputs, settings), tuple(inputs),
+                 tuple(settings))
