@@ -57,6 +57,11 @@ class BlockWriter:
 
     def emit(self, document: Any) -> str | None:
         """The document's text (ends with a newline), or None when it needs the PyYAML path."""
+        measured = self.emit_measured(document)
+        return measured[0] if measured is not None else None
+
+    def emit_measured(self, document: Any) -> tuple[str, int] | None:
+        """:meth:`emit`'s text and the length of its longest line (None when it needs the PyYAML path)."""
         out: list[str] = []
         try:
             if type(document) is dict and document:
@@ -67,7 +72,7 @@ class BlockWriter:
                 return None
         except _Unsupported:
             return None
-        return "\n".join(out) + "\n"
+        return "\n".join(out) + "\n", max(map(len, out))
 
     def _known(self, memo: dict[str, str], value: str, as_key: bool) -> str:
         """The remembered text of ``value`` ("" when PyYAML writes it some other way)."""

@@ -268,9 +268,11 @@ def dump_document(document: Any) -> str:
 
 
 def _dump_document(document: Any) -> str:
-    fast = BLOCK_WRITER.emit(document)
+    fast = BLOCK_WRITER.emit_measured(document)
     if fast is not None:
-        return wrap_long_words(fast)
+        written, longest = fast
+        # wrap_long_words leaves a text without a line over the limit as it is (no second pass over it)
+        return written if longest <= LINE_LIMIT else wrap_long_words(written)
     try:
         key = json.dumps(document, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
