@@ -57,8 +57,9 @@ _NEEDLES: tuple[tuple[str, ...] | None, ...] = (
     ("aws_secret_access_key",), None, None, None, ("xox",), ("eyJ",), None, None, None,
 )
 #: Characters other than ASCII letters that a case-insensitive pattern matches as one (İ and ı as i, ſ as s,
-#: the Kelvin sign as k); in text with one of them, every pattern runs.
-_CASE_FOLDS = re.compile("[\u0130\u0131\u017f\u212a]")
+#: the Kelvin sign as k); in text with one of them, every pattern runs.  (Looked up one by one: four
+#: substring searches cost a tenth of one character-class scan of a long text.)
+_CASE_FOLDS = ("\u0130", "\u0131", "\u017f", "\u212a")
 #: Words every ``key: value`` credential (``_KEY_VALUE``) contains, lowercase.
 _KEY_WORDS = ("password", "passwd", "secret", "token", "api", "access", "private", "credential", "authorization",
               "extraheader")
@@ -79,7 +80,8 @@ class _Lowered:
     @property
     def lower(self) -> str | None:
         if self._lower is False:
-            self._lower = None if _CASE_FOLDS.search(self.text) else self.text.lower()
+            text = self.text
+            self._lower = None if not text.isascii() and any(c in text for c in _CASE_FOLDS) else text.lower()
         return self._lower if isinstance(self._lower, str) else None
 
     def may_hold(self, needles: tuple[str, ...] | None) -> bool:
