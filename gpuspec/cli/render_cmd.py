@@ -201,7 +201,8 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
 
         base_commit(fleet_dir, base)  # a revision that names no commit is unusable input, whatever else holds
     today = today or utc_today()
-    stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir, today)
+    # The gate (--base) hashes every input: the digest memo serves local runs only.
+    stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir, today, remembered=base is None)
     stamped = stamp.current() if stamp is not None else None
     if stamped is not None and not check:
         from gpuspec.render.writer import stale_temporaries

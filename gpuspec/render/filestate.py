@@ -30,3 +30,9 @@ def file_state(info: os.stat_result) -> FileState:
 def state_size(state: FileState) -> int:
     """The file size a :data:`FileState` records."""
     return state & _MASK
+
+
+def state_times(state: FileState) -> tuple[int, int]:
+    """The modification and status-change times (ns) a :data:`FileState` records (a status-change time before
+    1970 reads as a very large number)."""
+    return state >> 3 * _FIELD, (state >> 2 * _FIELD) & _MASK

@@ -7,11 +7,15 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuspec.errors import GpuspecError
 from gpuspec.loader.files import FLEET_FILE, cluster_files
 from gpuspec.loader.safefile import UnsafeFile, read_bounded
 from gpuspec.render.filestate import FileState, file_state
+
+if TYPE_CHECKING:
+    from gpuspec.render.digestmemo import DigestMemo
 
 #: Largest input file hashed (fleet files are refused past 1 MiB anyway; policies and templates are small).
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -25,14 +29,25 @@ class UnusableInput(GpuspecError, ValueError):
 InputStates = dict[str, tuple[str, FileState]]
 
 
-def file_digest(path: Path, name: str | None = None, states: InputStates | None = None) -> str:
+def file_digest(path: Path, name: str | None = None, states: InputStates | None = None,
+                memo: DigestMemo | None = None) -> str:
     """sha256 of a regular input file inside its repository; UnusableInput for a FIFO, device, outside link or
     oversized file (never read, so hashing cannot hang or leak).  With ``states``, the file's path and state just
-    before it was read go there under ``name``."""
-    try:
+    before it was read go there under ``name``.  ``memo``: digests remembered by file state (a file in the state
+    it was hashed in is not read again, see :mod:`gpuspec.render.digestmemo`)."""
+    known = memo.lookup(path) if memo is not None else None
+    if known is not None:
         if states is not None and name is not None:
-            states[name] = (os.fspath(path), file_state(os.stat(path)))
-        return hashlib.sha256(read_bounded(path, MAX_INPUT_BYTES)).hexdigest()
+            states[name] = (os.fspath(path), known[0])
+        return known[1]
+    try:
+        state = file_state(os.stat(path))
+        if states is not None and name is not None:
+            states[name] = (os.fspath(path), state)
+        digest = hashlib.sha256(read_bounded(path, MAX_INPUT_BYTES)).hexdigest()
+        if memo is not None:
+            memo.remember(path, state, digest)
+        return digest
     except UnsafeFile as refused:
         raise UnusableInput(f"{path} {refused.message}",
                             hint="policy packs and fleet files must be regular files inside the repository") from None
@@ -88,14 +103,14 @@ def unchanged(states: InputStates, names: Iterable[str] | None = None) -> bool:
 
 
 def read_shared_digests(fleet_dir: Path, policies_dir: Path | None,
-                        states: InputStates | None = None) -> dict[str, str]:
+                        states: InputStates | None = None, memo: DigestMemo | None = None) -> dict[str, str]:
     """Hash fleet.yaml and every file below ``policies_dir`` (when it exists): the inputs every cluster shares
-    (``states``: see :func:`file_digest`)."""
-    shared = {FLEET_FILE: file_digest(fleet_dir / FLEET_FILE, FLEET_FILE, states)}
+    (``states``, ``memo``: see :func:`file_digest`)."""
+    shared = {FLEET_FILE: file_digest(fleet_dir / FLEET_FILE, FLEET_FILE, states, memo)}
     if policies_dir is not None and policies_dir.is_dir():
         for path in sorted(p for p in policies_dir.rglob("*") if p.is_file()):
             name = f"policies/{path.relative_to(policies_dir).as_posix()}"
-            shared[name] = file_digest(path, name, states)
+            shared[name] = file_digest(path, name, states, memo)
     return shared
 
 
@@ -104,9 +119,19 @@ def cluster_input(path: Path) -> str:
     return f"clusters/{path.name}"
 
 
-def read_input_digests(fleet_dir: Path, policies_dir: Path | None) -> InputDigests:
-    """Hash fleet.yaml, every cluster file and every file below ``policies_dir`` (when it exists)."""
+def read_input_digests(fleet_dir: Path, policies_dir: Path | None, *, remembered: bool = False) -> InputDigests:
+    """Hash fleet.yaml, every cluster file and every file below ``policies_dir`` (when it exists).
+
+    ``remembered``: take the digest of a file in the state it was hashed in from the per-user memo and read only
+    the others (:mod:`gpuspec.render.digestmemo`; never for the pull-request gate)."""
+    memo = None
+    if remembered:
+        from gpuspec.render.digestmemo import DigestMemo
+
+        memo = DigestMemo(fleet_dir, policies_dir)
     states: InputStates = {}
-    shared = read_shared_digests(fleet_dir, policies_dir, states)
-    clusters = {(name := cluster_input(p)): file_digest(p, name, states) for p in cluster_files(fleet_dir)}
+    shared = read_shared_digests(fleet_dir, policies_dir, states, memo)
+    clusters = {(name := cluster_input(p)): file_digest(p, name, states, memo) for p in cluster_files(fleet_dir)}
+    if memo is not None:
+        memo.save()
     return InputDigests(shared, clusters, states)

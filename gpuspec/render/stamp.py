@@ -135,18 +135,20 @@ class RenderStamp:
 
     @classmethod
     def open(cls, fleet_dir: Path, policies_dir: Path | None, out: Path,
-             today: dt.date | None = None) -> RenderStamp | None:
+             today: dt.date | None = None, *, remembered: bool = True) -> RenderStamp | None:
         """Hash the inputs; None when caching is off or an input cannot be read (the full path reports why).
 
         ``today`` (the day policy exceptions expire against; default today in UTC) is part of the key: a stamp
-        of yesterday's run does not vouch for an exception that expired overnight.
+        of yesterday's run does not vouch for an exception that expired overnight.  ``remembered``: the digests
+        of inputs in the state they were hashed in come from the per-user memo (a local run; the pull-request
+        gate passes False: see :mod:`gpuspec.render.digestmemo`).
         """
         slot = usercache.entry_path("render", os.getcwd(), os.fspath(fleet_dir), os.fspath(policies_dir or ""),
                                     os.path.abspath(out))
         if slot is None:
             return None
         try:
-            inputs = read_input_digests(fleet_dir, policies_dir)
+            inputs = read_input_digests(fleet_dir, policies_dir, remembered=remembered)
         except (OSError, ValueError):
             return None
         digest = hashlib.sha256(usercache.code_fingerprint().encode())
