@@ -35,11 +35,15 @@ def stamp_bytes(version: str) -> bytes:
 
 
 def stamp_version(data: bytes | None) -> str | None:
-    """The version recorded in a stamp file's bytes, or None when they are absent or not a stamp."""
+    """The version recorded in a stamp file's bytes, or None when they are absent or not a stamp: a stamp is
+    exactly the bytes gpuspec writes for the version it names, so an edited one (a changed comment, a broken
+    line, an extra key) is no stamp and a render or ``render --check`` replaces it."""
     if not data or not data.startswith(HEADER_MARK.encode()):
         return None
     match = _VERSION_LINE.search(data.decode("utf-8", "replace"))
-    return match.group(1) if match else None
+    if match is None or stamp_bytes(match.group(1)) != data:
+        return None
+    return match.group(1)
 
 
 def version_key(version: str) -> tuple[tuple[int, str], ...]:

@@ -179,6 +179,27 @@ def test_files_of_the_layout_the_change_did_not_touch_must_be_the_bases(repo: tu
         assert result.returncode == 1, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("forged", ["broken-line", "extra-key", "comment"])
+def test_an_edited_generator_stamp_fails_where_every_cluster_is_checked(repo: tuple[Path, str], forged: str) -> None:
+    """The stamp is exactly what gpuspec writes for the version it names: an edited one is no stamp, also where
+    the gate renders every cluster (its own version line still there) rather than comparing with the base."""
+    root, base = repo
+    edit(root / "fleet/clusters/train-east.yaml", "nodes: 32", "nodes: 40")
+    assert gpuspec(root, "render").returncode == 0
+    stamp = root / "rendered/generator.yaml"
+    if forged == "broken-line":
+        edit(stamp, "generator: gpuspec", "generator: 'unterminated")
+    elif forged == "extra-key":
+        stamp.write_text(stamp.read_text(encoding="utf-8") + "note: regenerated upstream\n", encoding="utf-8")
+    else:
+        edit(stamp, "last changed", "la\x00st changed")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "pull request")
+    for result in [*both(root, base), *both(root, None)]:
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "generator.yaml" in result.stdout + result.stderr
+
+
 def test_an_expired_exception_fails(repo: tuple[Path, str]) -> None:
     root, _ = repo
     git(root, "checkout", "-q", "main")
