@@ -19,7 +19,11 @@ from gpuspec.render.inputs import UnusableInput, file_digest, read_input_digests
 from .fleets import cluster, write_fleet
 from .test_cli import REPO_ROOT, run
 
-LATER = time.time_ns() + 10 * RACY_NS  # a memo opened long after every file of a test was written
+
+def later() -> int:
+    """A moment long after every file a test has written so far (taken when called: a test of a long suite runs
+    minutes after this module is imported)."""
+    return time.time_ns() + 10 * RACY_NS
 
 
 def _sha(path: Path) -> str:
@@ -43,9 +47,9 @@ def _digest(path: Path, now_ns: int) -> tuple[str, DigestMemo]:
 
 
 def test_a_settled_file_is_hashed_once_then_taken_from_the_memo(spec: Path) -> None:
-    digest, memo = _digest(spec, LATER)
+    digest, memo = _digest(spec, later())
     assert (digest, memo.reads, memo.hits) == (_sha(spec), 1, 0)
-    again, memo = _digest(spec, LATER)
+    again, memo = _digest(spec, later())
     assert (again, memo.reads, memo.hits) == (_sha(spec), 0, 1)
 
 
@@ -57,24 +61,24 @@ def test_a_file_written_within_the_racy_window_is_never_remembered(spec: Path) -
 
 
 def test_an_edit_that_keeps_size_and_mtime_is_hashed_again(spec: Path) -> None:
-    _digest(spec, LATER)
+    _digest(spec, later())
     before = spec.stat()
     spec.write_text("name: one\nnodes: 3\n")
     os.utime(spec, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert spec.stat().st_size == before.st_size and spec.stat().st_mtime_ns == before.st_mtime_ns
-    digest, memo = _digest(spec, LATER)
+    digest, memo = _digest(spec, later())
     assert (digest, memo.reads, memo.hits) == (_sha(spec), 1, 0)
 
 
 def test_a_file_replaced_by_a_link_out_of_the_repository_is_refused(spec: Path, tmp_path: Path) -> None:
-    _digest(spec, LATER)
+    _digest(spec, later())
     outside = tmp_path.parent / f"{tmp_path.name}-outside.yaml"
     outside.write_text(spec.read_text())
     shutil.copystat(spec, outside)
     spec.unlink()
     spec.symlink_to(outside)
     with pytest.raises(UnusableInput):
-        _digest(spec, LATER)
+        _digest(spec, later())
 
 
 def test_a_folder_link_out_of_the_repository_is_refused(tmp_path: Path) -> None:
@@ -85,7 +89,7 @@ def test_a_folder_link_out_of_the_repository_is_refused(tmp_path: Path) -> None:
     (real / "one.yaml").write_text("name: one\n")
     (repo / "fleet").mkdir()
     (repo / "fleet" / "clusters").symlink_to(real)
-    memo = DigestMemo(repo / "fleet", None, LATER)
+    memo = DigestMemo(repo / "fleet", None, later())
     memo._stored[os.fspath(repo / "fleet" / "clusters" / "one.yaml")] = (0, "0" * 64)
     assert memo.lookup(repo / "fleet" / "clusters" / "one.yaml") is None
     with pytest.raises(UnusableInput):
@@ -95,13 +99,13 @@ def test_a_folder_link_out_of_the_repository_is_refused(tmp_path: Path) -> None:
 def test_the_memo_holds_only_this_runs_files(spec: Path) -> None:
     other = spec.with_name("two.yaml")
     other.write_text("name: two\n")
-    memo = DigestMemo(spec.parent.parent, None, LATER)
+    memo = DigestMemo(spec.parent.parent, None, later())
     for path in (spec, other):
         file_digest(path, path.name, {}, memo)
     memo.save()
     other.unlink()
-    _digest(spec, LATER)
-    stored = DigestMemo(spec.parent.parent, None, LATER)._stored
+    _digest(spec, later())
+    stored = DigestMemo(spec.parent.parent, None, later())._stored
     assert list(stored) == [os.fspath(spec)]
 
 
