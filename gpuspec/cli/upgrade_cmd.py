@@ -94,7 +94,8 @@ def upgrade_command(
     lint --base` of the step before: one layer per change, operator release
     lines one at a time, the driver before the operator when the new line
     drops the running branch, the NVIDIADriver management switch alone, the
-    canary pool first, then pool waves, then fleet waves. Each step says what
+    canary pool first, then pool waves, then fleet waves; of the plans as
+    short, the one that drains the fewest GPU nodes. Each step says what
     it edits, what restarts on which nodes, and what must hold before it
     starts. --apply N writes step N into the working tree in place (comments
     and formatting kept); the working tree must be at the state before step N

@@ -29,6 +29,7 @@ from gpuspec.rules.registry import RULES, all_rules
 from gpuspec.rules.secrets import mark_sensitive
 
 if TYPE_CHECKING:  # the change-set machinery is imported only for lint --base
+    from gpuspec.rollout.records import Change
     from gpuspec.rules.changeset import ChangeSetContext
 
 
@@ -45,6 +46,8 @@ class LintResult:
     suppressed: list[Suppressed] = field(default_factory=list)
     #: With change-set rules: the base and head fleets they judged (the caller may name the way out of collisions).
     compared: tuple[Fleet, Fleet] | None = None
+    #: With change-set rules: the rollout model's records of the change they judged (what happens on which nodes).
+    changes: tuple[Change, ...] = ()
 
 
 def default_as_of() -> date:
@@ -192,4 +195,4 @@ def lint_load(
     docs = _docs([*result, *(s.finding for s in suppressed)], policy)
     compared = (changeset.base, fleet) if base_rev is not None and changeset and changeset.base is not None else None
     return LintResult(result, usable=True, rule_docs=docs, packs=policy.packs, raw=load.raw, suppressed=suppressed,
-                      compared=compared)
+                      compared=compared, changes=changeset.changes if changeset is not None else ())

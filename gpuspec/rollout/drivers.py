@@ -222,12 +222,16 @@ def _reason(was: DriverOwner, now: DriverOwner | None, after: DriverOwnership, p
     if was.kind != NVIDIA_DRIVER:
         return None
     if not after.exists(was):
-        deleted = ("the chart no longer deploys it: Helm deletes it" if was.source == "chart" else
-                   "it is no longer rendered: GitOps prunes it")
-        return (f"{was.describe()} goes ({deleted} and garbage collection deletes its DaemonSet; {now.describe()} "
-                "is to serve the pool)",
-                drain + "; to avoid the drain, keep this pool's driver apart from the others until every pool has "
-                "its own NVIDIADriver (operator.defaultNVIDIADriver: false, in a change of its own)")
+        if was.source == "chart":
+            return (f"{was.describe()} goes (the chart no longer deploys it: Helm deletes it and garbage collection "
+                    f"deletes its DaemonSet; {now.describe()} is to serve the pool)",
+                    drain + "; or keep the chart's default NVIDIADriver (operator.defaultNVIDIADriver) while a pool "
+                    "runs on it")
+        return (f"{was.describe()} goes (it is no longer rendered: GitOps prunes it and garbage collection deletes "
+                f"its DaemonSet; {now.describe()} is to serve the pool)",
+                drain + "; or set operator.defaultNVIDIADriver: false in this change, so that the pool keeps its "
+                "own NVIDIADriver (the pools the chart's default NVIDIADriver serves then lose theirs: GS814 names "
+                "them)")
     if was.source == "chart":
         return None  # a pool moves off the chart's default NVIDIADriver onto its own: the operator hands it over
     if successor.name != pool.name or dict(successor.node_selector) != dict(pool.node_selector):

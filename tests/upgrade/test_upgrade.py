@@ -120,16 +120,51 @@ def walk(repo: Repo, *args: str) -> list[dict[str, object]]:
     return steps
 
 
-def test_the_default_nvidiadriver_leaves_no_harmless_path_and_the_blocker_names_the_way_out(
+def _drains(steps: list[dict[str, object]]) -> dict[tuple[str, str], list[int]]:
+    """(cluster, pool) -> the steps that drain its nodes (a driver reload, a MIG repartition, a driver lost)."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for step in steps:
+        for change in step["changes"]:  # type: ignore[attr-defined]
+            if change["disruption"] in ("driver-reload", "mig-repartition", "driver-lost") and change["pool"]:
+                key = (change["cluster"], change["pool"])
+                if int(step["step"]) not in out.setdefault(key, []):  # type: ignore[call-overload]
+                    out[key].append(int(step["step"]))  # type: ignore[call-overload]
+    return out
+
+
+def test_the_default_nvidiadriver_path_drains_each_pool_once_and_acknowledges_the_loss(
     make_repo: Callable[..., Repo],
 ) -> None:
-    """The example fleet as it is: the chart's default NVIDIADriver serves the L40S pools; once the canary runs 595
-    on its own NVIDIADriver, moving l40s to 595 too would prune the canary's NVIDIADriver (GS814)."""
+    """The example fleet as it is: the chart's default NVIDIADriver serves the L40S pools and t4-batch needs its own
+    (driverOverrides), so every path to 595 takes a pool's driver pods away at once somewhere (GS814).  The planner
+    takes the way out the rule names (drain the pool first, acknowledged in the spec) and, of the plans as short,
+    the one that drains the fewest nodes at once and then the fewest in all: each pool once (the first plan found
+    drained l40s-canary three times and l40s twice)."""
     repo = make_repo(own=False)
-    result = repo.run("upgrade", "--wave", "1", "--operator", "v26.7.0", "--driver-branch", "595")
-    assert result.code == 1, result.out
-    assert "no path" in result.out and "GS814" in result.out
-    assert "cordon and drain the pool's 1 node(s)" in result.out
+    steps = walk(repo, "--cluster", "infer-north", "--driver-branch", "595")
+    assert len(steps) == 3
+    drains = _drains(steps)
+    assert drains == {("infer-north", "l40s-canary"): [1], ("infer-north", "l40s"): [2],
+                      ("infer-north", "t4-batch"): [3]}, drains
+    second = steps[1]
+    assert any("cordon and drain the 12 node(s) of pool l40s in infer-north" in b
+               for b in second["before"])  # type: ignore[attr-defined]
+    assert "driver-lost" not in {c["disruption"] for c in second["changes"]}  # type: ignore[attr-defined]
+    text = repo.cluster("infer-north").read_text()
+    assert text.count("# gpuspec: ignore GS814 -- the pool's nodes are cordoned and drained") == 1
+
+
+def test_the_gs814_way_out_does_not_send_a_pool_from_one_loss_into_another(make_repo: Callable[..., Repo]) -> None:
+    """Turning the chart's default NVIDIADriver off while pools run on it takes their driver pods too: the finding
+    says so instead of recommending it."""
+    repo = make_repo(own=False)
+    repo.sub("infer-north", ("  version: v26.7.0\n", "  version: v26.7.0\n  driverManagement: nvidiadriver\n"
+                                                      "  defaultNVIDIADriver: false\n"))
+    lint = repo.run("lint", "--base", "HEAD")
+    assert lint.code == 1
+    assert "GS814" in lint.out and "keep the chart's default NVIDIADriver (operator.defaultNVIDIADriver) while a " \
+        "pool runs on it" in lint.out
+    assert "in a change of its own" not in lint.out
 
 
 def test_example_fleet_wave_1_to_595(make_repo: Callable[..., Repo]) -> None:
@@ -236,6 +271,26 @@ def test_in_place_edits() -> None:
     adopted = "operator:\n  version: v24.9.2  # from the cluster: helm release gpu-operator\n  namespace: x\n"
     moved = apply_edit(adopted, KeyEdit("c.yaml", ("operator", "version"), "v25.3.4", "v24.9.2", "o"))
     assert moved == "operator:\n  version: v25.3.4\n  namespace: x\n"  # import's provenance is no longer true
+
+
+def test_a_comment_edit_goes_above_the_line_the_finding_is_located_on() -> None:
+    """An acknowledgement is an inline suppression on a line of its own above where the finding is located: the
+    first key of a block mapping, the line of a flow mapping or of a pool without the key, and only once."""
+    from gpuspec.policy.suppress import parse_suppressions
+
+    text = "pools:\n  - name: a\n    driver:\n      branch: '580'\n  - name: b\n    driver: {branch: '580'}\n" \
+        "  - name: c\n    nodes: 1\n"
+    comment = "gpuspec: ignore GS814 -- drained"
+    block = apply_edit(text, KeyEdit("c.yaml", ("pools", 0, "driver"), None, None, "d", comment=comment))
+    assert "    driver:\n      # gpuspec: ignore GS814 -- drained\n      branch: '580'\n" in block
+    flow = apply_edit(text, KeyEdit("c.yaml", ("pools", 1, "driver"), None, None, "d", comment=comment))
+    assert "    # gpuspec: ignore GS814 -- drained\n    driver: {branch: '580'}\n" in flow
+    missing = apply_edit(text, KeyEdit("c.yaml", ("pools", 2, "driver"), None, None, "d", comment=comment))
+    assert "  # gpuspec: ignore GS814 -- drained\n  - name: c\n" in missing
+    again = apply_edit(block, KeyEdit("c.yaml", ("pools", 0, "driver"), None, None, "d", comment=comment))
+    assert again == block
+    (directive,) = parse_suppressions("c.yaml", block)
+    assert directive.target == 5 and directive.rules == ("GS814",) and directive.reason == "drained"
 
 
 def test_edits_and_lookups_of_one_text_share_its_parse_without_changing_it() -> None:

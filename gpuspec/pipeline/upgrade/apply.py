@@ -68,6 +68,9 @@ def apply_step(fleet_dir: Path, step: Step, *, force: bool = False) -> list[Path
     for edit in step.edits:
         if edit.file not in new:
             raise GpuspecError(f"{display_path(fleet_dir / edit.file)} does not exist")
+        if edit.comment is not None:  # a comment changes no value: it goes above the value the step edits
+            new[edit.file] = apply_edit(new[edit.file], edit)
+            continue
         held = lookup(new[edit.file], edit.file, edit.path)
         held_scalar = held if isinstance(held, (str, int, bool)) else None
         if (held_scalar == edit.value and held is not None) or (held is None and edit.value is None):

@@ -21,6 +21,8 @@ from gpuspec.pipeline.upgrade.edits import write_atomic
 from gpuspec.pipeline.upgrade.moves import State
 from gpuspec.redaction import redact_text
 from gpuspec.render.compile import compile_cluster
+from gpuspec.rollout.node_cost import drain_cost
+from gpuspec.rollout.records import Change, Disruption
 
 
 def digest(texts: Mapping[str, str]) -> str:
@@ -40,11 +42,21 @@ class Verdict:
     warnings: tuple[str, ...]
     #: The warnings of preferences that yield to an NVIDIA constraint in this step (a strict search refuses them).
     yielded: tuple[str, ...] = ()
+    #: GPU nodes the step drains: (whose driver goes at once, all): what the search minimises among equally short
+    #: plans (:func:`gpuspec.rollout.node_cost.drain_cost`).
+    drained: tuple[int, int] = (0, 0)
+    #: When the step's only errors are pools losing their driver at once (GS814): those (cluster, pool, nodes),
+    #: which a step that drains them first and acknowledges the finding may take.
+    losses: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def ok(self) -> bool:
         """True when lint finds no error and the touched clusters render."""
         return self.state is not None and not self.errors
+
+
+#: The change-set rule of driver pods taken away at once, which a step may acknowledge by draining the nodes first.
+LOSS_RULE = "GS814"
 
 
 def read_texts(fleet_dir: Path) -> dict[str, str]:
@@ -104,7 +116,9 @@ class Checker:
             text += f"; way out: {self._shown(finding.hint)}"
         return redact_text(text)
 
-    def _lint(self, texts: Mapping[str, str], base: State | None) -> tuple[State | None, list[Finding]]:
+    def _lint(
+        self, texts: Mapping[str, str], base: State | None
+    ) -> tuple[State | None, list[Finding], tuple[Change, ...]]:
         self._write(texts)
         names = [n.split("/", 1)[1] for n in texts if n.startswith("clusters/")]
         load = load_fleet(self.fleet_dir, only=names)  # a partial load skips the per-user parse cache
@@ -118,11 +132,11 @@ class Checker:
         )
         state = (State(dict(texts), load.fleet, self.fleet_dir, self.context)
                  if load.fleet is not None and result.usable else None)
-        return state, result.findings
+        return state, result.findings, result.changes
 
     def start(self, texts: Mapping[str, str]) -> Verdict:
         """Lint the starting state on its own (no change-set rules): the plan starts only from a clean spec."""
-        state, findings = self._lint(texts, None)
+        state, findings, _ = self._lint(texts, None)
         errors = tuple(self._describe(f) for f in findings if f.severity is Severity.ERROR)
         if state is not None:
             self._states[digest(texts)] = state
@@ -147,8 +161,16 @@ class Checker:
         if key in self._verdicts:
             return self._verdicts[key]
         self.checked += 1
-        state, findings = self._lint(texts, base)
+        state, findings, changes = self._lint(texts, base)
         errors = [self._describe(f) for f in findings if f.severity is Severity.ERROR]
+        losses: tuple[tuple[str, str, int], ...] = ()
+        if errors and all(f.rule_id == LOSS_RULE for f in findings if f.severity is Severity.ERROR):
+            losses = tuple(
+                (c.cluster, c.pool, n)
+                for c in changes
+                if c.disruption is Disruption.DRIVER_LOST and c.cluster is not None and c.pool is not None
+                for n in [self._nodes(base, state, c.cluster, c.pool)]
+            )
         warnings = tuple(
             self._describe(f) for f in findings if f.severity is Severity.WARNING and f.rule_id.startswith("GS8")
         )
@@ -161,6 +183,16 @@ class Checker:
                 except GpuspecError as exc:
                     errors.append(redact_text(f"render {name}: {self._shown(str(exc))}"))
         yielded = tuple(self._describe(f) for f in findings if YIELDS in f.tags)
-        verdict = Verdict(state, tuple(errors), warnings, yielded)
+        drained = drain_cost(state.fleet, base.fleet, changes) if state is not None else (0, 0)
+        verdict = Verdict(state, tuple(errors), warnings, yielded, drained, losses)
         self._verdicts[key] = verdict
         return verdict
+
+    @staticmethod
+    def _nodes(base: State, head: State | None, cluster: str, pool: str) -> int:
+        """The nodes of ``pool`` of ``cluster`` (read in the head, else the base)."""
+        for fleet in ([head.fleet] if head is not None else []) + [base.fleet]:
+            found = fleet.cluster(cluster)
+            if found is not None and (p := found.pool(pool)) is not None:
+                return p.nodes
+        return 0

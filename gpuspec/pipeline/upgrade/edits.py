@@ -34,7 +34,9 @@ class KeyEdit:
     """One key of one spec file: ``value`` None deletes it; ``before`` is what the key held (None: absent).
 
     ``file`` is relative to the fleet folder (``clusters/train-east.yaml``); ``shown`` is the key path as
-    people read it (``pools[h100-canary].driver.branch``).
+    people read it (``pools[h100-canary].driver.branch``).  With ``comment``, the edit changes no value: it writes
+    that comment on a line of its own just above the value at ``path`` (an inline suppression covers the next
+    line that is not a comment), once.
     """
 
     file: str
@@ -42,24 +44,30 @@ class KeyEdit:
     value: Scalar | None
     before: Scalar | None
     shown: str
+    comment: str | None = None
 
     def text(self) -> str:
-        """``file: key before -> after`` for reports."""
+        """``file: key before -> after`` for reports (``file: key: comment "..." above it`` for a comment)."""
 
         def word(value: Scalar | None) -> str:
             return "(absent)" if value is None else scalar_text(value)
 
+        if self.comment is not None:
+            return f"{self.file}: {self.shown}: comment `{self.comment}` above it"
         return f"{self.file}: {self.shown} {word(self.before)} -> {word(self.value)}"
 
     def to_json(self) -> dict[str, Any]:
         """The edit as JSON-ready data."""
-        return {
+        out: dict[str, Any] = {
             "file": self.file,
             "path": list(self.path),
             "key": self.shown,
             "before": self.before,
             "after": self.value,
         }
+        if self.comment is not None:
+            out["comment"] = self.comment
+        return out
 
 
 def scalar_text(value: Scalar) -> str:
@@ -170,12 +178,41 @@ def apply_edit(text: str, edit: KeyEdit) -> str:
 
     A node on the way that YAML shares (an anchor and its aliases) is written out at every use first, so the edit
     changes this use only: one ``driver:`` block anchored for two pools stays what it was for the other pool."""
+    if edit.comment is not None:
+        return _add_comment(text, edit)
     for _ in range(32):  # each round writes out one shared node
         expanded = _unshare(text, edit)
         if expanded is None:
             return _apply_edit(text, edit)
         text = expanded
     raise GpuspecError(f"{edit.file}: cannot edit {edit.shown}: too many YAML anchors on the way")
+
+
+def _add_comment(text: str, edit: KeyEdit) -> str:
+    """``text`` with ``edit.comment`` on a line of its own above the value at ``edit.path`` (followed as far as the
+    document allows, as findings are located), indented as that line is; unchanged when the line above already
+    says it."""
+    node: Any = lookup(text, edit.file, ())
+    container: Any = None
+    key: str | int | None = None
+    for part in edit.path:
+        if (isinstance(node, CommentedMap) and isinstance(part, str) and part in node) or (
+            isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node)
+        ):
+            container, key, node = node, part, node[part]
+        else:
+            break
+    if container is None:
+        raise GpuspecError(f"{edit.file}: cannot comment {edit.shown}: the spec has no such place")
+    line_no = container.lc.value(key)[0] if isinstance(container, CommentedMap) else container.lc.item(key)[0]
+    lines = text.splitlines(keepends=True)
+    line = lines[line_no]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    comment = f"{indent}# {edit.comment}\n"
+    if line_no > 0 and lines[line_no - 1] == comment:
+        return text
+    lines.insert(line_no, comment)
+    return "".join(lines)
 
 
 def _unshare(text: str, edit: KeyEdit) -> str | None:

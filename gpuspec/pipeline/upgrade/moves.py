@@ -527,6 +527,34 @@ def _detach(state: State, cluster: Cluster, file: str) -> Move:
     )
 
 
+#: The reason written into an acknowledged GS814 finding (the step's "before" says to drain the pool first).
+DRAINED_REASON = "the pool's nodes are cordoned and drained before this change syncs (gpuspec upgrade)"
+
+
+def acknowledged(state: State, move: Move, losses: tuple[tuple[str, str, int], ...]) -> Move | None:
+    """``move`` with every driver loss it causes acknowledged as GS814 asks (an inline suppression above the pool's
+    driver, the step then drains the pool's nodes before it syncs); None when a lost pool is not in the state."""
+    comments: list[KeyEdit] = []
+    pools: list[str] = []
+    for cluster_name, pool_name, nodes in losses:
+        cluster = state.fleet.cluster(cluster_name)
+        pool = cluster.pool(pool_name) if cluster is not None else None
+        if cluster is None or pool is None:
+            return None
+        comments.append(KeyEdit(
+            state.file_of(cluster), ("pools", cluster.pool_position(pool), "driver"), None, None,
+            f"pools[{pool_name}].driver", comment=f"gpuspec: ignore GS814 -- {DRAINED_REASON}",
+        ))
+        pools.append(f"{pool_name} ({nodes} node(s))")
+    return Move(
+        move.kind,
+        f"{move.title}; drain first: {', '.join(pools)} (their driver pods go at once, GS814 acknowledged)",
+        move.clusters,
+        (*move.edits, *comments),
+        move.productive,
+    )
+
+
 def channel_moves(state: State, selection: Selection, target: Target) -> Iterator[Move]:
     """For a channel's upgrade: write the target into the channel once no cluster follows it on the way."""
     if selection.channel is None or channel_done(state, selection, target):

@@ -14,7 +14,7 @@ from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix import query
 from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import operator_version
-from gpuspec.pipeline.upgrade.check import Checker, digest, read_texts
+from gpuspec.pipeline.upgrade.check import LOSS_RULE, Checker, digest, read_texts
 from gpuspec.pipeline.upgrade.model import Blocker, Selection, Step, StepChange, Target, UpgradePlan
 from gpuspec.pipeline.upgrade.moves import Move, State, movable_pools, norm_operator
 from gpuspec.pipeline.upgrade.search import Found, search
@@ -228,6 +228,27 @@ def opening_options(blocker: Blocker, target: Target) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _acknowledged_pools(move: Move, state: State) -> set[tuple[str, str]]:
+    """(cluster, pool) of each pool whose driver loss the step from ``state`` acknowledges (drained before it
+    syncs)."""
+    names = {state.file_of(c): c.name for c in state.fleet.clusters}
+    out: set[tuple[str, str]] = set()
+    for edit in move.edits:
+        if edit.comment is not None and edit.comment.startswith(f"gpuspec: ignore {LOSS_RULE} ") and edit.path:
+            cluster = state.fleet.cluster(names.get(edit.file, ""))
+            index = edit.path[1] if len(edit.path) > 1 else None
+            if cluster is not None and isinstance(index, int) and 0 <= index < len(cluster.pools):
+                out.add((cluster.name, cluster.pools[index].name))
+    return out
+
+
+def _pool_nodes(state: State, cluster: str, pool: str) -> int:
+    """The nodes of ``pool`` of ``cluster`` in ``state`` (0 when absent)."""
+    found = state.fleet.cluster(cluster)
+    p = found.pool(pool) if found is not None else None
+    return p.nodes if p is not None else 0
+
+
 def build_steps(start: State, found: Found, fleet_texts: Mapping[str, str] | None = None) -> tuple[Step, ...]:
     """The numbered steps of a path, with what each changes, disrupts, and needs first; ``fleet_texts``: the spec
     texts of the whole fleet at the start, when the search held the selected clusters only (each step's starting
@@ -248,6 +269,18 @@ def build_steps(start: State, found: Found, fleet_texts: Mapping[str, str] | Non
                 )
                 for c in changes
             ]
+        drained_first = _acknowledged_pools(move, before_state)
+        changes = [
+            replace(
+                c,
+                disruption=Disruption.DRIVER_RELOAD,
+                impact="the pool's nodes are cordoned and drained before this step syncs (see before), so no GPU "
+                "pod runs when their driver pods go; the new owner then starts new driver pods",
+            )
+            if c.disruption is Disruption.DRIVER_LOST and (c.cluster, c.pool) in drained_first
+            else c
+            for c in changes
+        ]
         records = tuple(StepChange(c.cluster, c.pool, c.summary, c.disruption.value, c.impact) for c in changes)
         worst = max((c.disruption for c in changes), key=lambda d: d.rank, default=Disruption.NONE)
         kinds = {(c.cluster, c.pool): c.disruption.value for c in changes}
@@ -273,6 +306,12 @@ def build_steps(start: State, found: Found, fleet_texts: Mapping[str, str] | Non
                 for e in previous.edits
                 if "node-image" in previous.kind.split("+") and e.shown.endswith(".driver.branch")
             ]
+        needs += [
+            f"cordon and drain the {_pool_nodes(before_state, cluster, pool)} node(s) of pool {pool} in {cluster} "
+            "(their driver pods go at once when this step syncs: GS814, acknowledged in the spec); uncordon them "
+            "once their new driver pods are ready"
+            for cluster, pool in sorted(drained_first)
+        ]
         after: list[str] = []
         if "kubernetes" in move.kind.split("+"):
             version = next((str(e.value) for e in move.edits if e.shown == "kubernetes.version"), "")

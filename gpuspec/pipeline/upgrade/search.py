@@ -2,7 +2,9 @@
 step checked by the lint engine against the step before, so no printed step is one lint would reject.
 
 The lower bound is :func:`gpuspec.pipeline.upgrade.moves.remaining` (hops still to go per fleet wave); enabling
-moves cost a step and move no bound, so they appear only where no productive move passes.
+moves cost a step and move no bound, so they appear only where no productive move passes.  Among the plans of the
+shortest length the search takes the one that drains the fewest GPU nodes (the rollout model counts them:
+:mod:`gpuspec.rollout.node_cost`), the candidates' own order breaking ties.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from gpuspec.pipeline.upgrade.model import Blocker, Selection, Target
 from gpuspec.pipeline.upgrade.moves import (
     Move,
     State,
+    acknowledged,
     channel_done,
     channel_moves,
     cluster_moves,
@@ -30,6 +33,8 @@ MAX_DETOURS = 6
 MAX_COMBINATIONS = 16
 #: Candidate steps the search lints at most.
 MAX_CHECKS = 800
+#: Candidate steps the search lints after it found a shortest plan, looking for one as short that drains fewer nodes.
+TIE_BREAK_CHECKS = 120
 
 
 @dataclass
@@ -60,6 +65,9 @@ def _together(variants: list[list[Move]]) -> Iterator[Move]:
         )
 
 
+_Path = list[tuple[Move, State, Verdict]]
+
+
 @dataclass
 class _Search:
     checker: Checker
@@ -70,11 +78,21 @@ class _Search:
     best_titles: list[str] = field(default_factory=list)
     exceeded: int | None = None
     dead: dict[str, int] = field(default_factory=dict)
+    #: (state, steps left) -> the cheapest way from there to the target within them (None: none), once complete.
+    memo: dict[tuple[str, int], tuple[tuple[int, int], _Path] | None] = field(default_factory=dict)
+    #: Candidate steps checked when the first plan of the shortest length was found.
+    found_at: int | None = None
     #: gpuspec's preferences may yield where NVIDIA's constraints leave no other way (the second search).
     relax: bool = False
 
     def goal(self, state: State) -> bool:
         return not front(state, self.selection, self.target) and channel_done(state, self.selection, self.target)
+
+    def budget_left(self) -> bool:
+        """True while the search may check another candidate step."""
+        if self.checker.checked >= MAX_CHECKS:
+            return False
+        return self.found_at is None or self.checker.checked < self.found_at + TIE_BREAK_CHECKS
 
     def moves(self, state: State) -> Iterator[Move]:
         clusters = front(state, self.selection, self.target)
@@ -88,51 +106,83 @@ class _Search:
         if not clusters:
             yield from channel_moves(state, self.selection, self.target)
 
+    def step(self, state: State, move: Move) -> tuple[Move, Verdict, str] | tuple[str, tuple[str, ...]]:
+        """Check ``move`` from ``state``: (move, verdict, key of the state after it) when it passes, (title,
+        errors) when lint refuses it.  A move refused only because pools lose their
+        driver at once (GS814) is tried again as the rule's way out: drain them first and acknowledge it."""
+        try:
+            texts = apply_edits(state.texts, move.edits)
+        except Exception as exc:  # an edit the text cannot take is a candidate that fails
+            return move.title, (str(exc),)
+        verdict = self.checker.step(state, texts, move.clusters)
+        if verdict.losses and not any(e.comment for e in move.edits) and self.budget_left():
+            drained = acknowledged(state, move, verdict.losses)
+            if drained is not None:
+                try:
+                    drained_texts = apply_edits(state.texts, drained.edits)
+                except Exception:  # the plain move's refusal stands
+                    drained_texts = None
+                if drained_texts is not None:
+                    second = self.checker.step(state, drained_texts, drained.clusters)
+                    if second.ok:
+                        move, texts, verdict = drained, drained_texts, second
+        if not verdict.ok or verdict.state is None or (verdict.yielded and not self.relax):
+            return move.title, verdict.errors or verdict.yielded
+        return move, verdict, digest(texts)
+
     def dfs(
-        self, state: State, path: list[tuple[Move, State, Verdict]], bound: int, seen: set[str]
-    ) -> list[tuple[Move, State, Verdict]] | None:
+        self, state: State, titles: list[str], bound: int, seen: set[str]
+    ) -> tuple[tuple[int, int], _Path] | None:
+        """The cheapest way (nodes drained at once, then nodes drained, then the order the moves come in) from
+        ``state`` to the target within
+        ``bound`` steps of the start, ``titles`` being the steps taken so far; None when there is none."""
         if self.goal(state):
-            return path
-        g = len(path)
+            if self.found_at is None:
+                self.found_at = self.checker.checked
+            return (0, 0), []
+        g = len(titles)
         f = g + remaining(state, self.selection, self.target, self.relax)
         if f > bound:
             self.exceeded = f if self.exceeded is None else min(self.exceeded, f)
             return None
         key = digest(state.texts)
+        if (key, bound - g) in self.memo:
+            return self.memo[(key, bound - g)]
         if self.dead.get(key, -1) >= bound - g:
             return None
         rejects: list[tuple[str, tuple[str, ...]]] = []
         tried = False
+        best: tuple[tuple[int, int], _Path] | None = None
         for move in self.moves(state):
             tried = True
-            if self.checker.checked >= MAX_CHECKS:
+            if not self.budget_left():
                 break
-            try:
-                texts = apply_edits(state.texts, move.edits)
-            except Exception as exc:  # an edit the text cannot take is a candidate that fails
-                rejects.append((move.title, (str(exc),)))
+            checked = self.step(state, move)
+            if len(checked) == 2:
+                rejects.append(checked)
                 continue
-            child_key = digest(texts)
-            if child_key == key or child_key in seen:
-                continue
-            verdict = self.checker.step(state, texts, move.clusters)
-            if not verdict.ok or verdict.state is None or (verdict.yielded and not self.relax):
-                rejects.append((move.title, verdict.errors or verdict.yielded))
+            taken, verdict, child_key = checked
+            if child_key == key or child_key in seen or verdict.state is None:
                 continue
             seen.add(child_key)
-            found = self.dfs(verdict.state, [*path, (move, verdict.state, verdict)], bound, seen)
+            rest = self.dfs(verdict.state, [*titles, taken.title], bound, seen)
             seen.discard(child_key)
-            if found is not None:
-                return found
-        if not rejects and not tried:
-            rejects = [
-                ("(no candidate step)", ("no edit of the spec moves a selected cluster toward the target from here",))
-            ]
-        if rejects and g >= self.best_depth:
-            self.best_depth, self.best_rejects = g, rejects
-            self.best_titles = [m.title for m, _, _ in path]
-        self.dead[key] = max(self.dead.get(key, -1), bound - g)
-        return None
+            if rest is not None:
+                cost = (verdict.drained[0] + rest[0][0], verdict.drained[1] + rest[0][1])
+                if best is None or cost < best[0]:
+                    best = (cost, [(taken, verdict.state, verdict), *rest[1]])
+        if best is None:
+            if not rejects and not tried:
+                rejects = [
+                    ("(no candidate step)",
+                     ("no edit of the spec moves a selected cluster toward the target from here",))
+                ]
+            if rejects and g >= self.best_depth:
+                self.best_depth, self.best_rejects, self.best_titles = g, rejects, list(titles)
+            self.dead[key] = max(self.dead.get(key, -1), bound - g)
+        if self.budget_left():  # a search cut short by its budget may have missed a cheaper way: not remembered
+            self.memo[(key, bound - g)] = best
+        return best
 
 
 def search(checker: Checker, start: State, selection: Selection, target: Target) -> Found | Blocker:
@@ -154,8 +204,9 @@ def _search(checker: Checker, start: State, selection: Selection, target: Target
     bound = lower
     while bound <= lower + MAX_DETOURS and checker.checked < MAX_CHECKS:
         run.exceeded = None
-        found = run.dfs(start, [], bound, {digest(start.texts)})
-        if found is not None:
+        best = run.dfs(start, [], bound, {digest(start.texts)})
+        if best is not None:
+            found = best[1]
             return Found([m for m, _, _ in found], [s for _, s, _ in found], [v for _, _, v in found])
         if run.exceeded is None:
             break  # every path dead-ends before the bound: a longer bound finds nothing more
