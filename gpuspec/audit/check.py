@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gpuspec.audit.expect import ResourceExpectation, expected_mig_config, expected_resources
+from gpuspec.audit.expect import ResourceExpectation, expected_mig_config, expected_operands, expected_resources
 from gpuspec.audit.facts import (
     MIG_DISABLED,
     MIG_RESOURCE_PREFIX,
@@ -240,24 +240,9 @@ def _check_driver(c: _Collector, fleet: Fleet, cluster: Cluster, pool: Pool, nod
               pool_path(cluster, pool, "driver", "source"))
 
 
-def _expected_operands(cluster: Cluster, pool: Pool) -> list[str]:
-    if not pool.managed:
-        return []  # hybrid mode: nvidia.com/gpu.deploy.operands=false is the spec
-    operands = ["device-plugin", "gpu-feature-discovery", "operator-validator"]
-    if not pool.toolkit.from_node_image:  # else the node image brings it: the operator's stays off
-        operands.insert(0, "container-toolkit")
-    if pool.driver.source is not DriverSource.HOST:
-        operands.append("driver")
-    if cluster.operator.operands.dcgm_exporter.enabled:
-        operands.append("dcgm-exporter")
-    if pool.mig.strategy is not MigStrategy.NONE:
-        operands.append("mig-manager")
-    return operands
-
-
 def _check_operands(c: _Collector, cluster: Cluster, pool: Pool, nodes: Sequence[NodeFacts]) -> None:
     label = _pool_label(pool)
-    for operand in _expected_operands(cluster, pool):
+    for operand in expected_operands(cluster, pool):
         off = [n for n in nodes if n.deploy.get(operand) == "false"]
         if off:
             c.add(R.OPERAND_DISABLED,

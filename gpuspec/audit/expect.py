@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from gpuspec.audit.facts import GPU_RESOURCE, MIG_DISABLED, MIG_RESOURCE_PREFIX, SHARED_SUFFIX
 from gpuspec.matrix.mig_query import check_named_layout
-from gpuspec.model.cluster import Pool
-from gpuspec.model.pool_specs import MigStrategy, SharingMode
+from gpuspec.model.cluster import Cluster, Pool
+from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode
 from gpuspec.model.resolve import mig_config_value
 
 
@@ -97,3 +97,19 @@ def expected_mig_config(pool: Pool) -> str | None:
     (`custom-<pool>`).  Pools without MIG expect all-disabled (or no label at all).
     """
     return mig_config_value(pool)
+
+
+def expected_operands(cluster: Cluster, pool: Pool) -> list[str]:
+    """The operands (``nvidia.com/gpu.deploy.<operand>`` names) the operator runs on the pool's nodes."""
+    if not pool.managed:
+        return []  # hybrid mode: nvidia.com/gpu.deploy.operands=false is the spec
+    operands = ["device-plugin", "gpu-feature-discovery", "operator-validator"]
+    if not pool.toolkit.from_node_image:  # else the node image brings it: the operator's stays off
+        operands.insert(0, "container-toolkit")
+    if pool.driver.source is not DriverSource.HOST:
+        operands.append("driver")
+    if cluster.operator.operands.dcgm_exporter.enabled:
+        operands.append("dcgm-exporter")
+    if pool.mig.strategy is not MigStrategy.NONE:
+        operands.append("mig-manager")
+    return operands

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuspec.audit.check import PREINSTALLED, advertised_problem
-from gpuspec.audit.expect import expected_mig_config, expected_resources
+from gpuspec.audit.expect import expected_mig_config, expected_operands, expected_resources
 from gpuspec.audit.facts import (
     DEPLOY_PREFIX,
     MIG_DISABLED,
@@ -50,22 +50,6 @@ class Flag:
 
     def __str__(self) -> str:
         return f"{self.text} ({self.entry.id})"
-
-
-def expected_operands(cluster: Cluster, pool: Pool) -> list[str]:
-    """The operands (``nvidia.com/gpu.deploy.<operand>`` names) the operator runs on the pool's nodes."""
-    if not pool.managed:
-        return []
-    operands = ["device-plugin", "gpu-feature-discovery", "operator-validator"]
-    if not pool.toolkit.from_node_image:
-        operands.insert(0, "container-toolkit")
-    if pool.driver.source is not DriverSource.HOST:
-        operands.append("driver")
-    if cluster.operator.operands.dcgm_exporter.enabled:
-        operands.append("dcgm-exporter")
-    if pool.mig.strategy is not MigStrategy.NONE:
-        operands.append("mig-manager")
-    return operands
 
 
 def operands_switched_off(node: NodeFacts, cluster: Cluster, pool: Pool) -> dict[str, str]:
