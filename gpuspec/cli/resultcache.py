@@ -67,16 +67,27 @@ def _file_digest(path: str) -> str:
         raise _Uncacheable(path) from None
 
 
+def _lstat(digest: Any, top: str) -> os.stat_result | None:
+    """``lstat`` of ``top``; None, with its absence added to ``digest``, when there is nothing there."""
+    try:
+        return os.lstat(top)
+    except FileNotFoundError:
+        digest.update(f"absent\0{top}\n".encode("utf-8", "surrogateescape"))
+        return None
+    except OSError:
+        raise _Uncacheable(top) from None
+
+
 def _hash_tree(digest: Any, folder: Path, budget: list[int]) -> None:
     """Add every entry below ``folder`` (name, kind, link target, content digest) to ``digest``."""
     top = os.fspath(folder)
-    try:
-        info = os.lstat(top)
-    except FileNotFoundError:
-        digest.update(f"absent\0{top}\n".encode("utf-8", "surrogateescape"))
-        return
-    except OSError:
-        raise _Uncacheable(top) from None
+    info = _lstat(digest, top)
+    if info is not None:
+        _hash_entries(digest, top, info, budget)
+
+
+def _hash_entries(digest: Any, top: str, info: os.stat_result, budget: list[int]) -> None:
+    """Add every entry below the folder ``top`` (whose ``lstat`` is ``info``) to ``digest``."""
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         raise _Uncacheable(top)  # a fleet or policy "folder" that is a link or a file: the loader explains
     stack = [(top, "")]
@@ -121,18 +132,14 @@ def _repository_root(folder: Path) -> str:
 def _hash_input(digest: Any, path: Path, budget: list[int]) -> None:
     """Add the folder or regular file ``path`` (a chart archive, a CRD file) to ``digest``, as :func:`_hash_tree`."""
     top = os.fspath(path)
-    try:
-        info = os.lstat(top)
-    except FileNotFoundError:
-        digest.update(f"absent\0{top}\n".encode("utf-8", "surrogateescape"))
+    info = _lstat(digest, top)
+    if info is None:
         return
-    except OSError:
-        raise _Uncacheable(top) from None
     if stat.S_ISREG(info.st_mode):
         digest.update(f"file\0{top}\0{_file_digest(top)}\n".encode("utf-8", "surrogateescape"))
         return
     digest.update(f"tree\0{top}\n".encode("utf-8", "surrogateescape"))
-    _hash_tree(digest, path, budget)
+    _hash_entries(digest, top, info, budget)
 
 
 #: Besides ``GPUSPEC_*``: the settings of the tools a command runs (helm, kubectl, kustomize, Go's runtime).
