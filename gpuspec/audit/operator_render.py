@@ -89,13 +89,7 @@ def from_templated(fleet: Fleet, cluster: Cluster, templated: Iterable[Mapping[s
     (``templated``: its documents for :func:`rendered_values`' values; ``label`` names the chart)."""
     values, drivers = rendered_values(fleet, cluster)
     out = OperatorObjects(values=values, source=f"chart {label}", release=operator_version(fleet, cluster) or "")
-    for doc in templated:
-        kind = doc.get("kind")
-        meta, spec = _part(doc, "metadata"), _part(doc, "spec")
-        if kind == "ClusterPolicy" and CLUSTER_POLICY not in out.specs:
-            out.specs[CLUSTER_POLICY] = spec
-        elif kind == "NVIDIADriver" and meta.get("name"):
-            out.specs[("NVIDIADriver", str(meta["name"]))] = spec
+    _add_specs(out, templated)
     for name, spec in drivers.items():
         out.specs[("NVIDIADriver", name)] = spec
     return out
@@ -104,6 +98,12 @@ def from_templated(fleet: Fleet, cluster: Cluster, templated: Iterable[Mapping[s
 def running_objects(objects: Iterable[Mapping[str, Any]], values: Mapping[str, Any] | None = None) -> OperatorObjects:
     """The specs of the exported ClusterPolicy (the first) and NVIDIADrivers, and the exported Helm values."""
     out = OperatorObjects(values=dict(values or {}), source="the cluster")
+    _add_specs(out, objects)
+    return out
+
+
+def _add_specs(out: OperatorObjects, objects: Iterable[Mapping[str, Any]]) -> None:
+    """Add the spec of the first ClusterPolicy and of every named NVIDIADriver among ``objects`` to ``out``."""
     for obj in objects:
         kind = obj.get("kind")
         meta, spec = _part(obj, "metadata"), _part(obj, "spec")
@@ -111,4 +111,3 @@ def running_objects(objects: Iterable[Mapping[str, Any]], values: Mapping[str, A
             out.specs[CLUSTER_POLICY] = spec
         elif kind == "NVIDIADriver" and meta.get("name"):
             out.specs[("NVIDIADriver", str(meta["name"]))] = spec
-    return out
