@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from gpuspec.catalogue.changeset import DRIVER_TAKEN_AWAY
 from gpuspec.errors import GpuspecError
 from gpuspec.findings import YIELDS, Finding, Severity
 from gpuspec.loader.files import cluster_files
@@ -56,7 +57,7 @@ class Verdict:
 
 
 #: The change-set rule of driver pods taken away at once, which a step may acknowledge by draining the nodes first.
-LOSS_RULE = "GS814"
+LOSS_RULE = DRIVER_TAKEN_AWAY.id
 
 
 def read_texts(fleet_dir: Path) -> dict[str, str]:

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuspec.catalogue.changeset import DRIVER_TAKEN_AWAY
 from gpuspec.matrix import component_query, query
 from gpuspec.model.cluster import Cluster, Pool
 from gpuspec.model.fleet import Fleet
@@ -36,6 +37,8 @@ class Move:
     clusters: tuple[str, ...]
     edits: tuple[KeyEdit, ...]
     productive: bool
+    #: (cluster, pool) of each pool the step drains before it syncs, its driver loss acknowledged (GS814).
+    drained_first: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -536,6 +539,7 @@ def acknowledged(state: State, move: Move, losses: tuple[tuple[str, str, int], .
     driver, the step then drains the pool's nodes before it syncs); None when a lost pool is not in the state."""
     comments: list[KeyEdit] = []
     pools: list[str] = []
+    drained: list[tuple[str, str]] = []
     for cluster_name, pool_name, nodes in losses:
         cluster = state.fleet.cluster(cluster_name)
         pool = cluster.pool(pool_name) if cluster is not None else None
@@ -543,15 +547,17 @@ def acknowledged(state: State, move: Move, losses: tuple[tuple[str, str, int], .
             return None
         comments.append(KeyEdit(
             state.file_of(cluster), ("pools", cluster.pool_position(pool), "driver"), None, None,
-            f"pools[{pool_name}].driver", comment=f"gpuspec: ignore GS814 -- {DRAINED_REASON}",
+            f"pools[{pool_name}].driver", comment=f"gpuspec: ignore {DRIVER_TAKEN_AWAY.id} -- {DRAINED_REASON}",
         ))
         pools.append(f"{pool_name} ({nodes} node(s))")
+        drained.append((cluster_name, pool_name))
     return Move(
         move.kind,
         f"{move.title}; drain first: {', '.join(pools)} (their driver pods go at once, GS814 acknowledged)",
         move.clusters,
         (*move.edits, *comments),
         move.productive,
+        (*move.drained_first, *drained),
     )
 
 

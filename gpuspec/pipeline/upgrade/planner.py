@@ -14,7 +14,7 @@ from gpuspec.loader.fleetload import display_path
 from gpuspec.matrix import query
 from gpuspec.model.fleet import Fleet
 from gpuspec.model.resolve import operator_version
-from gpuspec.pipeline.upgrade.check import LOSS_RULE, Checker, digest, read_texts
+from gpuspec.pipeline.upgrade.check import Checker, digest, read_texts
 from gpuspec.pipeline.upgrade.model import Blocker, Selection, Step, StepChange, Target, UpgradePlan
 from gpuspec.pipeline.upgrade.moves import Move, State, movable_pools, norm_operator
 from gpuspec.pipeline.upgrade.search import Found, search
@@ -228,20 +228,6 @@ def opening_options(blocker: Blocker, target: Target) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _acknowledged_pools(move: Move, state: State) -> set[tuple[str, str]]:
-    """(cluster, pool) of each pool whose driver loss the step from ``state`` acknowledges (drained before it
-    syncs)."""
-    names = {state.file_of(c): c.name for c in state.fleet.clusters}
-    out: set[tuple[str, str]] = set()
-    for edit in move.edits:
-        if edit.comment is not None and edit.comment.startswith(f"gpuspec: ignore {LOSS_RULE} ") and edit.path:
-            cluster = state.fleet.cluster(names.get(edit.file, ""))
-            index = edit.path[1] if len(edit.path) > 1 else None
-            if cluster is not None and isinstance(index, int) and 0 <= index < len(cluster.pools):
-                out.add((cluster.name, cluster.pools[index].name))
-    return out
-
-
 def _pool_nodes(state: State, cluster: str, pool: str) -> int:
     """The nodes of ``pool`` of ``cluster`` in ``state`` (0 when absent)."""
     found = state.fleet.cluster(cluster)
@@ -269,7 +255,7 @@ def build_steps(start: State, found: Found, fleet_texts: Mapping[str, str] | Non
                 )
                 for c in changes
             ]
-        drained_first = _acknowledged_pools(move, before_state)
+        drained_first = set(move.drained_first)
         changes = [
             replace(
                 c,

@@ -115,7 +115,7 @@ class _Search:
         except Exception as exc:  # an edit the text cannot take is a candidate that fails
             return move.title, (str(exc),)
         verdict = self.checker.step(state, texts, move.clusters)
-        if verdict.losses and not any(e.comment for e in move.edits) and self.budget_left():
+        if verdict.losses and not move.drained_first and self.budget_left():
             drained = acknowledged(state, move, verdict.losses)
             if drained is not None:
                 try:
