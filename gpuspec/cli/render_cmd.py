@@ -191,8 +191,8 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     other file must be byte for byte the base's: nothing the change commits
     is taken on trust.
     """
-    from gpuspec.policy.acceptance import utc_today
     from gpuspec.render.stamp import RenderStamp
+    from gpuspec.render.writer import output_lock
 
     if base is not None and not check:
         raise click.UsageError("--base needs --check (a render writes every cluster's output)")
@@ -200,31 +200,37 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
         from gpuspec.pipeline.render_base import base_commit
 
         base_commit(fleet_dir, base)  # a revision that names no commit is unusable input, whatever else holds
-    today = today or utc_today()
-    # The gate (--base) hashes every input: the digest memo serves local runs only.
-    stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir, today, remembered=base is None)
-    stamped = stamp.current() if stamp is not None else None
-    if stamped is not None and not check:
-        from gpuspec.render.writer import stale_temporaries
-
-        if stale_temporaries(out_dir):  # a killed run left a tree behind: write (and clean up) properly
-            stamped = None
-    if stamped is not None:
-        # Inputs, gpuspec and every output file are exactly as after this user's last successful run (the stamp
-        # is sealed in the user cache: nothing in the repository can forge it).
-        report_findings(stamped.findings, "render", located=True)
-        click.echo(_summary(out_dir, check, stamped.files, stamped.clusters))
-        raise SystemExit(exitcodes.OK)
-    if base is not None and not full:
-        _check_against_base(fleet_dir, policies_dir, out_dir, base, today)
-
-    from gpuspec.render.writer import output_lock
-
     with ExitStack() as stack:
         # Held from the stamp's look at the output to the write: no other render changes it meanwhile, so the
         # clusters the stamp proves current stay so.  (No folder to lock, or one we may not open: unlocked.)
         with suppress(OSError, GpuspecError):
             stack.enter_context(output_lock(out_dir))
+        # The output's state, on the second core while this process hashes and validates (not for the gate:
+        # it compares with the base, not with a stamp).
+        ahead = RenderStamp.scan_ahead(fleet_dir, policies_dir, out_dir) if base is None or full else None
+        if ahead is not None:
+            stack.callback(ahead.close)
+        from gpuspec.policy.acceptance import utc_today
+
+        today = today or utc_today()
+        # The gate (--base) hashes every input: the digest memo serves local runs only.
+        stamp = RenderStamp.open(fleet_dir, policies_dir, out_dir, today, remembered=base is None, ahead=ahead)
+        if stamp is not None:
+            stack.callback(stamp.release_scan)
+        stamped = stamp.current() if stamp is not None else None
+        if stamped is not None and not check:
+            from gpuspec.render.writer import stale_temporaries
+
+            if stale_temporaries(out_dir):  # a killed run left a tree behind: write (and clean up) properly
+                stamped = None
+        if stamped is not None:
+            # Inputs, gpuspec and every output file are exactly as after this user's last successful run (the
+            # stamp is sealed in the user cache: nothing in the repository can forge it).
+            report_findings(stamped.findings, "render", located=True)
+            click.echo(_summary(out_dir, check, stamped.files, stamped.clusters))
+            raise SystemExit(exitcodes.OK)
+        if base is not None and not full:
+            _check_against_base(fleet_dir, policies_dir, out_dir, base, today)
         _render_or_check(fleet_dir, policies_dir, out_dir, check, today, stamp)
 
 

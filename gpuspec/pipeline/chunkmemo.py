@@ -14,6 +14,11 @@ Only a usable chunk without errors is remembered, and only when its files are as
 them (:meth:`gpuspec.render.inputs.InputDigests.unchanged`): a file edited while the chunk was validated is not
 stored under the older bytes' digest.  There is one entry per chunk position of a fleet folder; a new key
 replaces the old entry.
+
+When a chunk's key changed because some of its cluster files did, the entry still stands for the clusters whose
+file did not (:meth:`ChunkMemo.unchanged_clusters`): every validate check looks at one cluster file at a time,
+given fleet.yaml and the policy packs (:mod:`gpuspec.pipeline.chunked`), so their findings are what validating
+them again would give, and a re-render validates only the changed files of the chunk.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from gpuspec.render.bootstrap import BootstrapEntry
 from gpuspec.render.inputs import InputDigests, cluster_input
 
 #: Bumped when what an entry holds changes.
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +66,16 @@ class ChunkCluster:
                 or not all(len(pair) == 2 for destination in destinations for pair in destination):
             raise ValueError("not a stored cluster")
         return cls(name, source_file, accepted, BootstrapEntry(tool, project, namespace, chart, destinations, flux))
+
+
+@dataclass(frozen=True, slots=True)
+class KnownCluster:
+    """One cluster of a remembered chunk whose file is as it was: what the render took from it and the findings
+    (and suppressed findings) on its file, in report form."""
+
+    cluster: ChunkCluster
+    findings: tuple[Finding, ...]
+    suppressed: tuple[Suppressed, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +132,28 @@ class ChunkMemo:
         files = frozenset(display_path(p) for p in chunk)
         return KnownChunk(ChunkReport(findings, suppressed, True, files), clusters)
 
+    def unchanged_clusters(self, index: int, chunk: Sequence[Path]) -> dict[str, KnownCluster]:
+        """The clusters of the remembered ``index``-th chunk whose file is in ``chunk`` with the bytes it had, by
+        file (as findings name it), when their validation may stand for ``chunk``'s: the entry was made with the
+        same shared inputs and every finding it holds is on a cluster file of it.  (A finding on fleet.yaml or a
+        policy pack cannot be told apart by the cluster that ran into it, so such an entry gives none.)"""
+        stored = usercache.load(self._slot(index))
+        if not isinstance(stored, dict) or stored.get("shared") != self._shared_key:
+            return {}
+        try:
+            files = {str(name): str(sha) for name, sha in stored["files"].items()}
+            findings = [Finding.from_data(f) for f in stored["findings"]]
+            suppressed = [Suppressed.from_data(s) for s in stored["suppressed"]]
+            clusters = [ChunkCluster.from_data(c) for c in stored["clusters"]]
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return {}
+        if any(f.file not in files for f in (*findings, *(s.finding for s in suppressed))):
+            return {}
+        now = {display_path(p): self._inputs.clusters.get(cluster_input(p)) for p in chunk}
+        return {c.source_file: KnownCluster(c, tuple(f for f in findings if f.file == c.source_file),
+                                            tuple(s for s in suppressed if s.finding.file == c.source_file))
+                for c in clusters if c.source_file in files and now.get(c.source_file) == files[c.source_file]}
+
     def put(self, index: int, chunk: Sequence[Path], report: ChunkReport, clusters: Sequence[ChunkCluster]) -> None:
         """Remember the validation of ``chunk`` (usable, without errors), unless its inputs changed since the run
         hashed them."""
@@ -126,6 +163,8 @@ class ChunkMemo:
             return
         usercache.store(self._slot(index), {
             "key": key,
+            "shared": self._shared_key,
+            "files": {display_path(p): self._inputs.clusters[cluster_input(p)] for p in chunk},
             "findings": [f.data() for f in report.findings],
             "suppressed": [s.data() for s in report.suppressed],
             "clusters": [c.data() for c in clusters],

@@ -9,13 +9,15 @@ rendered at the end from fleet.yaml and these parts.  Memory is bounded by the c
 
 A chunk whose validation :class:`gpuspec.pipeline.chunkmemo.ChunkMemo` remembers for the same inputs, and
 every cluster of which the render stamp proves current, is neither validated nor rendered: its findings and
-what the fleet-wide files take from its clusters come from the memo, so a re-render costs the changed chunks.
+what the fleet-wide files take from its clusters come from the memo.  In a chunk whose files changed, the
+clusters whose file did not (and whose output the stamp proves current) are taken from the memo alike, so a
+re-render validates and renders the changed cluster files.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +25,16 @@ from gpuspec.findings import Severity
 from gpuspec.handover.documents import HandoverSettings
 from gpuspec.loader.files import display_path
 from gpuspec.loader.fleetload import LoadResult
-from gpuspec.pipeline.chunked import MergedReport, Merger, Prepare, chunk_plan, chunk_report, validate_chunk
-from gpuspec.pipeline.chunkmemo import ChunkCluster, ChunkMemo, KnownChunk
+from gpuspec.pipeline.chunked import (
+    ChunkReport,
+    MergedReport,
+    Merger,
+    Prepare,
+    chunk_plan,
+    chunk_report,
+    validate_chunk,
+)
+from gpuspec.pipeline.chunkmemo import ChunkCluster, ChunkMemo, KnownChunk, KnownCluster
 from gpuspec.pipeline.render import (
     Prepared,
     Rendered,
@@ -94,13 +104,17 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
                 and _reuse_chunk(known, inputs, handover, stamp, place, fleetwide):
             merger.add(known.report)  # every cluster of the chunk is current: nothing to validate or render
             continue
-        result = validate_chunk(fleet_dir, policies_dir, chunk, today)
-        reported = chunk_report(result, chunk, prepare)
+        kept = _current_clusters(memo, index, chunk, inputs, handover, stamp) \
+            if memo is not None and stamp is not None and fleetwide is not None and merger.usable else {}
+        todo = [path for path in chunk if display_path(path) not in kept]
+        result = validate_chunk(fleet_dir, policies_dir, todo, today)
+        reported = _with_kept(chunk_report(result, todo, prepare), kept.values(), chunk)
         merger.add(reported)
         if fleetwide is not None and (not merger.usable or _has_errors(result)):
             fleetwide = None  # nothing is written: the remaining chunks are only validated
         if fleetwide is not None:
-            clusters = _render_chunk(result, inputs, handover, stamp, jobs, spool_near, place, fleetwide)
+            clusters = _render_chunk(result, inputs, handover, stamp, jobs, spool_near, place, fleetwide,
+                                     [known.cluster for known in kept.values()])
             if memo is not None:
                 memo.put(index, chunk, reported, clusters)
         del result  # before the next chunk is read: one chunk's models at a time
@@ -117,16 +131,41 @@ def _has_errors(result: ValidationResult) -> bool:
     return any(f.severity.rank >= Severity.ERROR.rank for f in result.findings)
 
 
+def _current_clusters(memo: ChunkMemo, index: int, chunk: Sequence[Path], inputs: InputDigests,
+                      handover: HandoverSettings, stamp: RenderStamp) -> dict[str, KnownCluster]:
+    """The clusters of ``chunk`` (by file) that need neither validating nor rendering: the memo holds their
+    validation for their file as it is, and the stamp proves their output current."""
+    known = memo.unchanged_clusters(index, chunk)
+    if not known:
+        return {}
+    current = stamp.reusable(_keys([k.cluster for k in known.values()], inputs, handover))
+    return {file: k for file, k in known.items() if k.cluster.name in current}
+
+
+def _with_kept(reported: ChunkReport, kept: Iterable[KnownCluster], chunk: Sequence[Path]) -> ChunkReport:
+    """The report of the whole ``chunk``: ``reported`` (the validation of its other files) and the remembered
+    findings of the ``kept`` clusters (an unusable report stays those files' problems alone)."""
+    files = frozenset(display_path(p) for p in chunk)
+    if not reported.usable:
+        return ChunkReport(reported.findings, reported.suppressed, False, files)
+    kept = list(kept)
+    return ChunkReport([*reported.findings, *(f for k in kept for f in k.findings)],
+                       [*reported.suppressed, *(s for k in kept for s in k.suppressed)], True, files)
+
+
 def _render_chunk(result: ValidationResult, inputs: InputDigests, handover: HandoverSettings, stamp: RenderStamp | None,
                   jobs: int, spool_near: Path | None, place: dict[str, int],
-                  fleetwide: _Fleetwide) -> list[ChunkCluster]:
+                  fleetwide: _Fleetwide, kept: Sequence[ChunkCluster] = ()) -> list[ChunkCluster]:
     """Render the clusters of one valid chunk that the stamp does not prove current, into ``fleetwide``; return
-    what the render took from each cluster of the chunk (for :class:`ChunkMemo`)."""
+    what the render took from each cluster of the chunk (for :class:`ChunkMemo`), in the fleet's order.
+    ``result`` is the validation of the chunk's files but those of the ``kept`` clusters (remembered, current)."""
     fleet = result.fleet
     assert fleet is not None
     accepted = {c.name: records for c in fleet.clusters if (records := result.accepted_records(fleet, c.name))}
     clusters = [ChunkCluster(c.name, c.source_file, accepted_json(accepted.get(c.name, ())), bootstrap_entry(fleet, c))
                 for c in fleet.clusters]
+    if kept:
+        clusters = sorted([*clusters, *kept], key=lambda c: place[c.source_file])
     keys = _keys(clusters, inputs, handover)
     reused = stamp.reusable(keys) if stamp is not None else {}
     wanted = [name for name in keys if name not in reused]

@@ -30,37 +30,10 @@ from typing import Any
 
 from gpuspec import usercache
 from gpuspec.findings import Finding
-from gpuspec.render.filestate import FileState, file_state
+from gpuspec.render.filestate import FileState
 from gpuspec.render.inputs import InputDigests, read_input_digests
+from gpuspec.render.treestate import ScanAhead, TreeState, tree_state
 from gpuspec.templating.environment import override_files
-
-#: relative path → its :data:`FileState`
-TreeState = dict[str, FileState]
-
-
-def tree_state(out: Path) -> TreeState | None:
-    """The stat fingerprint of every regular file below ``out``; None when absent or holding anything else."""
-    state: TreeState = {}
-    stack = [("", os.fspath(out))]
-    try:
-        if out.is_symlink() or not out.is_dir():
-            return None
-        while stack:
-            rel, folder = stack.pop()
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    name = rel + entry.name
-                    if entry.is_symlink():
-                        return None
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((name + "/", entry.path))
-                    elif entry.is_file(follow_symlinks=False):
-                        state[name] = file_state(entry.stat(follow_symlinks=False))
-                    else:
-                        return None
-    except OSError:
-        return None
-    return state
 
 
 @dataclass(frozen=True)
@@ -108,12 +81,28 @@ def _tuple_of(value: Any, kind: type, length: int | None = None) -> bool:
     return isinstance(value, tuple) and length in (None, len(value)) and all(isinstance(item, kind) for item in value)
 
 
+def _slot(fleet_dir: Path, policies_dir: Path | None, out: Path) -> Path | None:
+    """The user-cache entry of the stamp of this (fleet, policies, output) triple; None when caching is off."""
+    return usercache.entry_path("render", os.getcwd(), os.fspath(fleet_dir), os.fspath(policies_dir or ""),
+                                os.path.abspath(out))
+
+
 def cluster_key(*parts: str) -> str:
     """The key of one cluster's output: gpuspec's code and ``parts`` (its input digest, accepted findings…)."""
     digest = hashlib.sha256(usercache.code_fingerprint().encode())
     for part in parts:
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class _ShardRead:
+    """What a run read from one of the stamp's shards: the run that wrote it, the clusters it holds, and those
+    whose stored part :meth:`RenderStamp.reusable` found current."""
+
+    run: Any
+    names: frozenset[str]
+    reused: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -133,18 +122,27 @@ class RenderStamp:
             self._memo["data"] = usercache.load(self.path)
         return self._memo["data"]
 
+    @staticmethod
+    def scan_ahead(fleet_dir: Path, policies_dir: Path | None, out: Path) -> ScanAhead | None:
+        """Start scanning the output folder in a child process when a stamp of it is stored (call once the output
+        lock is held, before the inputs are hashed, and pass the scan to :meth:`open`); None when there is
+        nothing to compare a scan with."""
+        slot = _slot(fleet_dir, policies_dir, out)
+        return ScanAhead.start(out) if slot is not None and slot.is_file() else None
+
     @classmethod
     def open(cls, fleet_dir: Path, policies_dir: Path | None, out: Path,
-             today: dt.date | None = None, *, remembered: bool = True) -> RenderStamp | None:
+             today: dt.date | None = None, *, remembered: bool = True,
+             ahead: ScanAhead | None = None) -> RenderStamp | None:
         """Hash the inputs; None when caching is off or an input cannot be read (the full path reports why).
 
         ``today`` (the day policy exceptions expire against; default today in UTC) is part of the key: a stamp
         of yesterday's run does not vouch for an exception that expired overnight.  ``remembered``: the digests
         of inputs in the state they were hashed in come from the per-user memo (a local run; the pull-request
-        gate passes False: see :mod:`gpuspec.render.digestmemo`).
+        gate passes False: see :mod:`gpuspec.render.digestmemo`); ``ahead``: the output folder's scan, started by
+        :meth:`scan_ahead`, which the first look at the output takes.
         """
-        slot = usercache.entry_path("render", os.getcwd(), os.fspath(fleet_dir), os.fspath(policies_dir or ""),
-                                    os.path.abspath(out))
+        slot = _slot(fleet_dir, policies_dir, out)
         if slot is None:
             return None
         try:
@@ -157,7 +155,10 @@ class RenderStamp:
         templates = override_files(fleet_dir)
         for name, sha in sorted({**inputs.shared, **inputs.clusters, **templates}.items()):
             digest.update(f"{name}\0{sha}\n".encode("utf-8", "surrogateescape"))
-        return cls(slot, digest.hexdigest(), out, inputs)
+        stamp = cls(slot, digest.hexdigest(), out, inputs)
+        if ahead is not None:
+            stamp._memo["ahead"] = ahead
+        return stamp
 
     def _shard_path(self, shard: int) -> Path:
         return self.path.with_name(f"{self.path.name}-{shard}")
@@ -169,17 +170,23 @@ class RenderStamp:
         return parts if isinstance(parts, dict) else {}
 
     def _tree(self) -> TreeState | None:
-        """The output folder's state, scanned on the first call of :meth:`reusable` (under the output lock) and
-        kept for the run (a fleet rendered in chunks asks once per chunk)."""
+        """The output folder's state, scanned on the first call of :meth:`current` or :meth:`reusable`, or since
+        :meth:`scan_ahead` (the render holds the output lock from before either to its write), and kept for the
+        run (a fleet rendered in chunks asks once per chunk)."""
         if "tree" not in self._memo:
-            self._memo["tree"] = tree_state(self.out)
+            ahead: ScanAhead | None = self._memo.pop("ahead", None)
+            self._memo["tree"] = ahead.result() if ahead is not None else tree_state(self.out)
         tree: TreeState | None = self._memo["tree"]
         return tree
 
     def release_scan(self) -> None:
         """Let go of the output folder's scan once the render has asked :meth:`reusable` for every chunk (a state
-        per output file: tens of megabytes for thousands of clusters, not needed while the output is written)."""
+        per output file: tens of megabytes for thousands of clusters, not needed while the output is written),
+        and of a scan started ahead that no chunk asked for."""
         self._memo.pop("tree", None)
+        ahead: ScanAhead | None = self._memo.pop("ahead", None)
+        if ahead is not None:
+            ahead.close()
 
     def current(self) -> Stamped | None:
         """The stored result when inputs and output folder are exactly as stamped, else None."""
@@ -187,18 +194,18 @@ class RenderStamp:
         if not isinstance(data, dict) or data.get("key") != self.key:
             return None
         try:
-            run, shards, fleetwide, count = data["run"], data["shards"], data["fleetwide"], data["count"]
+            shards, fleetwide, count = data["shards"], data["fleetwide"], data["count"]
             findings = [Finding.from_data(f) for f in data["findings"]]
             stamped = Stamped(findings, int(data["files"]), int(data["clusters"]))
         except (KeyError, TypeError, ValueError):
             return None
-        tree = tree_state(self.out)  # not the memo: that is taken under the output lock (see reusable)
-        if tree is None or len(tree) != count or not isinstance(fleetwide, dict) or not isinstance(shards, list):
+        tree = self._tree()
+        if tree is None or len(tree) != count or not isinstance(fleetwide, dict) or not isinstance(shards, dict):
             return None
         seen = set(fleetwide)
         if any(tree.get(rel) != state for rel, state in fleetwide.items()):
             return None
-        for shard in shards:
+        for shard, run in shards.items():
             for value in (self._parts(shard, run) if isinstance(shard, int) else {}).values():
                 part = Part.from_data(value)
                 if part is None or not part.current_in(tree):
@@ -212,18 +219,24 @@ class RenderStamp:
         The output folder is looked at once per run (it is locked until the render has written it); only the
         stamp's shards that hold ``keys`` are read."""
         data = self._data()
+        runs = data.get("shards") if isinstance(data, dict) else None
+        if not isinstance(runs, dict):
+            return {}
         tree = self._tree()
-        if not isinstance(data, dict) or "run" not in data or tree is None:
+        if tree is None:
             return {}
         found: dict[str, Part] = {}
+        read: dict[int, _ShardRead] = self._memo.setdefault("read", {})
         for shard, names in usercache.by_shard(keys, str).items():
-            stored = self._parts(shard, data["run"])
+            stored = self._parts(shard, runs[shard]) if shard in runs else {}
+            seen = read.setdefault(shard, _ShardRead(runs.get(shard), frozenset(stored)))
             for name in names:
                 part = Part.from_data(stored.get(name))
                 if part is None or part.key != keys[name] or not part.paths:
                     continue
                 if part.current_in(tree):
                     found[name] = part
+                    seen.reused.add(name)
         return found
 
     def save(self, findings: list[Finding], files: int, clusters: int,
@@ -233,8 +246,10 @@ class RenderStamp:
         left it (default: a scan now).
 
         The parts go into :data:`gpuspec.usercache.SHARDS` entries of their own, by cluster name, one built at a
-        time, so no payload of the whole fleet is built; the main entry is written last and names the run its
-        shards belong to (a shard of an older or unfinished run is never read as this one's)."""
+        time, so no payload of the whole fleet is built; the main entry is written last and names the run each
+        shard belongs to (a shard of an older or unfinished run is never read as this one's).  A shard whose every
+        part :meth:`reusable` found current, and which holds the same clusters, is left as it is (the output
+        lock, held since, means no other render rewrote it): a re-render writes the shards of what changed."""
         tree = tree if tree is not None else tree_state(self.out)
         if tree is None:
             return
@@ -243,13 +258,20 @@ class RenderStamp:
                    if part.paths and all(rel in tree for rel in part.paths))
         shards = usercache.by_shard(present, lambda member: member[0])
         claimed: set[str] = set()
+        runs: dict[int, bytes] = {}
+        read: dict[int, _ShardRead] = self._memo.get("read", {})
         for shard, members in shards.items():
-            stored = {}
-            for name, part in members:
-                stored[name] = part.data(tuple(tree[rel] for rel in part.paths))
+            for _name, part in members:
                 claimed.update(part.paths)
+            known = read.get(shard)
+            names = {name for name, _part in members}
+            if known is not None and isinstance(known.run, bytes) and names == known.names <= known.reused:
+                runs[shard] = known.run  # every part of it is the one stored, and current: its entry stays
+                continue
+            stored = {name: part.data(tuple(tree[rel] for rel in part.paths)) for name, part in members}
             usercache.store(self._shard_path(shard), {"run": run, "parts": stored})
-        usercache.store(self.path, {"key": self.key, "run": run, "shards": list(shards), "count": len(tree),
+            runs[shard] = run
+        usercache.store(self.path, {"key": self.key, "run": run, "shards": runs, "count": len(tree),
                                     "fleetwide": {rel: state for rel, state in tree.items() if rel not in claimed},
                                     "files": files, "clusters": clusters,
                                     "findings": [f.data() for f in findings]})

@@ -1,4 +1,4 @@
-"""A re-render of a fleet rendered in chunks validates only the chunks whose inputs changed, and reports and
+"""A re-render of a fleet rendered in chunks validates only the cluster files that changed, and reports and
 writes exactly what a render that validates every chunk does."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def test_a_re_render_validates_only_the_chunk_of_the_changed_cluster(
     validated.clear()
     _edit(fleet / "fleet" / "clusters" / "cluster-0003.yaml", lambda doc: doc["pools"][0].update(nodes=9))
     again = _render()
-    assert len(validated) == 1 and "cluster-0003.yaml" in validated[0]
+    assert validated == [{"cluster-0003.yaml"}]  # the other clusters of its chunk are remembered
     full, written = _full_render(fleet, monkeypatch)
     assert again[0] == full[0] == 0
     assert again[2] == full[2]  # the same findings, warnings of chunks not validated included
@@ -93,6 +93,42 @@ def test_a_re_render_validates_only_the_chunk_of_the_changed_cluster(
     validated.clear()
     check = _render("--check")
     assert check[0] == 0 and check[2] == again[2] and not validated  # the stamp answers: nothing validated
+
+
+def test_a_change_beside_a_warned_cluster_keeps_its_warning_and_a_fixed_cluster_drops_its_own(
+        fleet: Path, validated: list[set[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _render()[0] == 0
+    chunk = next(c for c in validated if "cluster-0007.yaml" in c)
+    neighbour = sorted(chunk - {"cluster-0007.yaml"})[0]
+    validated.clear()
+    _edit(fleet / "fleet" / "clusters" / neighbour, lambda doc: doc["pools"][0].update(nodes=9))
+    _edit(fleet / "fleet" / "clusters" / "cluster-0019.yaml", lambda doc: doc["kubernetes"].pop("distribution"))
+    again = _render()
+    assert sorted(n for c in validated for n in c) == sorted([neighbour, "cluster-0019.yaml"])
+    full, written = _full_render(fleet, monkeypatch)
+    assert again[0] == full[0] == 0 and again[2] == full[2]
+    assert again[2].count("warning GS200") == 1 and "cluster-0007" in again[2]
+    assert _tree(fleet / "rendered") == written
+
+
+def test_a_removed_or_added_cluster_file_validates_few_files_and_renders_as_one_run(
+        fleet: Path, validated: list[set[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _render()[0] == 0
+    clusters = fleet / "fleet" / "clusters"
+    (clusters / "cluster-0004.yaml").unlink()
+    validated.clear()
+    removed = _render()
+    # The chunk's other clusters are remembered (a chunk whose shards shifted by one file is validated again).
+    assert sum(len(c) for c in validated) < CLUSTERS // 2
+    full, written = _full_render(fleet, monkeypatch)
+    assert removed[0] == full[0] == 0 and removed[2] == full[2] and _tree(fleet / "rendered") == written
+    (clusters / "cluster-0099.yaml").write_text((clusters / "cluster-0005.yaml").read_text()
+                                                 .replace("cluster-0005", "cluster-0099"))
+    validated.clear()
+    added = _render()
+    assert "cluster-0099.yaml" in set().union(*validated) and sum(len(c) for c in validated) < CLUSTERS // 2
+    full, written = _full_render(fleet, monkeypatch)
+    assert added[0] == full[0] == 0 and added[2] == full[2] and _tree(fleet / "rendered") == written
 
 
 def test_a_changed_policy_or_day_validates_every_chunk_again(
@@ -164,3 +200,53 @@ def test_a_stored_cluster_round_trips_and_a_malformed_one_is_refused() -> None:
         ChunkCluster.from_data((name, source, accepted, (*parts[:5], ("flux-system",))))
     with pytest.raises(ValueError):
         ChunkCluster.from_data((name, source, 3, parts))
+
+
+def _memo_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, findings: list[Any]) -> tuple[Any, list[Path]]:
+    """A memo of one two-cluster chunk remembered with ``findings`` (the file of the second edited since)."""
+    import os
+
+    from gpuspec.pipeline.chunked import ChunkReport
+    from gpuspec.pipeline.chunkmemo import ChunkMemo
+    from gpuspec.render.filestate import file_state
+    from gpuspec.render.inputs import InputDigests
+
+    monkeypatch.setenv("GPUSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    chunk = [Path("fleet/clusters/a.yaml"), Path("fleet/clusters/b.yaml")]
+    chunk[0].parent.mkdir(parents=True)
+    Path("fleet/fleet.yaml").write_text("clusters: {}\n")
+    states = {"fleet.yaml": ("fleet/fleet.yaml", file_state(os.stat("fleet/fleet.yaml")))}
+    for path in chunk:
+        path.write_text(f"name: {path.stem}\n")
+        states[f"clusters/{path.name}"] = (os.fspath(path), file_state(os.stat(path)))
+    entry = BootstrapEntry("argocd", "gpu", "argocd", "nvcr.io/nvidia", (), ("flux-system", "fleet"))
+    clusters = [ChunkCluster(p.stem, f"fleet/clusters/{p.name}", "[]", entry) for p in chunk]
+
+    def memo(b_sha: str) -> ChunkMemo:
+        inputs = InputDigests({"fleet.yaml": "f"}, {"clusters/a.yaml": "a", "clusters/b.yaml": b_sha}, states)
+        return ChunkMemo(Path("fleet"), None, dt.date(2026, 12, 5), inputs, _memo_with)
+
+    memo("b").put(0, chunk, ChunkReport(findings, [], True, frozenset()), clusters)
+    return memo("b2"), chunk
+
+
+def test_the_memo_keeps_the_unchanged_clusters_of_a_chunk_with_their_findings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuspec.findings import Finding, Severity
+
+    on_a = Finding("GS200", Severity.WARNING, "no column for aks", "fleet/clusters/a.yaml", ("kubernetes",))
+    on_b = Finding("GS200", Severity.WARNING, "no column for aks", "fleet/clusters/b.yaml", ("kubernetes",))
+    memo, chunk = _memo_with(tmp_path, monkeypatch, [on_a, on_b])
+    known = memo.unchanged_clusters(0, chunk)
+    assert list(known) == ["fleet/clusters/a.yaml"] and known["fleet/clusters/a.yaml"].findings == (on_a,)
+
+
+def test_a_remembered_finding_on_fleet_yaml_keeps_no_cluster_of_its_chunk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuspec.findings import Finding, Severity
+
+    # A problem of fleet.yaml that some cluster of the chunk ran into: which one cannot be told.
+    shared = Finding("GS201", Severity.WARNING, "operator line ends", "fleet/fleet.yaml", ("operator",))
+    memo, chunk = _memo_with(tmp_path, monkeypatch, [shared])
+    assert memo.unchanged_clusters(0, chunk) == {}

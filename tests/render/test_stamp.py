@@ -9,7 +9,8 @@ import pytest
 
 from gpuspec import usercache
 from gpuspec.pipeline.render import prepare
-from gpuspec.render.stamp import Part, RenderStamp, tree_state
+from gpuspec.render.stamp import Part, RenderStamp
+from gpuspec.render.treestate import tree_state
 
 from .fleets import cluster, pool, write_fleet
 from .test_cli import run
@@ -110,11 +111,12 @@ def _shard_file(stamp: RenderStamp, cluster_name: str) -> Path:
 def test_each_clusters_part_is_stored_in_its_shard_not_in_one_entry_of_the_fleet(three: Path) -> None:
     stamp = _stamp()
     main = usercache.load(stamp.path)
-    assert "parts" not in main and main["shards"] == sorted({usercache.shard_of(n) for n in ("one", "two", "three")})
+    assert "parts" not in main and sorted(main["shards"]) == sorted({usercache.shard_of(n)
+                                                                      for n in ("one", "two", "three")})
     held: dict[str, list[str]] = {}
-    for shard in main["shards"]:
+    for shard, shard_run in main["shards"].items():
         stored = usercache.load(stamp.path.with_name(f"{stamp.path.name}-{shard}"))
-        assert stored["run"] == main["run"]
+        assert stored["run"] == shard_run == main["run"]
         for name, part in stored["parts"].items():
             assert usercache.shard_of(name) == shard
             held[name] = list(part[1])
@@ -123,6 +125,23 @@ def test_each_clusters_part_is_stored_in_its_shard_not_in_one_entry_of_the_fleet
                for name, paths in held.items() for rel in paths)
     stamped_paths = [rel for paths in held.values() for rel in paths] + list(main["fleetwide"])
     assert sorted(stamped_paths) == sorted(tree_state(Path("rendered")) or {})
+
+
+def test_a_re_render_rewrites_only_the_shards_of_what_changed(three: Path) -> None:
+    before = usercache.load(_stamp().path)
+    changed = usercache.shard_of("two")
+    path = three / "fleet" / "clusters" / "two.yaml"
+    path.write_text(path.read_text().replace("nodes: 2", "nodes: 3"))
+    assert run("render", cwd=three).returncode == 0
+    after = usercache.load(_stamp().path)
+    assert after["shards"][changed] == after["run"] != before["run"]
+    assert all(run_ == before["shards"][shard] for shard, run_ in after["shards"].items() if shard != changed)
+    assert _stamp().current() is not None and _reused() == {"one", "two", "three"}
+    # A hand edit of a kept shard's cluster is still seen: its part is not current, so it renders again.
+    values = three / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml"
+    values.write_text(values.read_text() + "# by hand\n")
+    assert _stamp().current() is None and "one" not in _reused()
+    assert run("render", cwd=three).returncode == 0 and _stamp().current() is not None
 
 
 def test_a_missing_shard_misses_the_stamp_and_only_its_clusters_render_again(three: Path) -> None:
@@ -137,7 +156,8 @@ def test_a_missing_shard_misses_the_stamp_and_only_its_clusters_render_again(thr
 
 def test_a_shard_of_another_run_is_not_read(three: Path) -> None:
     older = _shard_file(_stamp(), "one").read_bytes()
-    _three(three, nodes=5)
+    source = three / "fleet" / "clusters" / "one.yaml"
+    source.write_text(source.read_text() + "# its key changes: its shard is written by the next run\n")
     assert run("render", cwd=three).returncode == 0
     assert "one" in _reused()  # the new run's own shard vouches for it
     _shard_file(_stamp(), "one").write_bytes(older)  # what "one" was stamped with then is still true
@@ -152,13 +172,28 @@ def test_a_deleted_output_file_misses_the_stamp(three: Path) -> None:
     assert check.returncode == 1 and "clusters/one/gpu-operator.values.yaml" in check.stdout
 
 
-def test_reuse_looks_at_the_output_as_it_is_after_the_stamp_was_checked(three: Path) -> None:
-    stamp = _stamp()
-    assert stamp.current() is not None  # checked before the output lock is taken
-    values = three / "rendered" / "clusters" / "one" / "gpu-operator.values.yaml"
-    values.write_bytes(values.read_bytes().replace(b"true", b"TRUE", 1))  # meanwhile, by hand or another run
-    prepared = prepare(Path("fleet"), Path("policies"), stamp=stamp)
-    assert prepared.rendered is not None and set(prepared.rendered.reused) == {"two", "three"}
+def test_a_render_looks_at_the_output_once_and_under_its_lock(three: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from gpuspec.cli.main import cli
+    from gpuspec.render import stamp as stamp_module
+    from gpuspec.render import treestate, writer
+
+    looks: list[bool] = []
+
+    def look(out: Path) -> object:
+        looks.append(writer.holds_lock(out))
+        return tree_state(out)
+
+    monkeypatch.setattr(stamp_module, "tree_state", look)
+    monkeypatch.setattr(treestate.ScanAhead, "start", classmethod(lambda cls, out: None))  # scanned here
+    path = three / "fleet" / "clusters" / "two.yaml"
+    path.write_text(path.read_text().replace("nodes: 2", "nodes: 3"))
+    assert CliRunner().invoke(cli, ["render"]).exit_code == 0
+    assert looks == [True]  # the stamp's parts and the reuse read one scan, taken under the lock
+    looks.clear()
+    assert CliRunner().invoke(cli, ["render", "--check"]).exit_code == 0  # answered by the stamp
+    assert looks == [True]
 
 
 def test_a_stored_part_whose_states_do_not_match_its_paths_is_not_read() -> None:
