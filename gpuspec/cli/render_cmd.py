@@ -192,7 +192,7 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
     is taken on trust.
     """
     from gpuspec.render.stamp import RenderStamp
-    from gpuspec.render.writer import output_lock
+    from gpuspec.render.writer import cleanup_stale, holds_lock, output_lock
 
     if base is not None and not check:
         raise click.UsageError("--base needs --check (a render writes every cluster's output)")
@@ -205,6 +205,12 @@ def render_command(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: bo
         # clusters the stamp proves current stay so.  (No folder to lock, or one we may not open: unlocked.)
         with suppress(OSError, GpuspecError):
             stack.enter_context(output_lock(out_dir))
+        if not check and holds_lock(out_dir):
+            # A transaction a killed run committed is completed before anything looks at the output (else its
+            # files would change under the stamp's look); one that fails here fails again, and is reported, when
+            # the output is written.
+            with suppress(OSError, GpuspecError):
+                cleanup_stale(out_dir.absolute().parent, out_dir.name)
         # The output's state, on the second core while this process hashes and validates (not for the gate:
         # it compares with the base, not with a stamp).
         ahead = RenderStamp.scan_ahead(fleet_dir, policies_dir, out_dir) if base is None or full else None
@@ -283,8 +289,8 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
                                    chunked=True, inputs=digests)
     rendered = prepared.rendered
     assert rendered is not None
-    if stamp is not None:
-        stamp.release_scan()
+    # The output's scan (under the lock held since): the writer need not list and stat the folder again.
+    scanned = stamp.take_scan() if stamp is not None else None
     if (digests is not None and not digests.unchanged()) or not unchanged(states):
         # Validation and rendering read an input after it was hashed: the output and the stamp would each
         # describe other bytes.
@@ -294,6 +300,7 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
     expected, kept = rendered.files, rendered.kept
     count = len(rendered.clusters)
     if check:
+        del scanned  # a check compares every file it does not reuse
         drifts = check_output(out_dir, expected, out_dir.name or "rendered", stamp=True, kept=kept)
         for found in drifts:
             click.echo(redact_text(found.diff), nl=False)
@@ -309,7 +316,8 @@ def _render_or_check(fleet_dir: Path, policies_dir: Path, out_dir: Path, check: 
             stamp.save(reported, total, count, rendered.parts())
         click.echo(_summary(out_dir, True, total, count))
         raise SystemExit(exitcodes.OK)
-    result = write_output(out_dir, expected, stamp=True, kept=kept)
+    result = write_output(out_dir, expected, stamp=True, kept=kept, scanned=scanned)
+    del scanned
     files = len(result.written) + len(result.unchanged)
     del expected
     if stamp is not None:

@@ -179,6 +179,13 @@ class RenderStamp:
         tree: TreeState | None = self._memo["tree"]
         return tree
 
+    def take_scan(self) -> TreeState | None:
+        """The output folder's scan this run made (see :meth:`_tree`), given up by the stamp; None when it made
+        none or the folder held anything but folders and regular files."""
+        tree: TreeState | None = self._memo.pop("tree", None)
+        self.release_scan()
+        return tree
+
     def release_scan(self) -> None:
         """Let go of the output folder's scan once the render has asked :meth:`reusable` for every chunk (a state
         per output file: tens of megabytes for thousands of clusters, not needed while the output is written),

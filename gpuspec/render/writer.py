@@ -235,7 +235,8 @@ def holds_lock(out: Path) -> bool:
 
 
 def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = False,
-                 kept: Mapping[str, FileState] | None = None) -> WriteResult:
+                 kept: Mapping[str, FileState] | None = None,
+                 scanned: dict[str, FileState] | None = None) -> WriteResult:
     """Make ``out`` hold exactly ``expected`` (relative path → bytes) plus ``kept``, atomically; return what changed.
 
     ``kept``: output files the caller has proven current (the render stamp: unchanged inputs, unchanged file
@@ -245,13 +246,17 @@ def write_output(out: Path, expected: Mapping[str, bytes], *, stamp: bool = Fals
     With ``stamp`` the output also gets the generator stamp (:mod:`gpuspec.render.generator`), rewritten only
     when another file changes.  A file-system error (no permission, read-only or full disk, a path that cannot
     hold a folder) is a GpuspecError naming the output folder; the previous output is left as it was.
+    ``scanned``: the state of every file of ``out`` (relative path → state) as the caller scanned it holding the
+    output lock it still holds; then the folder is not listed again (the writer takes the mapping over).
     """
     try:
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        trusted = bool(kept) and holds_lock(out)
+        held = holds_lock(out)
+        trusted = bool(kept) and held
         with output_lock(out):
-            cleanup_stale(out.absolute().parent, out.name)
-            return _write_output(out, expected, stamp, kept or {}, trusted)
+            if cleanup_stale(out.absolute().parent, out.name):
+                scanned = None  # a killed run's transaction changed the folder since the caller's scan
+            return _write_output(out, expected, stamp, kept or {}, trusted, scanned if held else None)
     except OSError as exc:
         where = exc.filename or out
         raise GpuspecError(f"cannot write the output folder {out}: {exc.strerror or exc} ({where})",
@@ -300,12 +305,18 @@ def _settle(expected: Mapping[str, bytes], existing: Mapping[str, str], same: se
 
 
 def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
-                  kept_states: Mapping[str, FileState] | None = None, trusted: bool = False) -> WriteResult:
+                  kept_states: Mapping[str, FileState] | None = None, trusted: bool = False,
+                  scanned: dict[str, FileState] | None = None) -> WriteResult:
     for rel in expected:
         check_relative(rel)
-    states: dict[str, FileState] = {}
     kept = frozenset(kept_states or {})
-    existing = scan_output(out, states, kept if trusted else frozenset())
+    if scanned is not None:
+        states = scanned
+        folder = os.fspath(out)
+        existing = {rel: os.path.join(folder, rel) for rel in states}
+    else:
+        states = {}
+        existing = scan_output(out, states, kept if trusted else frozenset())
     if trusted:
         states.update({rel: state for rel, state in (kept_states or {}).items() if rel in existing})
     moved = sorted(rel for rel, state in (kept_states or {}).items() if states.get(rel) != state)
