@@ -35,7 +35,9 @@ def handover_command(fleet_dir: Path, policies_dir: Path, clusters: tuple[str, .
     """
     from gpuspec.handover.documents import HANDOVER_DIR, INDEX_FILE, document_path
 
-    prepared = prepared_or_exit(fleet_dir, policies_dir, "handover", only=clusters or None, today=today)
+    # The pages need each cluster's compiled objects, not their YAML: nothing else is serialized.
+    prepared = prepared_or_exit(fleet_dir, policies_dir, "handover", only=clusters or None, today=today,
+                                pages_only=True, out_dir=output_dir)
     assert prepared.rendered is not None
     files = prepared.rendered.files
     wanted = [document_path(name) for name in prepared.rendered.clusters]

@@ -45,36 +45,40 @@ def report_findings(findings: Sequence[Finding], command: str, *, located: bool 
 
 
 def prepared_or_exit(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
-                     only: Sequence[str] | None = None, today: date | None = None) -> Prepared:
+                     only: Sequence[str] | None = None, today: date | None = None, pages_only: bool = False,
+                     out_dir: Path | None = None) -> Prepared:
     """Validate and compile; on unusable input exit 2, on errors exit 1 (after printing the findings).
 
     ``render=False``: validate and list images only (see :func:`gpuspec.pipeline.render.prepare`).
-    ``today``: the day policy exceptions expire against (default: today in UTC).
+    ``today``: the day policy exceptions expire against (default: today in UTC).  ``pages_only``: the handover
+    documents and their index alone, a large fleet a chunk at a time (their bytes wait next to ``out_dir``).
     """
-    return _prepared(fleet_dir, policies_dir, command, render=render, only=only, today=today)[0]
+    return _prepared(fleet_dir, policies_dir, command, render=render, only=only, today=today, out_dir=out_dir,
+                     chunked=pages_only, pages_only=pages_only)[0]
 
 
 def _prepared(fleet_dir: Path, policies_dir: Path, command: str, *, render: bool = True,
               only: Sequence[str] | None = None, today: date | None = None,
               stamp: RenderStamp | None = None, out_dir: Path | None = None,
-              chunked: bool = False, inputs: InputDigests | None = None) -> tuple[Prepared, list[Finding]]:
+              chunked: bool = False, inputs: InputDigests | None = None,
+              pages_only: bool = False) -> tuple[Prepared, list[Finding]]:
     """Validate and render (``chunked``: a large fleet a chunk of clusters at a time, see
-    :mod:`gpuspec.pipeline.render_chunked`; ``inputs``: the input digests read before), print the findings;
-    exit 2 or 1 as :func:`prepared_or_exit`."""
+    :mod:`gpuspec.pipeline.render_chunked`; ``inputs``: the input digests read before; ``pages_only``: the
+    handover documents alone), print the findings; exit 2 or 1 as :func:`prepared_or_exit`."""
     from gpuspec.pipeline.render import prepare
 
     if only and fleet_dir.is_dir():
         _check_cluster_names(fleet_dir, only)
     # Rendered bytes wait on the output's disk (next to the output folder), not in memory.
     near = out_dir.absolute().parent if out_dir is not None else None
-    streamed = _prepared_in_chunks(fleet_dir, policies_dir, today, stamp, near, inputs) if chunked and not only \
-        else None
+    streamed = _prepared_in_chunks(fleet_dir, policies_dir, today, stamp, near, inputs, pages_only) \
+        if chunked and not only else None
     if streamed is not None:
         prepared = streamed
         reported = _publish_prepared(prepared.validation.findings, command)
     else:
         prepared = prepare(fleet_dir, policies_dir, only, render=render, today=today, stamp=stamp, spool_near=near,
-                           inputs=inputs)
+                           inputs=inputs, pages_only=pages_only)
         reported = report_findings(prepared.validation.findings, command, raw=prepared.validation.load.raw)
     if not prepared.validation.usable:
         raise SystemExit(exitcodes.INPUT_ERROR)
@@ -93,14 +97,15 @@ def _publish_prepared(findings: Sequence[Finding], command: str) -> list[Finding
 
 
 def _prepared_in_chunks(fleet_dir: Path, policies_dir: Path, today: date | None, stamp: RenderStamp | None,
-                        near: Path | None, inputs: InputDigests | None = None) -> Prepared | None:
+                        near: Path | None, inputs: InputDigests | None = None,
+                        pages_only: bool = False) -> Prepared | None:
     """The render of a fleet large enough to be validated and rendered in chunks, else None; its findings are
     located and redacted."""
     from gpuspec.cli.common import validation_parts
     from gpuspec.pipeline.render_chunked import prepare_in_chunks
 
     done = prepare_in_chunks(fleet_dir, policies_dir, validation_parts, today=today, stamp=stamp, spool_near=near,
-                             inputs=inputs)
+                             inputs=inputs, pages_only=pages_only)
     return done.prepared if done is not None else None
 
 

@@ -158,9 +158,11 @@ DocumentUse = Literal["off", "read", "store"]
 
 def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
                      handover: HandoverSettings | None = None, documents: DocumentUse = "off",
-                     accepted: AcceptedRecords | None = None, spool: tuple[int, Spool] | None = None) -> Rendered:
+                     accepted: AcceptedRecords | None = None, spool: tuple[int, Spool] | None = None,
+                     pages_only: bool = False) -> Rendered:
     """Render the clusters ``names``; with ``spool`` (its number and the spool) their bytes go there, not into
-    memory, one cluster at a time.  Cached handover documents are read (and stored) one shard at a time."""
+    memory, one cluster at a time.  Cached handover documents are read (and stored) one shard at a time.
+    ``pages_only``: each cluster's handover document alone (its other files are compiled, not serialized)."""
     out = Rendered()
     groups: list[tuple[int | None, list[str]]] = [(None, list(names))]
     if handover is not None and documents != "off":
@@ -168,7 +170,8 @@ def _render_clusters(fleet: Fleet, inputs: InputDigests, names: Iterable[str],
     with _no_cyclic_gc():
         for shard, group in groups:
             cache = DocumentCache(handover, shard) if handover is not None and shard is not None else None
-            _render_group(fleet, inputs, group, handover, cache, documents == "store", accepted, spool, out)
+            _render_group(fleet, inputs, group, handover, cache, documents == "store", accepted, spool, out,
+                          pages_only)
             if cache is not None and documents == "store":
                 cache.save()
     return out
@@ -180,19 +183,20 @@ def _shards(names: Iterable[str]) -> list[tuple[int, list[str]]]:
 
 
 def _render_group(fleet: Fleet, inputs: InputDigests, names: Iterable[str], handover: HandoverSettings | None,
-                  documents: DocumentCache | None, store: bool,
-                  accepted: AcceptedRecords | None, spool: tuple[int, Spool] | None, out: Rendered) -> None:
+                  documents: DocumentCache | None, store: bool, accepted: AcceptedRecords | None,
+                  spool: tuple[int, Spool] | None, out: Rendered, pages_only: bool = False) -> None:
     """Render ``names`` into ``out``: handover documents from ``documents`` when it has them (and with ``store``
-    each put into it)."""
+    each put into it); ``pages_only``: no other file."""
     for name in names:
         cluster = fleet.cluster(name)
         assert cluster is not None
         plan = compile_cluster(fleet, cluster, inputs.for_cluster(cluster.source_file),
                                (accepted or {}).get(name, ()))
-        for path, spec in plan.files.items():
-            out.files[path] = serialize(spec)
+        if not pages_only:
+            for path, spec in plan.files.items():
+                out.files[path] = serialize(spec)
         out.images[plan.name] = plan.images
-        out.paths[plan.name] = list(plan.files)
+        out.paths[plan.name] = [] if pages_only else list(plan.files)
         if handover is not None:
             document, brief = cached_cluster_document(
                 lambda cluster=cluster: cluster_context(fleet, cluster), plan, handover,  # type: ignore[misc]
@@ -216,15 +220,16 @@ def _spill(files: OutputFiles, paths: Iterable[str], number: int, spool: Spool) 
 
 #: What forked workers render from (set in the parent just before the pool starts), and the spools they write.
 _WORK: tuple[Fleet, InputDigests, HandoverSettings | None, DocumentUse, AcceptedRecords | None,
-             Sequence[Spool]] | None = None
+             Sequence[Spool], bool] | None = None
 
 
 def _worker(task: tuple[int, list[str]]) -> Rendered | str:
     assert _WORK is not None
     number, names = task
     try:
-        fleet, inputs, handover, documents, accepted, spools = _WORK
-        return _render_clusters(fleet, inputs, names, handover, documents, accepted, (number, spools[number]))
+        fleet, inputs, handover, documents, accepted, spools, pages_only = _WORK
+        return _render_clusters(fleet, inputs, names, handover, documents, accepted, (number, spools[number]),
+                                pages_only)
     except GpuspecError as exc:
         return str(exc)
 
@@ -238,7 +243,8 @@ def jobs_for(clusters: int) -> int:
 
 def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None = None, jobs: int = 0,
                  handover: HandoverSettings | None = None, accepted: AcceptedRecords | None = None,
-                 reused: Mapping[str, Part] | None = None, spool_near: Path | None = None) -> Rendered:
+                 reused: Mapping[str, Part] | None = None, spool_near: Path | None = None,
+                 pages_only: bool = False) -> Rendered:
     """Compile and serialize every cluster (or those in ``only``); ``jobs`` 0 = choose automatically.
 
     With ``handover`` each cluster also gets its handover document, and the whole fleet (``only`` None) the
@@ -246,30 +252,34 @@ def render_fleet(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None 
     its ``deviations.yaml`` and handover document).  ``reused``: clusters whose stamped output is current
     (see :meth:`gpuspec.render.stamp.RenderStamp.reusable`); they are not rendered, their index line is the
     stamped one.  Rendered by workers, the output's bytes wait in unnamed spool files (in ``spool_near``, a
-    folder on the output's disk, when it can hold them) rather than in memory.
+    folder on the output's disk, when it can hold them) rather than in memory.  ``pages_only``: the handover
+    documents and their index alone (see :func:`render_clusters`).
     """
     reused = dict(reused or {})
     # Storing a shard keeps only the documents rendered now: with clusters reused, the cache is left alone.
     documents: DocumentUse = "off" if handover is None or reused else "store" if only is None else "read"
     only = list(only) if only is not None else None
     wanted = [c.name for c in fleet.clusters if c.name not in reused and (only is None or c.name in only)]
-    out = render_clusters(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted, spool_near)
+    out = render_clusters(fleet, inputs, wanted if reused else only, jobs, handover, documents, accepted, spool_near,
+                          pages_only=pages_only)
     out.reused = reused
     for name, part in reused.items():
         out.summaries[name] = part.brief
     if only is None:
-        add_fleet_files(out, fleet, handover)
+        add_fleet_files(out, fleet, handover, pages_only=pages_only)
     return out
 
 
 def add_fleet_files(out: Rendered, fleet: Fleet, handover: HandoverSettings | None,
-                    entries: Iterable[BootstrapEntry] | None = None) -> None:
+                    entries: Iterable[BootstrapEntry] | None = None, *, pages_only: bool = False) -> None:
     """Add the fleet-wide files to ``out``, which holds every cluster's part (rendered or reused): the bootstrap
     objects and (with ``handover``) the fleet index of the handover documents.  ``entries``: what the bootstrap
-    objects take from each cluster, in the fleet's order, when ``fleet`` does not hold its clusters."""
-    entries = list(entries) if entries is not None else fleet_entries(fleet)
-    for path, doc in bootstrap_files(fleet, entries).items():
-        out.files[path] = serialize(YamlFile((doc,)))
+    objects take from each cluster, in the fleet's order, when ``fleet`` does not hold its clusters;
+    ``pages_only``: the index alone."""
+    if not pages_only:
+        entries = list(entries) if entries is not None else fleet_entries(fleet)
+        for path, doc in bootstrap_files(fleet, entries).items():
+            out.files[path] = serialize(YamlFile((doc,)))
     if handover is not None:
         out.files[INDEX_FILE] = index_document(fleet, [out.summaries[name] for name in sorted(out.summaries)],
                                                handover)
@@ -278,26 +288,27 @@ def add_fleet_files(out: Rendered, fleet: Fleet, handover: HandoverSettings | No
 def render_clusters(fleet: Fleet, inputs: InputDigests, only: Iterable[str] | None, jobs: int,
                     handover: HandoverSettings | None, documents: DocumentUse,
                     accepted: AcceptedRecords | None = None, spool_near: Path | None = None,
-                    *, spool: bool = False) -> Rendered:
+                    *, spool: bool = False, pages_only: bool = False) -> Rendered:
     """The files of the clusters of ``fleet`` (those in ``only``), without the fleet-wide ones, rendered by
     ``jobs`` workers (0: as many as :func:`jobs_for` says) whose bytes wait in spools (see
-    :func:`render_fleet`); with ``spool`` also those rendered in this process."""
+    :func:`render_fleet`); with ``spool`` also those rendered in this process.  ``pages_only``: only each
+    cluster's handover document is written out (a page needs the compiled objects, not their YAML)."""
     wanted = set(only) if only is not None else None
     names = sorted(c.name for c in fleet.clusters if wanted is None or c.name in wanted)
     jobs = jobs or jobs_for(len(names))
     if jobs <= 1 or len(names) < 2:
         if not spool:
-            return _render_clusters(fleet, inputs, names, handover, documents, accepted)
+            return _render_clusters(fleet, inputs, names, handover, documents, accepted, pages_only=pages_only)
         alone = Spool(spool_near)
-        out = _render_clusters(fleet, inputs, names, handover, documents, accepted, (0, alone))
+        out = _render_clusters(fleet, inputs, names, handover, documents, accepted, (0, alone), pages_only)
         out.files.attach([alone])
         return out
     # Warm the support-matrix caches and compile the handover template once, before forking.
-    _render_clusters(fleet, inputs, names[:1], handover, "off", accepted)
+    _render_clusters(fleet, inputs, names[:1], handover, "off", accepted, pages_only=pages_only)
     global _WORK
     # One spool per worker, opened before the fork so that this process reads what the workers write.
     spools = [Spool(spool_near) for _ in range(jobs)]
-    _WORK = (fleet, inputs, handover, documents, accepted, spools)
+    _WORK = (fleet, inputs, handover, documents, accepted, spools, pages_only)
     # Whole shards of the document cache to each worker: each shard is read and stored by one process.
     chunks = list(enumerate(balanced([group for _, group in _shards(names)], jobs)))
     try:
@@ -336,7 +347,7 @@ def fleet_images(fleet: Fleet, names: Iterable[str]) -> dict[str, dict[str, str]
 def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | None = None,
             jobs: int = 0, *, render: bool = True, today: dt.date | None = None,
             stamp: RenderStamp | None = None, spool_near: Path | None = None,
-            inputs: InputDigests | None = None) -> Prepared:
+            inputs: InputDigests | None = None, pages_only: bool = False) -> Prepared:
     """Validate ``fleet_dir``; when usable and free of errors, render its output.
 
     ``stamp``: the render stamp of the output folder; clusters it proves current are not rendered again
@@ -345,7 +356,8 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
     ``spool_near``: a folder on the output's disk for the bytes workers render (see :func:`render_fleet`).
     ``inputs``: the input digests, when the caller read them before (default: the stamp's, else read now).
 
-    ``render=False``: validate only, and fill ``rendered.images`` (no files) — enough for ``gpuspec images``.
+    ``render=False``: validate only, and fill ``rendered.images`` (no files) — enough for ``gpuspec images``;
+    ``pages_only``: render the handover documents and their index alone (``gpuspec handover``).
     ``only`` with ``render=False`` also limits validation to those clusters' files (``<name>.yaml``/``.yml``).
     """
     wanted = sorted(set(only)) if only is not None else None
@@ -363,7 +375,7 @@ def prepare(fleet_dir: Path, policies_dir: Path | None, only: Iterable[str] | No
     inputs = inputs or (stamp.inputs if stamp is not None else None) or read_input_digests(fleet_dir, policies_dir)
     keys = cluster_keys(fleet, inputs, handover, accepted)
     reused = stamp.reusable(keys) if stamp is not None and only is None else {}
-    rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused, spool_near)
+    rendered = render_fleet(fleet, inputs, only, jobs, handover, accepted, reused, spool_near, pages_only)
     rendered.keys = keys
     return Prepared(validation, rendered)
 

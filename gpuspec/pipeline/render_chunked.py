@@ -78,11 +78,12 @@ class _Fleetwide:
 def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepare, *, jobs: int = 0,
                       today: dt.date | None = None, stamp: RenderStamp | None = None,
                       spool_near: Path | None = None, size: int | None = None,
-                      inputs: InputDigests | None = None) -> ChunkedPrepared | None:
+                      inputs: InputDigests | None = None, pages_only: bool = False) -> ChunkedPrepared | None:
     """:func:`gpuspec.pipeline.render.prepare` of the whole fleet (same findings, same output), a chunk of about
     ``size`` clusters at a time (see :func:`gpuspec.pipeline.chunked.chunk_plan`); ``prepare`` turns a chunk's
-    validation into report form; ``inputs``: the input digests, when the caller read them before.  None when the
-    fleet is to be prepared in one go."""
+    validation into report form; ``inputs``: the input digests, when the caller read them before; ``pages_only``:
+    the handover documents and their index alone (see :func:`gpuspec.pipeline.render.render_clusters`).  None
+    when the fleet is to be prepared in one go."""
     plan = chunk_plan(fleet_dir, policies_dir, today, size or RENDER_CHUNK_CLUSTERS)
     if plan is None:
         return None
@@ -114,7 +115,7 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
             fleetwide = None  # nothing is written: the remaining chunks are only validated
         if fleetwide is not None:
             clusters = _render_chunk(result, inputs, handover, stamp, jobs, spool_near, place, fleetwide,
-                                     [known.cluster for known in kept.values()])
+                                     [known.cluster for known in kept.values()], pages_only)
             if memo is not None:
                 memo.put(index, chunk, reported, clusters)
         del result  # before the next chunk is read: one chunk's models at a time
@@ -122,7 +123,8 @@ def prepare_in_chunks(fleet_dir: Path, policies_dir: Path | None, prepare: Prepa
     rendered = None
     if fleetwide is not None and report.usable:
         rendered = fleetwide.out
-        add_fleet_files(rendered, base, handover, [fleetwide.entries[i] for i in sorted(fleetwide.entries)])
+        add_fleet_files(rendered, base, handover, [fleetwide.entries[i] for i in sorted(fleetwide.entries)],
+                        pages_only=pages_only)
     validation = ValidationResult(LoadResult(base if report.usable else None), report.findings)
     return ChunkedPrepared(Prepared(validation, rendered), report)
 
@@ -155,7 +157,8 @@ def _with_kept(reported: ChunkReport, kept: Iterable[KnownCluster], chunk: Seque
 
 def _render_chunk(result: ValidationResult, inputs: InputDigests, handover: HandoverSettings, stamp: RenderStamp | None,
                   jobs: int, spool_near: Path | None, place: dict[str, int],
-                  fleetwide: _Fleetwide, kept: Sequence[ChunkCluster] = ()) -> list[ChunkCluster]:
+                  fleetwide: _Fleetwide, kept: Sequence[ChunkCluster] = (),
+                  pages_only: bool = False) -> list[ChunkCluster]:
     """Render the clusters of one valid chunk that the stamp does not prove current, into ``fleetwide``; return
     what the render took from each cluster of the chunk (for :class:`ChunkMemo`), in the fleet's order.
     ``result`` is the validation of the chunk's files but those of the ``kept`` clusters (remembered, current)."""
@@ -172,7 +175,7 @@ def _render_chunk(result: ValidationResult, inputs: InputDigests, handover: Hand
     # A chunk holds whole shards of the document cache: each is stored with every document it should keep,
     # unless some of its clusters are reused (as for a whole fleet).
     part = render_clusters(fleet, inputs, wanted, jobs, handover, "off" if reused else "store", accepted,
-                           spool_near, spool=True)
+                           spool_near, spool=True, pages_only=pages_only)
     _absorb(part, keys, reused, clusters, place, fleetwide)
     return clusters
 
