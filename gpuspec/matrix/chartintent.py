@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from gpuspec.matrix.packaged import packaged_yaml
+
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -107,9 +109,7 @@ def chart_intent(tag: str) -> ChartIntent | None:
     file = _files().get(name)
     if file is None:
         return None
-    ref = resources.files("gpuspec.matrix").joinpath("data", "chart-intent", file)
-    with ref.open("r", encoding="utf-8") as fh:
-        doc = yaml.load(fh, Loader=_Loader)
+    doc = packaged_yaml("chart-intent", file)
     fields = tuple(
         FieldSource(values=row["values"], kind=row["kind"], field=row["field"], template=row["template"],
                     name=row.get("name"), subtree=bool(row.get("subtree")), default=row.get("default"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
-import yaml
+from gpuspec.matrix.packaged import packaged_yaml
 
 #: Key names whose value is a free-form Kubernetes map or list wherever the chart has them.
 OPEN_KEYS: frozenset[str] = frozenset({
@@ -23,7 +23,6 @@ OPEN_KEYS: frozenset[str] = frozenset({
     "securityContext", "podSecurityContext", "additionalLabels", "data",
 })
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 PathKind = Literal["value", "map", "open", "commented", "subchart", "in-list", "in-scalar", "unknown"]
 
@@ -137,11 +136,9 @@ class ChartIndex:
 def chart_index(tag: str) -> ChartIndex | None:
     """The packaged values index of release ``tag`` (``v26.7.0``), or None when gpuspec has none for it."""
     name = tag if tag.startswith("v") else f"v{tag}"
-    ref = resources.files("gpuspec.matrix").joinpath("data", "chart-values", f"{name}.yaml")
-    if not ref.is_file():
+    if not resources.files("gpuspec.matrix").joinpath("data", "chart-values", f"{name}.yaml").is_file():
         return None
-    with ref.open("r", encoding="utf-8") as fh:
-        doc = yaml.load(fh, Loader=_Loader)
+    doc = packaged_yaml("chart-values", f"{name}.yaml")
     return ChartIndex(release=name, keys=dict(doc.get("keys") or {}),
                       commented=frozenset(doc.get("commented") or ()),
                       subcharts=frozenset(doc.get("subcharts") or ()))

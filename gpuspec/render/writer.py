@@ -126,8 +126,33 @@ def _scan_folder(folder: str, prefix: str, found: dict[str, str], states: dict[s
 
 
 def _foreign(existing: Mapping[str, str], expected: Collection[str], kept: Collection[str] = ()) -> list[str]:
-    return sorted(rel for rel, path in existing.items() if rel not in expected and rel not in kept
-                  and not _is_ours(path))
+    return sorted(rel for rel in existing if rel not in expected and rel not in kept and not _is_ours(existing[rel]))
+
+
+class _Below(Mapping[str, str]):
+    """The files ``rels`` of a scan of ``folder`` as :func:`scan_output` gives them (relative path → path), each
+    path made when asked for: a re-render looks up a few of tens of thousands."""
+
+    __slots__ = ("_folder", "_rels")
+
+    def __init__(self, folder: str, rels: frozenset[str]) -> None:
+        """The files ``rels`` below ``folder``."""
+        self._folder = folder
+        self._rels = rels
+
+    def __getitem__(self, rel: str) -> str:
+        if rel not in self._rels:
+            raise KeyError(rel)
+        return os.path.join(self._folder, rel)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rels)
+
+    def __len__(self) -> int:
+        return len(self._rels)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._rels
 
 
 #: Largest existing output file compared byte for byte; a larger one (or a FIFO, device or link out of the
@@ -310,10 +335,10 @@ def _write_output(out: Path, expected: Mapping[str, bytes], stamp: bool = False,
     for rel in expected:
         check_relative(rel)
     kept = frozenset(kept_states or {})
+    existing: Mapping[str, str]
     if scanned is not None:
         states = scanned
-        folder = os.fspath(out)
-        existing = {rel: os.path.join(folder, rel) for rel in states}
+        existing = _Below(os.fspath(out), frozenset(states))
     else:
         states = {}
         existing = scan_output(out, states, kept if trusted else frozenset())

@@ -250,3 +250,24 @@ def test_a_remembered_finding_on_fleet_yaml_keeps_no_cluster_of_its_chunk(
     shared = Finding("GS201", Severity.WARNING, "operator line ends", "fleet/fleet.yaml", ("operator",))
     memo, chunk = _memo_with(tmp_path, monkeypatch, [shared])
     assert memo.unchanged_clusters(0, chunk) == {}
+
+
+def test_handover_of_a_chunked_fleet_writes_the_pages_render_writes_and_serializes_nothing_else(
+        fleet: Path, validated: list[set[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuspec.pipeline import render
+
+    assert _render()[0] == 0
+    validated.clear()
+    serialized: list[object] = []
+    real = render.serialize
+
+    def counted(spec: Any) -> bytes:
+        serialized.append(spec)
+        return real(spec)
+
+    monkeypatch.setattr(render, "serialize", counted)
+    done = CliRunner().invoke(cli, ["handover", "fleet", "--policies", "policies", "--output", "docs"])
+    assert done.exit_code == 0, done.output
+    assert len(validated) >= 4  # a chunk at a time
+    assert serialized == []  # the pages need each cluster's objects, not their YAML
+    assert _tree(fleet / "docs") == _tree(fleet / "rendered" / "handover")
