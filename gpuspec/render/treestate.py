@@ -13,7 +13,10 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import signal
+import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuspec.render.filestate import FileState, file_state
 
@@ -49,11 +52,11 @@ def tree_state(out: Path) -> TreeState | None:
 class ScanAhead:
     """:func:`tree_state` of one folder, being made by a child process."""
 
-    def __init__(self, out: Path, pid: int, pipe: int) -> None:
-        """The scan of ``out`` by the child ``pid``, which writes it to the read end ``pipe``."""
+    def __init__(self, out: Path, pid: int, answer: BinaryIO) -> None:
+        """The scan of ``out`` by the child ``pid``, which writes it into the unnamed file ``answer``."""
         self._out = out
         self._pid = pid
-        self._pipe = pipe
+        self._answer: BinaryIO | None = answer
 
     @classmethod
     def start(cls, out: Path) -> ScanAhead | None:
@@ -61,50 +64,57 @@ class ScanAhead:
         if not hasattr(os, "fork"):
             return None
         try:
-            read, write = os.pipe()
+            answer = tempfile.TemporaryFile()  # noqa: SIM115 (unnamed: gone with the last descriptor; closed by close())
         except OSError:
             return None
         try:
             pid = os.fork()
         except OSError:
-            os.close(read)
-            os.close(write)
+            answer.close()
             return None
         if pid == 0:  # the child: scan, answer, and leave without running any of the parent's exit code
             code = 1
             try:
-                os.close(read)
-                _write_all(write, marshal.dumps(tree_state(out)))
+                _write_all(answer.fileno(), marshal.dumps(tree_state(out)))
                 code = 0
             finally:
                 os._exit(code)
-        os.close(write)
-        return cls(out, pid, read)
+        return cls(out, pid, answer)
 
     def result(self) -> TreeState | None:
         """The child's scan (see :func:`tree_state`), or a scan made now when the child gave none."""
-        chunks: list[bytes] = []
-        try:
-            while chunk := os.read(self._pipe, 1 << 20):
-                chunks.append(chunk)
-            answer = marshal.loads(b"".join(chunks))
-        except (OSError, EOFError, ValueError, TypeError):
-            answer = False
-        finally:
-            self.close()
+        answer: object = False
+        if self._answer is not None and self._reaped() == 0:
+            try:
+                self._answer.seek(0)
+                answer = marshal.loads(self._answer.read())
+            except (OSError, EOFError, ValueError, TypeError):
+                answer = False
+        self.close()
         if answer is None or (isinstance(answer, dict) and all(
                 isinstance(k, str) and isinstance(v, int) for k, v in answer.items())):
             return answer
         return tree_state(self._out)
 
+    def _reaped(self) -> int | None:
+        """Wait for the child; its exit status (None when it cannot be waited for)."""
+        try:
+            _pid, status = os.waitpid(self._pid, 0)
+        except OSError:
+            return None
+        self._pid = -1
+        return os.waitstatus_to_exitcode(status)
+
     def close(self) -> None:
-        """Let the child go (it stops at its next write, if any) and reap it."""
-        if self._pipe < 0:
+        """Let the child go and reap it (a scan of a large folder takes a fraction of a second)."""
+        if self._answer is None:
             return
-        os.close(self._pipe)
-        self._pipe = -1
-        with contextlib.suppress(OSError):
-            os.waitpid(self._pid, 0)
+        if self._pid > 0:
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, signal.SIGKILL)
+            self._reaped()
+        self._answer.close()
+        self._answer = None
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -48,7 +48,7 @@ def test_a_child_that_answers_nothing_is_replaced_by_a_scan_here(out: Path, monk
 
 
 def test_a_scan_nobody_asks_for_is_let_go_and_its_child_reaped(tmp_path: Path) -> None:
-    for n in range(3000):  # more than a pipe holds: the child waits on its write until it is let go
+    for n in range(3000):  # a scan that takes a while: it is stopped, not waited for
         (tmp_path / f"file-with-a-long-name-{n:05d}.yaml").write_text("a: 1\n")
     ahead = ScanAhead.start(tmp_path)
     assert ahead is not None
