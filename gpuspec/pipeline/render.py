@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import json
-import multiprocessing
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -44,7 +43,7 @@ from gpuspec.render.operand_images import cluster_images
 from gpuspec.render.serialize import serialize
 from gpuspec.render.spool import OutputFiles, Spool
 from gpuspec.render.stamp import Part, RenderStamp, cluster_key
-from gpuspec.render.workers import fork_pool
+from gpuspec.render.workers import can_fork, fork_pool
 from gpuspec.templating.environment import override_files
 from gpuspec.usercache import by_shard
 
@@ -236,7 +235,7 @@ def _worker(task: tuple[int, list[str]]) -> Rendered | str:
 
 def jobs_for(clusters: int) -> int:
     """How many worker processes to use for a fleet of ``clusters`` (1 = in-process)."""
-    if clusters < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
+    if clusters < PARALLEL_THRESHOLD or not can_fork():
         return 1
     return max(1, min(MAX_JOBS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
 

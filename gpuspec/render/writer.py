@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 import shutil
@@ -32,7 +31,7 @@ from gpuspec.render.filestate import FileState, file_state, state_size
 from gpuspec.render.generator import STAMP_PATH, stamp_to_write
 from gpuspec.render.serialize import HEADER_MARK, MARKDOWN_HEADER_MARK
 from gpuspec.render.spool import Layered, size_of
-from gpuspec.render.workers import fork_pool
+from gpuspec.render.workers import can_fork, fork_pool
 
 _TMP_PREFIX = ".gpuspec-tmp-"
 #: Trees with more files than this are written by several processes (file creation is the slow part).
@@ -557,7 +556,7 @@ _BUILD: tuple[Path, list[str], list[str] | None, Mapping[str, bytes], int] | Non
 
 
 def _jobs(files: int) -> int:
-    if files < PARALLEL_FILES or "fork" not in multiprocessing.get_all_start_methods():
+    if files < PARALLEL_FILES or not can_fork():
         return 1
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
 

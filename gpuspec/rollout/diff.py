@@ -37,7 +37,6 @@ from gpuspec.rollout.impact import (
     operator_rollback,
     reload_procedure,
 )
-from gpuspec.rollout.operand_rolls import template_changes
 from gpuspec.rollout.records import Change, ChangeKind, Dimension, Disruption
 
 
@@ -683,6 +682,9 @@ def _unused_mirror_changes(base: Fleet, head: Fleet) -> Iterator[Change]:
 
 def diff_fleets(base: Fleet, head: Fleet) -> list[Change]:
     """Every change from ``base`` to ``head``, with impact, rollout wave and rollback note, in rollout order."""
+    # (The pod templates' machinery is imported by the commands that compare fleets, not by every render.)
+    from gpuspec.rollout.operand_rolls import template_changes
+
     changes: list[Change] = list(_unused_mirror_changes(base, head))
     for cluster in head.clusters:
         old = base.cluster(cluster.name)
