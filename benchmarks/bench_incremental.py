@@ -91,7 +91,7 @@ def _env(cache: Path) -> dict[str, str]:
 
 
 def _fmt(m: Measurement, base: Measurement | None = None) -> str:
-    ratio = f"  {m.seconds / base.seconds:5.2f}× wall  {m.cpu / base.cpu:5.2f}× CPU" if base else ""
+    ratio = f"  {m.seconds / base.seconds:6.3f}× wall  {m.cpu / base.cpu:6.3f}× CPU" if base else ""
     return f"{m.seconds:7.2f} s wall {m.cpu:7.2f} s CPU {m.peak_mib:7.0f} MiB{ratio}"
 
 
