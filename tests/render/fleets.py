@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +179,23 @@ GOLDEN_SETTINGS: dict[str, Any] = {
     }],
     "channels": [{"name": "stable", "operator": "v26.7.0", "driver": {"branch": "580"}}],
 }
+
+
+def replace_failing_at(call: int) -> Callable[[str | Path, str | Path], None]:
+    """``os.replace`` that fails with an I/O error on its ``call``-th call (a run killed or failing at that
+    point of a write), and replaces as usual otherwise."""
+    real = os.replace
+    calls = [0]
+
+    def replace(a: str | Path, b: str | Path) -> None:
+        calls[0] += 1
+        if calls[0] == call:
+            raise OSError(5, "I/O error")
+        real(a, b)
+
+    return replace
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` (POSIX path relative to it) with its bytes."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -12,7 +12,7 @@ from gpuspec.pipeline.render import prepare
 from gpuspec.render.stamp import Part, RenderStamp
 from gpuspec.render.treestate import tree_state
 
-from .fleets import cluster, pool, write_fleet
+from .fleets import cluster, pool, replace_failing_at, tree_bytes, write_fleet
 from .test_cli import run
 
 
@@ -261,28 +261,14 @@ def test_a_transaction_a_killed_run_committed_is_completed_before_the_stamp_look
     before = path.read_text()
     path.write_text(before.replace("nodes: 2", "nodes: 7"))
     assert run("render", "--out", "edited", cwd=three).returncode == 0
-    edited = {p.relative_to(three / "edited").as_posix(): p.read_bytes()
-              for p in sorted((three / "edited").rglob("*")) if p.is_file()}
-    real_replace = os.replace
-    calls = {"n": 0}
-
-    def killed_after_the_commit(a: str | Path, b: str | Path) -> None:
-        calls["n"] += 1
-        if calls["n"] == 1:
-            raise OSError(5, "killed")
-        real_replace(a, b)
-
+    edited = tree_bytes(three / "edited")
     with monkeypatch.context() as patch:  # a run of the edit dies after its commit point, before it moves a file
-        patch.setattr(os, "replace", killed_after_the_commit)
-        with pytest.raises(GpuspecError, match="killed"):
+        patch.setattr(os, "replace", replace_failing_at(1))
+        with pytest.raises(GpuspecError, match="I/O error"):
             write_output(three / "rendered", edited)
     path.write_text(before)  # the inputs the stamp was made for
     assert run("render", cwd=three).returncode == 0
     with monkeypatch.context() as patch:
         patch.setenv("GPUSPEC_NO_CACHE", "1")
         assert run("render", "--out", "fresh", cwd=three).returncode == 0
-    ours = {p.relative_to(three / "rendered").as_posix(): p.read_bytes()
-            for p in sorted((three / "rendered").rglob("*")) if p.is_file()}
-    fresh = {p.relative_to(three / "fresh").as_posix(): p.read_bytes()
-             for p in sorted((three / "fresh").rglob("*")) if p.is_file()}
-    assert ours == fresh and _stamp().current() is not None
+    assert tree_bytes(three / "rendered") == tree_bytes(three / "fresh") and _stamp().current() is not None

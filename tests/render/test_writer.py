@@ -12,7 +12,7 @@ import gpuspec.render.writer as writer
 from gpuspec.errors import GpuspecError
 from gpuspec.render.writer import check_output, write_output
 
-from .fleets import cluster, coverage_clusters, pool, render_dir, write_fleet
+from .fleets import cluster, coverage_clusters, pool, render_dir, replace_failing_at, write_fleet
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int, bytes]]:
@@ -121,16 +121,7 @@ def test_failure_after_the_commit_is_completed_by_the_next_run(tmp_path: Path,
     write_output(out, render_dir(fleet_dir))
     write_fleet(tmp_path, [cluster("one", pools=[pool("other")]), cluster("three")])
     new = render_dir(fleet_dir)
-    real_replace = os.replace
-    calls = {"n": 0}
-
-    def failing_replace(a: str | Path, b: str | Path) -> None:
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise OSError(5, "I/O error")
-        real_replace(a, b)
-
-    monkeypatch.setattr(os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", replace_failing_at(3))
     with pytest.raises(GpuspecError, match="I/O error"):
         write_output(out, new)
     monkeypatch.undo()
