@@ -27,10 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuspec import usercache
 from gpuspec.findings import Finding, Suppressed
+from gpuspec.render.filestate import file_state
+
+if TYPE_CHECKING:
+    from gpuspec.render.digestmemo import DigestMemo
 
 #: Bumped when what an entry holds changes.
 FORMAT = 1
@@ -56,15 +60,33 @@ class _Uncacheable(Exception):
     """An input the key cannot stand for; the command runs in full."""
 
 
-def _file_digest(path: str) -> str:
-    """sha256 of a regular file read as the loader reads it (:func:`gpuspec.loader.safefile.read_bounded`: no
-    link out of the repository or into ``.git``, no FIFO or device, bounded); _Uncacheable otherwise."""
-    from gpuspec.loader.safefile import UnsafeFile, read_bounded
+class _Hasher:
+    """Digests of the input files of one key: read as the loader reads them, or taken from the per-user memo of
+    digests by file state (:mod:`gpuspec.render.digestmemo`) for a file in the state it was hashed in."""
 
-    try:
-        return hashlib.sha256(read_bounded(Path(path), MAX_FILE_BYTES)).hexdigest()
-    except (UnsafeFile, OSError):
-        raise _Uncacheable(path) from None
+    def __init__(self, memo: DigestMemo | None) -> None:
+        self.memo = memo
+        self.folders: dict[str, str] = {}  # real paths of the folders met (see safefile.read_bounded)
+
+    def file_digest(self, path: str, regular: bool = False) -> str:
+        """sha256 of a file read as the loader reads it (:func:`gpuspec.loader.safefile.read_bounded`: no link out
+        of the repository or into ``.git``, no FIFO or device, bounded); _Uncacheable otherwise.  ``regular``: the
+        caller saw a regular file (not a link) there, whose digest the memo may hold."""
+        from gpuspec.loader.safefile import UnsafeFile, read_bounded
+
+        memo = self.memo if regular else None
+        try:
+            if memo is not None:
+                known = memo.lookup(Path(path))
+                if known is not None:
+                    return known[1]
+                state = file_state(os.lstat(path))
+            digest = hashlib.sha256(read_bounded(Path(path), MAX_FILE_BYTES, folders=self.folders)).hexdigest()
+        except (UnsafeFile, OSError):
+            raise _Uncacheable(path) from None
+        if memo is not None:
+            memo.remember(Path(path), state, digest)
+        return digest
 
 
 def _lstat(digest: Any, top: str) -> os.stat_result | None:
@@ -78,15 +100,15 @@ def _lstat(digest: Any, top: str) -> os.stat_result | None:
         raise _Uncacheable(top) from None
 
 
-def _hash_tree(digest: Any, folder: Path, budget: list[int]) -> None:
+def _hash_tree(digest: Any, folder: Path, budget: list[int], hasher: _Hasher) -> None:
     """Add every entry below ``folder`` (name, kind, link target, content digest) to ``digest``."""
     top = os.fspath(folder)
     info = _lstat(digest, top)
     if info is not None:
-        _hash_entries(digest, top, info, budget)
+        _hash_entries(digest, top, info, budget, hasher)
 
 
-def _hash_entries(digest: Any, top: str, info: os.stat_result, budget: list[int]) -> None:
+def _hash_entries(digest: Any, top: str, info: os.stat_result, budget: list[int], hasher: _Hasher) -> None:
     """Add every entry below the folder ``top`` (whose ``lstat`` is ``info``) to ``digest``."""
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         raise _Uncacheable(top)  # a fleet or policy "folder" that is a link or a file: the loader explains
@@ -109,14 +131,14 @@ def _hash_entries(digest: Any, top: str, info: os.stat_result, budget: list[int]
                     raise _Uncacheable(entry.path) from None
                 if os.path.isdir(entry.path):
                     raise _Uncacheable(entry.path)
-                line = f"link\0{rel}\0{target}\0{_file_digest(entry.path)}\n"
+                line = f"link\0{rel}\0{target}\0{hasher.file_digest(entry.path)}\n"
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name == "__pycache__":
                     continue
                 stack.append((entry.path, rel + os.sep))
                 line = f"dir\0{rel}\n"
             elif entry.is_file(follow_symlinks=False):
-                line = f"file\0{rel}\0{_file_digest(entry.path)}\n"
+                line = f"file\0{rel}\0{hasher.file_digest(entry.path, regular=True)}\n"
             else:
                 raise _Uncacheable(entry.path)
             digest.update(line.encode("utf-8", "surrogateescape"))
@@ -129,17 +151,17 @@ def _repository_root(folder: Path) -> str:
     return trusted_root(folder / "x")
 
 
-def _hash_input(digest: Any, path: Path, budget: list[int]) -> None:
+def _hash_input(digest: Any, path: Path, budget: list[int], hasher: _Hasher) -> None:
     """Add the folder or regular file ``path`` (a chart archive, a CRD file) to ``digest``, as :func:`_hash_tree`."""
     top = os.fspath(path)
     info = _lstat(digest, top)
     if info is None:
         return
     if stat.S_ISREG(info.st_mode):
-        digest.update(f"file\0{top}\0{_file_digest(top)}\n".encode("utf-8", "surrogateescape"))
+        digest.update(f"file\0{top}\0{hasher.file_digest(top, regular=True)}\n".encode("utf-8", "surrogateescape"))
         return
     digest.update(f"tree\0{top}\n".encode("utf-8", "surrogateescape"))
-    _hash_entries(digest, top, info, budget)
+    _hash_entries(digest, top, info, budget, hasher)
 
 
 #: Besides ``GPUSPEC_*``: the settings of the tools a command runs (helm, kubectl, kustomize, Go's runtime).
@@ -147,11 +169,13 @@ TOOL_SETTINGS = ("HELM_", "KUBECTL_", "KUSTOMIZE_", "GODEBUG", "GOFLAGS")
 
 
 def input_key(command: str, fleet_dir: Path, policies_dir: Path, options: Sequence[str], today: date,
-              inputs: Sequence[Path] = (), settings: Sequence[str] = ("GPUSPEC_",)) -> str | None:
+              inputs: Sequence[Path] = (), settings: Sequence[str] = ("GPUSPEC_",),
+              memo: DigestMemo | None = None) -> str | None:
     """The digest of everything a `command` report of this fleet depends on, or None when it cannot be cached.
 
     ``inputs``: further folders or files the report reads (verify: the rendered folder, local charts, CRDs),
-    hashed like the fleet; ``settings``: prefixes of the environment variables that can change it."""
+    hashed like the fleet; ``settings``: prefixes of the environment variables that can change it; ``memo``:
+    file digests remembered by file state, so that only files changed since they were last hashed are read."""
     if usercache.cache_dir() is None:
         return None
     digest = hashlib.sha256()
@@ -160,15 +184,16 @@ def input_key(command: str, fleet_dir: Path, policies_dir: Path, options: Sequen
             os.path.abspath(policies_dir), today.isoformat(), *options, "\0".join(f"{k}={v}" for k, v in env)]
     digest.update("\0".join(head).encode("utf-8", "surrogateescape"))
     budget = [MAX_FILES]
+    hasher = _Hasher(memo)
     try:
         for folder in (fleet_dir, policies_dir):
             root = _repository_root(folder)
             digest.update(f"\0root\0{root}\n".encode("utf-8", "surrogateescape"))
-            _hash_tree(digest, folder, budget)
+            _hash_tree(digest, folder, budget, hasher)
         for path in inputs:
             digest.update(f"\0input\0{os.path.abspath(path)}\0{_repository_root(path)}\n"
                           .encode("utf-8", "surrogateescape"))
-            _hash_input(digest, path, budget)
+            _hash_input(digest, path, budget, hasher)
     except (_Uncacheable, RuntimeError, ValueError):  # RuntimeError: a symlink loop in pathlib before 3.13
         return None
     return digest.hexdigest()
@@ -188,6 +213,8 @@ class Entry:
     settings: tuple[str, ...] = ("GPUSPEC_",)
     #: Plain data stored beside the report (verify: what its summary line counts).
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: The file digests the key was taken with (the check in :meth:`store` reads only files changed since).
+    memo: DigestMemo | None = field(default=None, compare=False, repr=False)
 
     def _slot(self) -> Path | None:
         """One entry per command, working folder and inputs: a new key replaces the old entry."""
@@ -217,7 +244,7 @@ class Entry:
     def store(self, report: Report) -> None:
         """Remember ``report`` for these inputs, unless they changed while the command ran."""
         if self.key is None or input_key(self.command, self.fleet_dir, self.policies_dir, self.options,
-                                         self.today, self.inputs, self.settings) != self.key:
+                                         self.today, self.inputs, self.settings, self.memo) != self.key:
             return
         usercache.store(self._slot(), {
             "key": self.key,
@@ -235,6 +262,13 @@ def entry(command: str, fleet_dir: Path, policies_dir: Path, options: Sequence[s
     today in UTC; ``inputs`` and ``settings``: see :func:`input_key`); its key is None when the inputs cannot be
     cached."""
     day = today or datetime.now(UTC).date()
-    return Entry(command, fleet_dir, policies_dir, tuple(options), day,
-                 input_key(command, fleet_dir, policies_dir, options, day, inputs, settings), tuple(inputs),
-                 tuple(settings))
+    memo = None
+    if usercache.cache_dir() is not None:
+        from gpuspec.render.digestmemo import DigestMemo
+
+        memo = DigestMemo(fleet_dir, policies_dir, scope=f"results-{command}")
+    key = input_key(command, fleet_dir, policies_dir, options, day, inputs, settings, memo)
+    if memo is not None:
+        memo.save()
+    return Entry(command, fleet_dir, policies_dir, tuple(options), day, key, tuple(inputs), tuple(settings),
+                 memo=memo)

@@ -64,10 +64,11 @@ def _read_all(paths: list[Path], cache: ParseCache | None,
     """
     out: list[tuple[str, Any, YamlProblem | None]] = []
     pending: list[tuple[int, str, str, bytes | None]] = []
+    folders: dict[str, str] = {}  # the files' folders, each resolved once
     for path in paths:
         display = display_path(path)
         try:
-            text = read_text(path, display)
+            text = read_text(path, display, folders)
         except YamlProblem as problem:
             out.append((display, None, problem))
             continue

@@ -90,26 +90,47 @@ def check_git(path: str | os.PathLike[str]) -> None:
         raise UnsafeFile(_GIT_REFUSED)
 
 
-def check_link(path: Path) -> str:
+def _real_path(absolute: str, folders: dict[str, str] | None) -> str:
+    """``os.path.realpath`` of the absolute path ``absolute``; with ``folders`` (folder → its real path, filled as
+    folders are met) a path that is not itself a link resolves through its folder's entry, so the folders of many
+    files are resolved once."""
+    if folders is None:
+        return os.path.realpath(absolute)
+    try:
+        if stat.S_ISLNK(os.lstat(absolute).st_mode):
+            return os.path.realpath(absolute)
+    except OSError:
+        return os.path.realpath(absolute)
+    folder, name = os.path.split(absolute)
+    real_folder = folders.get(folder)
+    if real_folder is None:
+        real_folder = folders[folder] = os.path.realpath(folder)
+    return os.path.join(real_folder, name)
+
+
+def check_link(path: Path, folders: dict[str, str] | None = None) -> str:
     """The real path of ``path``; raise UnsafeFile when it is in a ``.git`` folder or a symbolic link on the way
-    leads out of its repository."""
-    real = os.path.realpath(path)
-    if GIT_DIR in Path(real).parts or GIT_DIR in Path(os.path.abspath(path)).parts:
+    leads out of its repository.  ``folders``: real paths of folders already resolved (see :func:`read_bounded`)."""
+    absolute = os.path.abspath(path)
+    real = _real_path(absolute, folders)
+    if GIT_DIR in real.split(os.sep) or GIT_DIR in absolute.split(os.sep):
         raise UnsafeFile(_GIT_REFUSED)
-    if real != os.path.abspath(path) and not _inside(real, trusted_root(path)):
+    if real != absolute and not _inside(real, trusted_root(path)):
         raise UnsafeFile("is a symbolic link that leads outside the repository; gpuspec does not follow it")
     return real
 
 
-def read_bounded(path: Path, limit: int, *, expected: str = "a YAML file") -> bytes:
+def read_bounded(path: Path, limit: int, *, expected: str = "a YAML file",
+                 folders: dict[str, str] | None = None) -> bytes:
     """The bytes of the regular file ``path`` (at most ``limit``); raise UnsafeFile or OSError when refused.
 
     Symbolic links out of the repository, FIFOs, sockets, devices and files over ``limit`` bytes are refused
     without reading them; the path its links lead to is opened without following a link again
     (``O_NOFOLLOW``), so a link swapped in meanwhile fails the open.  ``expected`` names what a folder at
-    ``path`` should have been.
+    ``path`` should have been.  ``folders``: a dict shared by the reads of one batch of files, in which the real
+    path of each folder is kept (resolved once, not once per file).
     """
-    real = check_link(path)
+    real = check_link(path, folders)
     flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
              | getattr(os, "O_NOFOLLOW", 0))
     fd = os.open(real, flags)

@@ -63,22 +63,23 @@ class YamlProblem(Exception):
         return f"{self.file}:{self.line}:{self.column}: {self.entry.id} {self.message}"
 
 
-def read_text(path: Path, display: str) -> str:
+def read_text(path: Path, display: str, folders: dict[str, str] | None = None) -> str:
     """Read a fleet file as UTF-8 text.
 
     Refused with a GS101 problem: directories, broken links, links out of the repository, FIFOs and
-    devices, oversized and undecodable files.  Nothing is read past the size limit.
+    devices, oversized and undecodable files.  Nothing is read past the size limit.  ``folders``: see
+    :func:`gpuspec.loader.safefile.read_bounded`.
     """
-    if path.is_symlink() and not path.exists():
-        raise YamlProblem(display, 1, 1, "is a broken symbolic link", FILE_UNUSABLE)
     try:
-        data = read_bounded(path, MAX_FILE_BYTES)
-    except UnsafeFile as refused:
-        message = refused.message
-        if "limit" in message:
-            message += " for a fleet file"
-        raise YamlProblem(display, 1, 1, message, FILE_UNUSABLE) from None
-    except OSError as exc:
+        data = read_bounded(path, MAX_FILE_BYTES, folders=folders)
+    except (UnsafeFile, OSError) as exc:
+        if path.is_symlink() and not path.exists():
+            raise YamlProblem(display, 1, 1, "is a broken symbolic link", FILE_UNUSABLE) from None
+        if isinstance(exc, UnsafeFile):
+            message = exc.message
+            if "limit" in message:
+                message += " for a fleet file"
+            raise YamlProblem(display, 1, 1, message, FILE_UNUSABLE) from None
         raise YamlProblem(display, 1, 1, f"cannot be read: {exc.strerror or exc}", FILE_UNUSABLE) from None
     return decode_utf8(data, display)
 

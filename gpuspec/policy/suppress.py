@@ -64,9 +64,10 @@ MAX_SUPPRESSION_FILE_BYTES = 4 * 1024 * 1024
 def read_suppressions(files: Iterable[str]) -> list[Suppression]:
     """The directives of every file in ``files`` (unreadable files have none)."""
     out: list[Suppression] = []
+    folders: dict[str, str] = {}  # the files' folders, each resolved once
     for file in files:
         try:
-            text = read_bounded(Path(file), MAX_SUPPRESSION_FILE_BYTES).decode("utf-8")
+            text = read_bounded(Path(file), MAX_SUPPRESSION_FILE_BYTES, folders=folders).decode("utf-8")
         except (OSError, UnicodeDecodeError, UnsafeFile):
             continue
         # Every directive holds "gnore" in any letter case ("ignore": its "i" may also match a dotless or dotted

@@ -12,8 +12,10 @@ the moment the memo was opened, before the file was looked at; a file changed si
 until it has settled.
 
 The memo is an entry of the per-user cache, sealed like every other (:mod:`gpuspec.usercache`): nothing in the
-repository or the output folder can add to it.  It serves local runs only: the pull-request gate
-(``render --check --base``) never reads it (:meth:`gpuspec.render.stamp.RenderStamp.open`).
+repository or the output folder can add to it.  It serves local runs only: render's digests of its inputs and
+the keys of the last reports of `lint`, `validate` and `verify` (:mod:`gpuspec.cli.resultcache`); the
+pull-request gate (``render --check --base``, ``lint --base``) never reads it
+(:meth:`gpuspec.render.stamp.RenderStamp.open`).
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ FORMAT = 1
 class DigestMemo:
     """Digests of the input files of one fleet and policy folder, by path and state (see the module)."""
 
-    def __init__(self, fleet_dir: Path, policies_dir: Path | None, now_ns: int | None = None) -> None:
+    def __init__(self, fleet_dir: Path, policies_dir: Path | None, now_ns: int | None = None,
+                 scope: str = "render") -> None:
         """Open the memo of these folders (empty when caching is off); ``now_ns``: the moment it counts as opened
-        (default: now)."""
+        (default: now); ``scope``: the command whose inputs it holds (each keeps its own, as each saves only the
+        files of its run)."""
         self.opened = time.time_ns() if now_ns is None else now_ns
-        self.slot = usercache.entry_path("input-digests", str(FORMAT), os.path.abspath(fleet_dir),
+        self.slot = usercache.entry_path("input-digests", str(FORMAT), scope, os.path.abspath(fleet_dir),
                                          os.path.abspath(policies_dir or ""))
         stored = usercache.load(self.slot)
         self._stored: dict[str, object] = stored if isinstance(stored, dict) else {}

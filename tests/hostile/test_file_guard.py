@@ -20,7 +20,7 @@ from types import FrameType
 import pytest
 
 from gpuspec.errors import GpuspecError
-from gpuspec.loader.safefile import UnsafeFile, check_write, safe_read, safe_write, write_file
+from gpuspec.loader.safefile import UnsafeFile, check_link, check_write, safe_read, safe_write, write_file
 from hostile.hostile_cli import AUDIT_NODES, REPO, Run, gpuspec
 
 TOKEN_B64 = "c2VjcmV0dG9rZW4="  # base64 of "secrettoken"
@@ -367,3 +367,37 @@ def test_safe_read_bounds_and_missing(tmp_path: Path) -> None:
     (root / "dir").mkdir()
     with pytest.raises(GpuspecError, match="dir is a directory, expected a CODEOWNERS file"):
         safe_read(root / "dir", 1024, expected="a CODEOWNERS file")
+
+
+def _outcome(path: Path, folders: dict[str, str] | None) -> str:
+    try:
+        return check_link(path, folders)
+    except UnsafeFile as refused:
+        return f"refused: {refused.message}"
+
+
+def test_resolving_each_folder_once_changes_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check_link with a shared folder memo (what a batch of reads uses) answers as the plain check for regular
+    files, links inside the repository, links out of it or into .git, folders linked away and missing files."""
+    repo = tmp_path / "repo"
+    clusters = repo / "fleet" / "clusters"
+    clusters.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / ".git" / "config").write_text("[http]\n")
+    (repo / "shared.yaml").write_text("name: shared\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.yaml").write_text("name: x\n")
+    (clusters / "plain.yaml").write_text("name: plain\n")
+    (clusters / "inside.yaml").symlink_to("../../shared.yaml")
+    (clusters / "away.yaml").symlink_to(outside / "x.yaml")
+    (clusters / "git.yaml").symlink_to("../../.git/config")
+    (repo / "fleet" / "linked").symlink_to(outside)
+    monkeypatch.chdir(repo)
+    paths = [clusters / name for name in ("plain.yaml", "inside.yaml", "away.yaml", "git.yaml", "missing.yaml")]
+    paths += [repo / "fleet" / "linked" / "x.yaml", repo / ".git" / "config"]
+    folders: dict[str, str] = {}
+    expected = [_outcome(path, None) for path in paths]
+    assert [_outcome(path, folders) for path in paths] == expected
+    assert expected[0] == os.path.realpath(paths[0]) and expected[1] == os.path.realpath(repo / "shared.yaml")
+    assert [e.startswith("refused") for e in expected] == [False, False, True, True, False, True, True]

@@ -254,3 +254,78 @@ def test_lint_reads_nothing_the_key_does_not_cover(tmp_path: Path) -> None:
                and not p.endswith((".pth", ".egg-info", "entry_points.txt")) and "site-packages" not in p
                and "__editable__" not in os.path.basename(p)]
     assert not outside, outside
+
+
+def _later() -> int:
+    """A moment long after every file the test wrote: their digests count as settled (see render.digestmemo)."""
+    import time
+
+    from gpuspec.render.digestmemo import RACY_NS
+
+    return time.time_ns() + 10 * RACY_NS
+
+
+def test_the_key_reads_only_files_changed_since_they_were_hashed(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the memo of file digests, a second key reads no file; an edit that keeps the file's size and
+    modification time is read again and changes the key to the one a key taken without the memo has."""
+    import datetime as dt
+
+    from gpuspec.cli import resultcache
+    from gpuspec.loader import safefile
+    from gpuspec.render.digestmemo import DigestMemo
+
+    root = _repo(tmp_path)
+    fleet, policies = root / "fleet", root / "policies"
+    monkeypatch.chdir(root)
+    reads: list[str] = []
+    real_read = safefile.read_bounded
+
+    def counting(path: Path, *args: object, **kwargs: object) -> bytes:
+        reads.append(os.fspath(path))
+        return real_read(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(safefile, "read_bounded", counting)
+    day = dt.date(2026, 12, 5)
+
+    def key(memo: DigestMemo | None) -> str | None:
+        reads.clear()
+        found = resultcache.input_key("lint", fleet, policies, (), day, memo=memo)
+        if memo is not None:
+            memo.save()
+        return found
+
+    files = sum(1 for p in [*fleet.rglob("*"), *policies.rglob("*")] if p.is_file())
+    first = key(DigestMemo(fleet, policies, _later(), scope="results-lint"))
+    assert first is not None and len(reads) == files
+    assert key(DigestMemo(fleet, policies, _later(), scope="results-lint")) == first and reads == []
+
+    north = fleet / "clusters" / "infer-north.yaml"
+    before = north.stat()
+    north.write_text(north.read_text().replace('"1.29"', '"1.30"', 1))
+    os.utime(north, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert north.stat().st_size == before.st_size
+    edited = key(DigestMemo(fleet, policies, _later(), scope="results-lint"))
+    assert reads == [os.fspath(north)]
+    assert edited != first and edited == key(None)
+
+
+def test_a_file_written_just_now_is_never_taken_from_the_memo(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file changed within the racy window of the memo's opening is hashed on every key (a write in the same
+    clock tick could keep its whole state)."""
+    import datetime as dt
+    import time
+
+    from gpuspec.cli import resultcache
+    from gpuspec.render.digestmemo import DigestMemo
+
+    root = _repo(tmp_path)
+    fleet, policies = root / "fleet", root / "policies"
+    monkeypatch.chdir(root)
+    day = dt.date(2026, 12, 5)
+    for _ in range(2):
+        memo = DigestMemo(fleet, policies, time.time_ns(), scope="results-lint")
+        resultcache.input_key("lint", fleet, policies, (), day, memo=memo)
+        memo.save()
+    assert memo.hits == 0 and memo.reads > 0
