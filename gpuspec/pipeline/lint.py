@@ -22,8 +22,9 @@ from gpuspec.policy.acceptance import decide, utc_today
 from gpuspec.policy.custom import custom_entry, custom_findings
 from gpuspec.policy.load import Place, Policy, load_policy
 from gpuspec.policy.suppress import read_suppressions
-from gpuspec.rules.base import RuleContext, run_rule
+from gpuspec.rules.base import RuleContext, report_problems, run_rule
 from gpuspec.rules.overrides import override_findings
+from gpuspec.rules.percluster import ClusterRule, cluster_problems
 from gpuspec.rules.references import reference_findings
 from gpuspec.rules.registry import RULES, all_rules
 from gpuspec.rules.secrets import mark_sensitive
@@ -64,9 +65,18 @@ def _run_rules(
     findings: list[Finding] = []
     shared: dict[object, object] = {}  # one memo per run, see RuleContext.shared
     rules = RULES if changeset is None else all_rules()
+    # The rules that judge one cluster at a time, judged so (unchanged clusters' problems from the user cache).
+    judged = cluster_problems(fleet, [ClusterRule(rule_id, rule, policy.rules[rule_id].params)
+                                      for rule_id, rule in rules.items()
+                                      if rule.per_cluster and not rule.needs_base and policy.rules[rule_id].enabled],
+                              as_of, raw)
     for rule_id, rule in rules.items():
         config = policy.rules[rule_id]
         if not config.enabled:
+            continue
+        outcome = judged.get(rule_id)
+        if isinstance(outcome, list):
+            findings.extend(report_problems(rule, outcome, config.severity))
             continue
         ctx: RuleContext
         if rule.needs_base:
@@ -76,10 +86,12 @@ def _run_rules(
         else:
             ctx = RuleContext(fleet=fleet, params=config.params, as_of=as_of, raw=raw, shared=shared)
         try:
+            if outcome is not None:
+                raise outcome
             findings.extend(run_rule(rule, ctx, config.severity))
         except Exception as exc:  # a broken rule must not hide the others' findings
             if os.environ.get("GPUSPEC_DEBUG"):
-                traceback.print_exc()
+                traceback.print_exception(exc)
             findings.append(RULE_CRASHED.finding(
                 f"rule {rule_id} failed: {type(exc).__name__}: {exc}", fleet.settings_file, (),
                 "this is a bug in gpuspec; set GPUSPEC_DEBUG=1 for the traceback and report it",

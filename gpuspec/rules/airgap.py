@@ -125,6 +125,7 @@ class PackageRepoForCompiledDrivers(Rule):
     """Pools whose driver the operator compiles on the node need a package-repository ConfigMap in air-gap."""
 
     entry = cat.PACKAGE_REPO_FOR_COMPILED_DRIVERS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per operator-compiled pool of an air-gapped cluster whose mirror lacks a repo config."""

@@ -8,7 +8,7 @@ gives it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -57,6 +57,11 @@ class Rule:
     entry: Entry
     #: True for change-set rules: they run only when a base revision is given (`lint --base`).
     needs_base: bool = False
+    #: True when every problem the rule finds is about one cluster and depends only on that cluster, fleet.yaml's
+    #: settings and the rule's parameters.  Lint then judges the fleet one cluster at a time (a fleet of that
+    #: cluster alone, see :mod:`gpuspec.rules.percluster`), so an unchanged cluster's problems can come from an
+    #: earlier run: a rule that reads other clusters must leave this False.
+    per_cluster: bool = False
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield every problem this rule finds in ``ctx.fleet``."""
@@ -70,9 +75,14 @@ class Rule:
 def run_rule(rule: Rule, ctx: RuleContext, severity: Severity | None = None) -> list[Finding]:
     """Run one rule and report every problem it yields through its entry, at the policy's severity (a preference
     that yields to an NVIDIA constraint at warning severity at most, its reason appended)."""
+    return report_problems(rule, rule.check(ctx), severity)
+
+
+def report_problems(rule: Rule, problems: Iterable[Problem], severity: Severity | None = None) -> list[Finding]:
+    """The findings of ``rule``'s ``problems``, as :func:`run_rule` reports them."""
     entry = rule.entry
     out = []
-    for p in rule.check(ctx):
+    for p in problems:
         if p.yields is None:
             out.append(entry.finding(p.message, p.file, p.path, p.hint, at_key=p.at_key, severity=severity))
             continue

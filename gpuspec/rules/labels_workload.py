@@ -13,6 +13,7 @@ class SandboxPoolRunsContainers(Rule):
     """A pool that declares ``devices.sandbox`` is in a cluster with sandbox workloads on."""
 
     entry = cat.SANDBOX_POOL_RUNS_CONTAINERS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per sandbox pool of a cluster whose sandbox workloads are off."""

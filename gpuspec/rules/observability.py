@@ -15,6 +15,7 @@ class DcgmExporterOn(Rule):
     """The DCGM exporter runs (``operator.operands.dcgmExporter.enabled``)."""
 
     entry = cat.DCGM_EXPORTER_ON
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster with the DCGM exporter off."""
@@ -29,6 +30,7 @@ class ServiceMonitorOn(Rule):
     """The DCGM exporter has a ServiceMonitor (``dcgmExporter.serviceMonitor``), so Prometheus scrapes it."""
 
     entry = cat.SERVICE_MONITOR_ON
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose running DCGM exporter has no ServiceMonitor."""
@@ -44,6 +46,7 @@ class AlertsOn(Rule):
     """gpuspec renders its GPU and operator alerts (``operator.operands.alerts``)."""
 
     entry = cat.ALERTS_ON
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster with alerts off."""
@@ -62,6 +65,7 @@ class SelectorsAvoidOwnedLabels(Rule):
     """Pool node selectors do not use labels that the GPU Operator, NFD or GFD own."""
 
     entry = cat.SELECTORS_AVOID_OWNED_LABELS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per node-selector key in a reserved label domain."""
@@ -97,6 +101,7 @@ class SelectorsDisjoint(Rule):
     """No node can belong to two pools: pool node selectors exclude each other."""
 
     entry = cat.SELECTORS_DISJOINT
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield one problem per group of pools whose selectors overlap (at the group's second pool)."""
@@ -128,6 +133,7 @@ class SelectorMatchesEveryNode(Rule):
     """A pool's node selector uses only labels every node has."""
 
     entry = cat.SELECTOR_MATCHES_EVERY_NODE
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per pool whose selector keys are all kubelet-set labels of every node."""

@@ -38,6 +38,7 @@ class AutoscalingBounds(Rule):
     """``min <= nodes <= max`` for every autoscaled pool."""
 
     entry = cat.AUTOSCALING_BOUNDS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per autoscaled pool whose bounds are inverted or leave out its planned size."""
@@ -56,6 +57,7 @@ class ReadinessGate(Rule):
     """A cluster-autoscaler pool has its cloud's GPU label or a startup taint a named controller removes."""
 
     entry = cat.NO_READINESS_GATE
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster-autoscaler pool without a readiness gate."""
@@ -82,6 +84,7 @@ class StartupTaintRemoved(Rule):
     """Every startup taint of an autoscaled pool names the controller that removes it."""
 
     entry = cat.STARTUP_TAINT_STRANDS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per startup taint nothing removes."""
@@ -107,6 +110,7 @@ class TaintBothWays(Rule):
     """No key is both a permanent pool taint and a startup taint."""
 
     entry = cat.TAINT_BOTH_WAYS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per startup taint whose key is also a permanent taint of the pool."""
@@ -125,6 +129,7 @@ class MigScaleFromZero(Rule):
     can make the node-group template list it."""
 
     entry = cat.MIG_SCALE_FROM_ZERO
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per pool cluster-autoscaler scales from zero without its resources in the template."""
@@ -147,6 +152,7 @@ class UnreadyForGood(Rule):
     """cluster-autoscaler's GPU label on a pool that never advertises ``nvidia.com/gpu``."""
 
     entry = cat.UNREADY_FOR_GOOD
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster-autoscaler pool whose nodes carry the GPU label and advertise no GPU."""
@@ -172,6 +178,7 @@ class KarpenterCannotLaunch(Rule):
     """A Karpenter pool advertising what no instance type offers has a NodeOverlay."""
 
     entry = cat.KARPENTER_CANNOT_LAUNCH
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per Karpenter pool whose pods request resources Karpenter cannot know."""
@@ -211,6 +218,7 @@ class GovReadyOutsideSet(Rule):
     """A government-ready cluster enables only operands in its release's documented government-ready set."""
 
     entry = cat.GOV_READY_OUTSIDE_SET
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per enabled operand outside the set (or one per cluster on a release with none)."""
@@ -236,6 +244,7 @@ class GovReadyCannotVerify(Rule):
     """Say where NVIDIA's sources give no government-ready list, or no image variant, for the cluster."""
 
     entry = cat.GOV_READY_CANNOT_VERIFY
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield one problem per government-ready cluster the sources cannot vouch for, naming the gap."""
@@ -264,6 +273,7 @@ class GovReadyImage(Rule):
     """Where NVIDIA documents a government-ready image variant, the rendered values name it."""
 
     entry = cat.GOV_READY_IMAGE
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per enabled operand whose rendered image is not the documented variant."""

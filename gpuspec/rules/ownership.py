@@ -56,6 +56,7 @@ class ProductionHasOwners(Rule):
     """A production cluster has an owner team for each role the policy requires."""
 
     entry = cat.PRODUCTION_HAS_OWNERS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per production cluster and required role without an owner."""

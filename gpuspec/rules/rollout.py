@@ -15,6 +15,7 @@ class CanaryPoolNamed(Rule):
     """A cluster with several pools names a canary pool (``rollout.canaryPool``)."""
 
     entry = cat.CANARY_POOL_NAMED
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster with at least ``min_pools`` pools and no canary pool."""
@@ -33,6 +34,7 @@ class MaxParallelUpgradesBounded(Rule):
     """``rollout.maxParallelUpgrades`` is between 1 and ``max_parallel_upgrades``."""
 
     entry = cat.MAX_PARALLEL_UPGRADES_BOUNDED
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose maxParallelUpgrades is 0 (unlimited) or above the bound."""
@@ -68,6 +70,7 @@ class MaxUnavailableBounded(Rule):
     """``rollout.maxUnavailable`` is at most ``max_unavailable_percent`` of the cluster's GPU nodes."""
 
     entry = cat.MAX_UNAVAILABLE_BOUNDED
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose maxUnavailable exceeds the bound."""
@@ -93,6 +96,7 @@ class AutoUpgradeHasDrainSettings(Rule):
     """With driver auto-upgrade on, ``rollout.drain`` and ``rollout.podDeletion`` are written out."""
 
     entry = cat.AUTO_UPGRADE_HAS_DRAIN_SETTINGS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per auto-upgrading cluster missing drain or podDeletion settings."""
@@ -117,6 +121,7 @@ class CanaryInFirstWave(Rule):
     """The canary pool is alone in the lowest wave of its cluster."""
 
     entry = cat.CANARY_IN_FIRST_WAVE
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per canary pool that is not strictly before every other pool."""
@@ -141,6 +146,7 @@ class PoolWithoutNodes(Rule):
     """A pool declares ``nodes: 0``."""
 
     entry = cat.POOL_WITHOUT_NODES
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per pool of 0 nodes."""

@@ -33,6 +33,7 @@ class AcceptanceImageNotMirrored(Rule):
     """An air-gapped cluster's acceptance image from a registry its mirror does not map."""
 
     entry = cat.ACCEPTANCE_IMAGE_NOT_MIRRORED
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per acceptance image whose registry the cluster's mirror does not map."""
@@ -59,6 +60,7 @@ class AcceptanceFloatingTag(Rule):
     """An acceptance image tagged ``latest``."""
 
     entry = cat.ACCEPTANCE_FLOATING_TAG
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per acceptance image whose tag is ``latest``."""
@@ -78,6 +80,7 @@ class NcclWithoutFabric(Rule):
     """``nccl.enabled: true`` on a pool without RDMA, of one node, or with MIG or sharing."""
 
     entry = cat.NCCL_WITHOUT_FABRIC
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per pool that asks for the all-reduce where it cannot measure the GPU fabric."""
@@ -109,6 +112,7 @@ class ReadinessNeedsSidecars(Rule):
     """A workload with ``ready:`` on a cluster older than Kubernetes 1.29."""
 
     entry = cat.READINESS_NEEDS_SIDECARS
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per readiness workload of a cluster without native sidecar containers."""
@@ -132,6 +136,7 @@ class EvictionCheckMismatch(Rule):
     """The eviction check on a cluster whose rollout does not drain, or on a pool of one node."""
 
     entry = cat.EVICTION_CHECK_MISMATCH
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per eviction check that cannot show what the upgrade does."""

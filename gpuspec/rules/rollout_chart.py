@@ -19,6 +19,7 @@ class WaitWithoutSelector(Rule):
     """``rollout.waitForCompletionSeconds`` above 0: a timeout without a pod selector waits for nothing."""
 
     entry = cat.WAIT_WITHOUT_SELECTOR
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster that sets waitForCompletionSeconds above 0."""
@@ -40,6 +41,7 @@ class MaxUnavailableZero(Rule):
     """``rollout.maxUnavailable`` 0 (or ``0%``): the chart writes its default, and 0 would stall every upgrade."""
 
     entry = cat.MAX_UNAVAILABLE_ZERO
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose maxUnavailable is 0 or 0%, naming the chart lines of its release."""
@@ -67,6 +69,7 @@ class OpenShiftWithoutChartData(Rule):
     """An OpenShift cluster on a release whose chart values index or chart intent data gpuspec lacks."""
 
     entry = cat.OPENSHIFT_WITHOUT_CHART_DATA
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per OpenShift cluster whose release render cannot build the ClusterPolicy for."""

@@ -24,6 +24,7 @@ class DedicatedOperatorNamespace(Rule):
     """The GPU Operator runs in a namespace of its own, not ``default`` or a ``kube-*`` system namespace."""
 
     entry = cat.DEDICATED_OPERATOR_NAMESPACE
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per cluster whose operator namespace is a shared or system namespace."""
@@ -42,6 +43,7 @@ class DeviceOperandsOnlyWhenNeeded(Rule):
     """RDMA, GDS, GDRCopy and sandbox workloads are enabled for a cluster only if some pool declares the need."""
 
     entry = cat.DEVICE_OPERANDS_ONLY_WHEN_NEEDED
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per operand enabled at cluster level that no pool of the cluster declares."""
@@ -60,6 +62,7 @@ class DeviceNeedsEnabled(Rule):
     """A pool that declares a device need is in a cluster that enables the matching operand."""
 
     entry = cat.DEVICE_NEEDS_ENABLED
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per pool device need whose operand the cluster does not enable."""
@@ -79,6 +82,7 @@ class SharingJustified(Rule):
     """GPU sharing (time-slicing or MPS) carries a written justification of at least ``min_length`` characters."""
 
     entry = cat.SHARING_JUSTIFIED
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per sharing pool whose justification is missing or too short."""
@@ -112,6 +116,7 @@ class TenantsHaveGpuQuota(Rule):
     """In a cluster with tenants, every tenant has a GPU quota (``gpuQuota`` or ``migQuota``)."""
 
     entry = cat.TENANTS_HAVE_GPU_QUOTA
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per tenant with neither gpuQuota nor migQuota."""
@@ -128,6 +133,7 @@ class TenantPoolsTainted(Rule):
     """In a cluster with tenants, every GPU pool carries a ``NoSchedule`` or ``NoExecute`` taint."""
 
     entry = cat.TENANT_POOLS_TAINTED
+    per_cluster = True
 
     def check(self, ctx: RuleContext) -> Iterator[Problem]:
         """Yield a problem per untainted pool of a cluster that has tenants."""
