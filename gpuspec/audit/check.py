@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpuspec.audit.expect import ResourceExpectation, expected_mig_config, expected_operands, expected_resources
 from gpuspec.audit.facts import (
@@ -17,7 +18,6 @@ from gpuspec.audit.facts import (
     version_key,
 )
 from gpuspec.audit.host import audit_hosts
-from gpuspec.audit.inventory import OperatorResource
 from gpuspec.catalogue import audit as R
 from gpuspec.catalogue import audit_operator as OP
 from gpuspec.catalogue.entry import Entry
@@ -28,6 +28,9 @@ from gpuspec.model.fleet import Fleet
 from gpuspec.model.pool_specs import DriverSource, MigStrategy, SharingMode
 from gpuspec.model.resolve import effective_driver, operator_version, pool_path
 from gpuspec.redaction import one_line
+
+if TYPE_CHECKING:  # the inventory models (pydantic) only where an inventory is read
+    from gpuspec.audit.inventory import OperatorResource
 
 #: The node label that selects a node's device-plugin config (a key of the device-plugin ConfigMap).
 DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"

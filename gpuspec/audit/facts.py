@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from gpuspec.audit.inventory import Node
 from gpuspec.audit.products import ProductMatch, lookup_product
+
+if TYPE_CHECKING:  # the node models (pydantic) only where nodes are read: the handover page needs the label names
+    from gpuspec.audit.inventory import Node
 
 # Labels written by NFD (node-feature-discovery).
 NFD_PCI_NVIDIA = "feature.node.kubernetes.io/pci-10de.present"
