@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 from gpuspec import usercache
 from gpuspec.findings import Finding, Suppressed
-from gpuspec.render.filestate import file_state
 
 if TYPE_CHECKING:
     from gpuspec.render.digestmemo import DigestMemo
@@ -74,19 +73,15 @@ class _Hasher:
         caller saw a regular file (not a link) there, whose digest the memo may hold."""
         from gpuspec.loader.safefile import UnsafeFile, read_bounded
 
-        memo = self.memo if regular else None
+        def read(where: Path) -> bytes:
+            return read_bounded(where, MAX_FILE_BYTES, folders=self.folders)
+
         try:
-            if memo is not None:
-                known = memo.lookup(Path(path))
-                if known is not None:
-                    return known[1]
-                state = file_state(os.lstat(path))
-            digest = hashlib.sha256(read_bounded(Path(path), MAX_FILE_BYTES, folders=self.folders)).hexdigest()
+            if regular and self.memo is not None:
+                return self.memo.hashed(Path(path), read)[1]
+            return hashlib.sha256(read(Path(path))).hexdigest()
         except (UnsafeFile, OSError):
             raise _Uncacheable(path) from None
-        if memo is not None:
-            memo.remember(Path(path), state, digest)
-        return digest
 
 
 def _lstat(digest: Any, top: str) -> os.stat_result | None:

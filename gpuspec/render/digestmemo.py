@@ -20,9 +20,11 @@ pull-request gate (``render --check --base``, ``lint --base``) never reads it
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from gpuspec import usercache
@@ -96,6 +98,17 @@ class DigestMemo:
             return
         if max(state_times(state)) < self.opened - RACY_NS:
             self._kept[where] = (state, digest)
+
+    def hashed(self, path: Path, read: Callable[[Path], bytes]) -> tuple[FileState, str]:
+        """The state of ``path`` and the sha256 of its bytes: remembered for a file in that state, else read by
+        ``read`` just after its state is taken, and remembered (see :meth:`remember`)."""
+        known = self.lookup(path)
+        if known is not None:
+            return known
+        state = file_state(os.stat(path))
+        digest = hashlib.sha256(read(path)).hexdigest()
+        self.remember(path, state, digest)
+        return state, digest
 
     def save(self) -> None:
         """Store the digests of this run's files (only theirs: the entry never outgrows the inputs)."""

@@ -35,18 +35,14 @@ def file_digest(path: Path, name: str | None = None, states: InputStates | None 
     oversized file (never read, so hashing cannot hang or leak).  With ``states``, the file's path and state just
     before it was read go there under ``name``.  ``memo``: digests remembered by file state (a file in the state
     it was hashed in is not read again, see :mod:`gpuspec.render.digestmemo`)."""
-    known = memo.lookup(path) if memo is not None else None
-    if known is not None:
-        if states is not None and name is not None:
-            states[name] = (os.fspath(path), known[0])
-        return known[1]
     try:
-        state = file_state(os.stat(path))
+        if memo is not None:
+            state, digest = memo.hashed(path, lambda p: read_bounded(p, MAX_INPUT_BYTES))
+        else:
+            state = file_state(os.stat(path))
+            digest = hashlib.sha256(read_bounded(path, MAX_INPUT_BYTES)).hexdigest()
         if states is not None and name is not None:
             states[name] = (os.fspath(path), state)
-        digest = hashlib.sha256(read_bounded(path, MAX_INPUT_BYTES)).hexdigest()
-        if memo is not None:
-            memo.remember(path, state, digest)
         return digest
     except UnsafeFile as refused:
         raise UnusableInput(f"{path} {refused.message}",
